@@ -1,0 +1,71 @@
+package perfkit.harness;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.util.Map;
+
+/**
+ * The entry point every study script calls from its main(): parses options, runs the study inside a
+ * {@link Run}, and turns every ending into a manifest status and an exit code:
+ * 0 complete, 1 failed, 2 user error, 130 interrupted (by the JVM on SIGINT).
+ */
+public final class Study {
+    /** The parent side: plans the run, starts forks, writes tables. */
+    public interface Body { void run(Run run) throws Exception; }
+
+    /** The measured side, inside a fresh JVM per repetition. */
+    public interface ForkBody { void run(Fork fork) throws Exception; }
+
+    private Study() {}
+
+    public static void main(String[] args, Cli cli, Class<?> mainClass, Body body, ForkBody forkBody) {
+        if (args.length > 0 && args[0].equals(Fork.FLAG)) {
+            Fork.main(args, forkBody);
+            return;
+        }
+        Run run = null;
+        try {
+            Map<String, String> params = cli.parse(args);
+            if (params == null) return; // --help
+            run = Run.start(cli.study(), params, mainClass);
+            body.run(run);
+            run.finish(Run.COMPLETE, null);
+            run.progress().clear();
+            System.out.println(run.dir());
+        } catch (UserError e) {
+            System.err.println("error: " + e.getMessage());
+            if (run != null) run.finish(Run.FAILED, e.getMessage());
+            System.exit(2);
+        } catch (Throwable t) {
+            String reason = oneLine(t);
+            if (run == null) {
+                System.err.println("error: " + cli.study() + ": " + reason);
+                System.exit(1);
+            }
+            if (run.isRunning()) writeStackTrace(run, t);
+            if (run.finish(Run.FAILED, reason)) {
+                run.progress().clear();
+                System.err.println("error: " + cli.study() + " failed: " + reason + " (run marked failed: " + run.dir() + ")");
+            }
+            System.exit(1);
+        }
+    }
+
+    static String oneLine(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getMessage() == null) root = root.getCause();
+        String msg = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        return msg.replaceAll("\\s+", " ").trim();
+    }
+
+    private static void writeStackTrace(Run run, Throwable t) {
+        try {
+            StringWriter sw = new StringWriter();
+            t.printStackTrace(new PrintWriter(sw));
+            Files.writeString(run.dir().resolve("error.txt"), sw.toString());
+        } catch (Exception ignored) {
+            // the one-line reason is already in the manifest
+        }
+    }
+}

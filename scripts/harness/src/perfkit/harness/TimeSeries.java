@@ -1,0 +1,122 @@
+package perfkit.harness;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleConsumer;
+import java.util.function.LongSupplier;
+
+/**
+ * {@code timeseries.csv}: one row per second, series and metric, in tidy long form:
+ * {@code epoch_ms,elapsed_s,phase,series,metric,value}.
+ * Metrics: {@code events_per_s} for watched counters, {@code cpu_pct} per watched process and for
+ * {@code system}, and {@code steal_pct} for {@code system}; CPU in percent of one core.
+ * Each row is flushed at once, so an interrupted run keeps everything up to its last second.
+ */
+public final class TimeSeries implements AutoCloseable {
+    public static final String FILE_NAME = "timeseries.csv";
+    static final String HEADER = "epoch_ms,elapsed_s,phase,series,metric,value";
+
+    private record Counter(LongSupplier cumulative, long[] last) {}
+    private record Proc(long pid, long[] lastTicks) {}
+
+    private final BufferedWriter out;
+    private final CpuSampler cpu;
+    private final long startNanos = System.nanoTime();
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Proc> processes = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "perfkit-timeseries");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile String phase = "setup";
+    private volatile DoubleConsumer rateListener = r -> {};
+    private long lastTickNanos = startNanos;
+    private boolean closed;
+
+    public TimeSeries(Path file, CpuSampler cpu) throws IOException {
+        this.out = Files.newBufferedWriter(file);
+        this.cpu = cpu;
+        out.write(HEADER);
+        out.newLine();
+        out.flush();
+    }
+
+    public void start() {
+        cpu.sampleSystem();
+        ticker.scheduleAtFixedRate(this::tick, 1, 1, TimeUnit.SECONDS);
+    }
+
+    public void phase(String phase) { this.phase = phase; }
+
+    /** Reports the summed rate of all counters after every tick (for the progress line). */
+    public void onRate(DoubleConsumer listener) { this.rateListener = listener; }
+
+    /** Emits the per-second rate of a cumulative count. */
+    public void watchCounter(String series, LongSupplier cumulative) {
+        counters.put(series, new Counter(cumulative, new long[]{cumulative.getAsLong()}));
+    }
+
+    public void unwatchCounter(String series) { counters.remove(series); }
+
+    public void watchProcess(String series, long pid) {
+        processes.put(series, new Proc(pid, new long[]{cpu.processTicks(pid)}));
+    }
+
+    public void unwatchProcess(String series) { processes.remove(series); }
+
+    private synchronized void tick() {
+        if (closed) return;
+        long now = System.nanoTime();
+        double seconds = (now - lastTickNanos) / 1e9;
+        lastTickNanos = now;
+        long epochMs = System.currentTimeMillis();
+        double elapsed = (now - startNanos) / 1e9;
+        try {
+            double totalRate = 0;
+            for (var e : counters.entrySet()) {
+                long value = e.getValue().cumulative().getAsLong();
+                double rate = (value - e.getValue().last()[0]) / seconds;
+                e.getValue().last()[0] = value;
+                totalRate += rate;
+                row(epochMs, elapsed, e.getKey(), "events_per_s", rate);
+            }
+            for (var e : processes.entrySet()) {
+                long ticks = cpu.processTicks(e.getValue().pid());
+                double pct = CpuSampler.percent(e.getValue().lastTicks()[0], ticks, seconds);
+                e.getValue().lastTicks()[0] = ticks;
+                if (!Double.isNaN(pct)) row(epochMs, elapsed, e.getKey(), "cpu_pct", pct);
+            }
+            CpuSampler.SystemUsage sys = cpu.sampleSystem();
+            if (sys != null) {
+                row(epochMs, elapsed, "system", "cpu_pct", sys.busyPercent());
+                row(epochMs, elapsed, "system", "steal_pct", sys.stealPercent());
+            }
+            out.flush();
+            rateListener.accept(totalRate);
+        } catch (IOException e) {
+            System.err.println("perfkit: cannot write " + FILE_NAME + ": " + e.getMessage());
+        }
+    }
+
+    private void row(long epochMs, double elapsed, String series, String metric, double value) throws IOException {
+        out.write(String.format(Locale.ROOT, "%d,%.3f,%s,%s,%s,%.3f", epochMs, elapsed, phase, series, metric, value));
+        out.newLine();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        ticker.shutdownNow();
+        try { out.close(); } catch (IOException ignored) { }
+    }
+}
