@@ -32,6 +32,8 @@ public final class Fork {
         this.params = params;
         result.put("series", series);
         result.putArray("files");
+        var jvmArgs = result.putArray("jvmInputArguments");
+        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> jvmArgs.add(Manifest.redact(a)));
     }
 
     static void main(String[] args, Study.ForkBody body) {

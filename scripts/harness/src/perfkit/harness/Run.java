@@ -226,8 +226,18 @@ public final class Run {
             timeSeries.phase("between");
             children.remove(p);
         }
+        recordForkJvm(result.get().path("jvmInputArguments"));
         for (JsonNode f : result.get().path("files")) addFile(f.get("path").asText(), f.get("kind").asText(), f.get("description").asText());
         return result.get();
+    }
+
+    /** Forks run with other JVM options than this process; the manifest shows them beside its own. */
+    private synchronized void recordForkJvm(JsonNode args) {
+        ObjectNode jvm = (ObjectNode) manifest.get("jvm");
+        if (args.isArray() && !jvm.has("forkInputArguments")) {
+            jvm.set("forkInputArguments", args);
+            writeManifest();
+        }
     }
 
     // ---- endings ----------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ public final class Table implements AutoCloseable {
 
     static String format(Object v) {
         if (v == null) return "";
-        if (v instanceof Double d) return d.isNaN() || d.isInfinite() ? "" : new BigDecimal(d).round(new MathContext(7)).stripTrailingZeros().toPlainString();
+        if (v instanceof Double d) return d.isNaN() || d.isInfinite() ? "" : new BigDecimal(d).round(new MathContext(10)).stripTrailingZeros().toPlainString();
         String s = v.toString();
         return s.contains(",") || s.contains("\"") ? '"' + s.replace("\"", "\"\"") + '"' : s;
     }

@@ -1,0 +1,82 @@
+package perfkit.harness;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class CliTest {
+    private final Cli cli = new Cli("demo", "a test study")
+            .integer("forks", 3, 1L, 1, "forks")
+            .seconds("measure", 10, 2.0, "window")
+            .choices("variants", List.of("a", "b", "c"), "a,b,c", "variants")
+            .choice("mode", List.of("fast", "slow"), "fast", "mode");
+
+    @Test
+    void defaultsFillEveryParameter() {
+        Map<String, String> p = cli.parse(new String[0]);
+        assertEquals("3", p.get("forks"));
+        assertEquals("10", p.get("measure"));
+        assertEquals("a,b,c", p.get("variants"));
+        assertEquals("false", p.get("quick"));
+        assertEquals("data/runs", p.get("out"));
+    }
+
+    @Test
+    void quickSwapsInQuickDefaultsButExplicitValuesWin() {
+        Map<String, String> p = cli.parse(new String[]{"--quick", "--measure=0.5"});
+        assertEquals("true", p.get("quick"));
+        assertEquals("1", p.get("forks"));
+        assertEquals("0.5", p.get("measure"));
+    }
+
+    @Test
+    void bothValueFormsAreAccepted() {
+        assertEquals("b", cli.parse(new String[]{"--variants", "b"}).get("variants"));
+        assertEquals("a,c", cli.parse(new String[]{"--variants=a,c"}).get("variants"));
+    }
+
+    @Test
+    void unknownOptionIsOneClearLine() {
+        UserError e = assertThrows(UserError.class, () -> cli.parse(new String[]{"--forkz", "2"}));
+        assertEquals("demo: unknown option --forkz (see --help)", e.getMessage());
+        assertEquals(0, e.getStackTrace().length, "user errors carry no stack trace");
+    }
+
+    @Test
+    void malformedValuesNameTheOptionAndTheValue() {
+        assertEquals("demo: option --forks expects an integer >= 1, got '0'",
+                assertThrows(UserError.class, () -> cli.parse(new String[]{"--forks", "0"})).getMessage());
+        assertEquals("demo: option --forks expects an integer, got 'many'",
+                assertThrows(UserError.class, () -> cli.parse(new String[]{"--forks=many"})).getMessage());
+        assertTrue(assertThrows(UserError.class, () -> cli.parse(new String[]{"--variants", "a,x"})).getMessage()
+                .contains("one or more of a, b, c"));
+        assertTrue(assertThrows(UserError.class, () -> cli.parse(new String[]{"--mode", "medium"})).getMessage()
+                .contains("one of fast, slow"));
+        assertTrue(assertThrows(UserError.class, () -> cli.parse(new String[]{"--measure", "-1"})).getMessage()
+                .contains("--measure"));
+    }
+
+    @Test
+    void missingValueAndStrayArgumentsAreRejected() {
+        assertEquals("demo: option --forks needs a value", assertThrows(UserError.class, () -> cli.parse(new String[]{"--forks"})).getMessage());
+        assertTrue(assertThrows(UserError.class, () -> cli.parse(new String[]{"forks"})).getMessage().contains("unexpected argument 'forks'"));
+    }
+
+    @Test
+    void helpListsEveryOptionWithDefaultsAndReturnsNull() {
+        var out = new java.io.ByteArrayOutputStream();
+        var old = System.out;
+        System.setOut(new java.io.PrintStream(out));
+        try {
+            assertNull(cli.parse(new String[]{"--help"}));
+        } finally {
+            System.setOut(old);
+        }
+        String help = out.toString();
+        for (String opt : List.of("--quick", "--out", "--tag", "--forks", "--measure", "--variants", "--mode")) assertTrue(help.contains(opt), opt);
+        assertTrue(help.contains("default: 3; with --quick: 1"));
+    }
+}

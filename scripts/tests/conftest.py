@@ -1,0 +1,69 @@
+"""Shared helpers: run ./bench as a user would, find runs, read the run format."""
+import csv
+import json
+import os
+import pathlib
+import subprocess
+
+import jsonschema
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "data/schema/run.schema.json").read_text())
+HDR_JAR_GLOB = ".m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar"
+
+
+def bench(*args, timeout=600, env=None, **kw):
+    """Runs ./bench with the given arguments; returns the CompletedProcess (text mode)."""
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([str(ROOT / "bench"), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env=full_env, **kw)
+
+
+def run_dir_of(result):
+    """A completed run prints its directory as the last line of stdout."""
+    assert result.returncode == 0, f"run failed ({result.returncode}):\n{result.stderr[-3000:]}"
+    path = pathlib.Path(result.stdout.strip().splitlines()[-1])
+    assert path.is_dir(), path
+    return path
+
+
+def manifest(run_dir):
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def validate(m):
+    jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(m)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def hdr_jar():
+    jar = pathlib.Path.home() / HDR_JAR_GLOB
+    assert jar.exists(), f"HdrHistogram jar not in the Maven cache: {jar}"
+    return jar
+
+
+def decode_hlog(path):
+    """Decodes an interval log with the hdrhistogram package; returns the merged histogram and interval count."""
+    from hdrh.histogram import HdrHistogram
+    from hdrh.log import HistogramLogReader
+    total = HdrHistogram(1, 24 * 3600 * 10**9, 3)
+    reader = HistogramLogReader(str(path), total)
+    intervals = 0
+    while True:
+        h = reader.add_next_interval_histogram(total)
+        if h is None:
+            break
+        intervals += 1
+    return total, intervals
+
+
+@pytest.fixture(scope="session")
+def tiny_queues_run(tmp_path_factory):
+    """One quick queues run with tiny windows, shared by the end-to-end checks."""
+    out = tmp_path_factory.mktemp("runs")
+    return run_dir_of(bench("run", "queues", "--quick", "--warmup", "0.5", "--measure", "1", "--out", str(out), "--tag", "e2e"))

@@ -1,0 +1,90 @@
+"""The launcher's contract: clear one-line errors with exit code 2, help, and the study list."""
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT, bench
+
+
+def assert_one_line_error(result, *needles):
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    lines = [l for l in result.stderr.splitlines() if l.strip() and not l.startswith("[jbang]")]
+    assert len(lines) == 1, result.stderr
+    assert "Exception" not in result.stderr and "\tat " not in result.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_help_lists_commands():
+    r = bench("--help")
+    assert r.returncode == 0
+    for cmd in ("demo", "run", "list", "test", "setup"):
+        assert cmd in r.stdout
+
+
+def test_unknown_command():
+    assert_one_line_error(bench("frobnicate"), "unknown command 'frobnicate'")
+
+
+def test_unknown_study():
+    assert_one_line_error(bench("run", "nosuch"), "unknown study 'nosuch'", "queues")
+
+
+def test_unknown_option():
+    assert_one_line_error(bench("run", "queues", "--bogus", "1"), "unknown option --bogus")
+
+
+def test_malformed_option_values():
+    assert_one_line_error(bench("run", "queues", "--forks", "zero"), "--forks", "'zero'")
+    assert_one_line_error(bench("run", "queues", "--variants", "abq-1,abq-9"), "--variants", "abq-9")
+    assert_one_line_error(bench("run", "queues", "--measure"), "--measure needs a value")
+
+
+def test_bad_options_create_no_run(tmp_path):
+    bench("run", "queues", "--forks", "0", "--out", str(tmp_path))
+    assert not any(tmp_path.rglob("run.json"))
+
+
+def test_study_help_shows_options_and_defaults():
+    r = bench("run", "queues", "--help")
+    assert r.returncode == 0, r.stderr
+    for opt in ("--variants", "--forks", "--warmup", "--measure", "--rate", "--quick", "--out", "default: 3; with --quick: 1"):
+        assert opt in r.stdout
+    r = bench("run", "harness", "--help")
+    assert r.returncode == 0 and "--iterations" in r.stdout
+
+
+def test_list_shows_studies_and_runs():
+    r = bench("list")
+    assert r.returncode == 0, r.stderr
+    assert "== queues" in r.stdout and "== harness" in r.stdout
+    assert "reference/queues/" in r.stdout
+
+
+def tool_dir(tmp_path, *tools):
+    """A PATH with only the named tools, to play a machine without a JDK."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for t in tools:
+        # python3 on PATH may be a version-manager shim; the interpreter running the tests is real
+        os.symlink(sys.executable if t == "python3" else shutil.which(t), bin_dir / t)
+    return str(bin_dir)
+
+
+def test_missing_jdk(tmp_path):
+    path = tool_dir(tmp_path, "bash", "dirname", "python3", "awk", "cut", "tr", "cksum", "cat")
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = path
+    r = subprocess.run([str(ROOT / "bench"), "run", "queues", "--quick"], capture_output=True, text=True, env=env, timeout=60)
+    assert_one_line_error(r, "no JDK found")
+
+
+def test_too_old_jdk(tmp_path):
+    fake_home = tmp_path / "jdk11"
+    (fake_home / "bin").mkdir(parents=True)
+    java = fake_home / "bin" / "java"
+    java.write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    java.chmod(0o755)
+    r = bench("run", "queues", env={"JAVA_HOME": str(fake_home)})
+    assert_one_line_error(r, "JDK 17 or newer is required", "11.0.2")

@@ -1,0 +1,51 @@
+"""The committed data: reference runs follow the run format; published numbers are tidy."""
+import pathlib
+
+import pytest
+
+from conftest import ROOT, decode_hlog, manifest, read_csv, validate
+
+REFERENCE = sorted(p.parent for p in (ROOT / "data/reference").glob("*/*/run.json"))
+
+
+def test_there_is_a_queues_reference_run():
+    assert any(r.parent.name == "queues" for r in REFERENCE)
+
+
+@pytest.mark.parametrize("run_dir", REFERENCE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_reference_run_is_complete_valid_and_listed(run_dir):
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "complete" and m["valid"], m["invalidReasons"]
+    for f in m["files"]:
+        assert (run_dir / f["path"]).is_file(), f
+    for f in m["files"]:
+        if f["kind"] == "hlog":
+            merged, intervals = decode_hlog(run_dir / f["path"])
+            assert intervals > 0 and merged.get_total_count() > 0
+
+
+def test_reference_runs_stay_small():
+    for study in (ROOT / "data/reference").iterdir():
+        size = sum(p.stat().st_size for p in study.rglob("*") if p.is_file())
+        assert size < 1_000_000, f"{study.name}: {size} bytes of reference data"
+
+
+def test_queues_reference_has_repetitions_for_every_variant():
+    throughput_runs = [r for r in REFERENCE if r.parent.name == "queues" and manifest(r)["notes"]["mode"] == "max-throughput"]
+    assert throughput_runs
+    rows = read_csv(throughput_runs[-1] / "throughput.csv")
+    forks = {}
+    for r in rows:
+        forks.setdefault(r["variant"], set()).add(r["fork"])
+    assert set(forks) == {"abq-1", "abq-3", "abq-5", "disruptor-1", "disruptor-3", "disruptor-5"}
+    assert all(len(f) >= 3 for f in forks.values()), forks
+
+
+def test_published_numbers_are_tidy():
+    rows = read_csv(ROOT / "data/published/queues.csv")
+    assert rows and set(rows[0]) == {"study", "source", "variant", "metric", "value", "unit", "hardware", "note"}
+    for r in rows:
+        assert r["study"] == "queues" and float(r["value"]) > 0 and r["unit"] and r["hardware"]
+    ours = {"abq-1", "abq-3", "abq-5", "disruptor-1"}
+    assert {r["variant"] for r in rows if r["source"] == "original write-up"} == ours
