@@ -88,3 +88,14 @@ def test_too_old_jdk(tmp_path):
     java.chmod(0o755)
     r = bench("run", "queues", env={"JAVA_HOME": str(fake_home)})
     assert_one_line_error(r, "JDK 17 or newer is required", "11.0.2")
+
+
+def test_catalog_has_one_runnable_script_per_study():
+    import json
+    aliases = json.loads((ROOT / "jbang-catalog.json").read_text())["aliases"]
+    assert {"queues", "harness"} <= set(aliases)
+    for name, alias in aliases.items():
+        script = ROOT / alias["script-ref"]
+        assert script.is_file(), name
+        assert alias["description"], name
+        assert "//SOURCES ../harness/src/perfkit/harness/*.java" in script.read_text(), f"{name} uses the shared harness"
