@@ -1,0 +1,71 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.filter
+import org.jetbrains.kotlinx.dataframe.api.toMap
+import org.jetbrains.letsPlot.Stat
+import org.jetbrains.letsPlot.geom.geomBar
+import org.jetbrains.letsPlot.geom.geomErrorBar
+import org.jetbrains.letsPlot.geom.geomHLine
+import org.jetbrains.letsPlot.geom.geomLine
+import org.jetbrains.letsPlot.geom.geomPoint
+import org.jetbrains.letsPlot.geom.geomVLine
+import org.jetbrains.letsPlot.intern.Plot
+import org.jetbrains.letsPlot.label.labs
+import org.jetbrains.letsPlot.letsPlot
+import org.jetbrains.letsPlot.pos.positionDodge
+import org.jetbrains.letsPlot.scale.scaleXContinuous
+import org.jetbrains.letsPlot.scale.scaleYLog10
+import org.jetbrains.letsPlot.themes.theme
+import org.jetbrains.letsPlot.themes.themeLight
+
+/** One look for every figure the kit draws. */
+fun houseTheme() = themeLight() + theme().legendPositionBottom()
+
+/** Where the "nines" axis puts its labels: x = log10(1 / (1 - p)). */
+private val NINES_BREAKS = listOf(0.30103, 1.0, 2.0, 3.0, 4.0, 5.0)
+private val NINES_LABELS = listOf("50%", "90%", "99%", "99.9%", "99.99%", "99.999%")
+
+/** Latency against percentile on the nines axis, log latency; one line per variant, dashed when uncorrected. */
+fun spectrumPlot(spectra: AnyFrame, title: String = "Latency by percentile"): Plot =
+    letsPlot(spectra.toMap()) +
+        geomLine { x = "nines"; y = "latency_ms"; color = "variant"; linetype = "timing" } +
+        scaleXContinuous(name = "percentile", breaks = NINES_BREAKS, labels = NINES_LABELS, limits = 0 to 5.2) +
+        scaleYLog10(name = "latency (ms, log scale)") +
+        labs(title = title) + houseTheme()
+
+/** Mean per group as bars, with the bootstrap confidence interval as error bars (columns of [summarize]). */
+fun throughputBars(summary: AnyFrame, x: String = "variant", fill: String = "label",
+                   title: String = "Throughput", yLabel: String = "events per second"): Plot =
+    letsPlot(summary.toMap()) +
+        geomBar(stat = Stat.identity, position = positionDodge(0.9)) { this.x = x; y = "mean"; this.fill = fill } +
+        geomErrorBar(width = 0.3, position = positionDodge(0.9)) { this.x = x; ymin = "ci_low"; ymax = "ci_high"; group = fill } +
+        labs(title = title, x = x, y = yLabel, fill = "") + houseTheme()
+
+/**
+ * A metric against a swept parameter, one line per [color] group, with the SLO as a dashed line and
+ * the capacity (largest x meeting the SLO, see [capacityAtSlo]) as a dotted vertical line per group.
+ */
+fun scalingCurve(df: AnyFrame, x: String, y: String, color: String, slo: Double? = null,
+                 title: String = "", xLabel: String = x, yLabel: String = y): Plot {
+    var p = letsPlot(df.toMap()) +
+        geomLine { this.x = x; this.y = y; this.color = color } +
+        geomPoint { this.x = x; this.y = y; this.color = color } +
+        labs(title = title, x = xLabel, y = yLabel, color = "") + houseTheme()
+    if (slo != null) {
+        p += geomHLine(yintercept = slo, linetype = "dashed", color = "#b22222")
+        val rows = df.toMap()
+        val groups = rows.getValue(color).indices.groupBy { rows.getValue(color)[it] }
+        for ((_, idx) in groups) {
+            val points = idx.map { (rows.getValue(x)[it] as Number).toDouble() to (rows.getValue(y)[it] as Number).toDouble() }
+            capacityAtSlo(points, slo)?.let { p += geomVLine(xintercept = it, linetype = "dotted", color = "#555555") }
+        }
+    }
+    return p
+}
+
+/** One metric of timeseries.csv over time, one line per series. */
+fun timeSeriesPlot(timeseries: AnyFrame, metric: String, title: String = metric, yLabel: String = metric): Plot =
+    letsPlot(timeseries.filter { it["metric"] == metric }.toMap()) +
+        geomLine { x = "elapsed_s"; y = "value"; color = "series" } +
+        labs(title = title, x = "seconds since start", y = yLabel, color = "") + houseTheme()

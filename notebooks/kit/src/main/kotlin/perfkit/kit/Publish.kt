@@ -1,0 +1,60 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.columnNames
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.letsPlot.commons.encoding.UnsupportedRGBEncoder
+import org.jetbrains.letsPlot.commons.geometry.DoubleVector
+import org.jetbrains.letsPlot.core.util.PlotSvgExportCommon
+import org.jetbrains.letsPlot.intern.Plot
+import org.jetbrains.letsPlot.intern.toSpec
+import java.util.Locale
+
+/**
+ * A plot rendered to static SVG (no JavaScript), with a stable [name] that the publisher uses as the
+ * figure's file name. The kernel shows it through the renderer registered in perfkit.json.
+ */
+class Figure(val name: String, val caption: String, val svg: String) {
+    override fun toString() = caption
+}
+
+fun figure(name: String, caption: String, plot: Plot, width: Int = 720, height: Int = 400): Figure {
+    require(Regex("[a-z0-9][a-z0-9-]*").matches(name)) { "figure name '$name': use lowercase letters, digits and dashes" }
+    val svg = PlotSvgExportCommon.buildSvgImageFromRawSpecs(
+        plot.toSpec(), DoubleVector(width.toDouble(), height.toDouble()), UnsupportedRGBEncoder(), false,
+    )
+    // The publisher finds the name in the SVG itself, so it survives any notebook tooling.
+    return Figure(name, caption, svg.replaceFirst("<svg ", "<svg data-perfkit-figure=\"$name\" "))
+}
+
+/** Markdown text, shown rendered in Jupyter and copied as-is into the published post. */
+class Markdown(val text: String) {
+    override fun toString() = text
+}
+
+fun md(text: String) = Markdown(text.trimIndent())
+
+/** A DataFrame as a Markdown table; numbers get thousands separators and [digits] significant digits. */
+fun AnyFrame.toMarkdown(digits: Int = 3): Markdown {
+    val names = columnNames()
+    val sb = StringBuilder()
+    sb.append("| ").append(names.joinToString(" | ")).append(" |\n")
+    sb.append("|").append(names.joinToString("|") { "---" }).append("|\n")
+    for (row in rows()) sb.append("| ").append(names.joinToString(" | ") { formatCell(row[it], digits) }).append(" |\n")
+    return Markdown(sb.toString())
+}
+
+fun formatCell(v: Any?, digits: Int = 3): String = when (v) {
+    null -> ""
+    is Int, is Long -> String.format(Locale.ROOT, "%,d", v)
+    is Double, is Float -> formatNumber((v as Number).toDouble(), digits)
+    else -> v.toString().replace("|", "\\|")
+}
+
+/** Large numbers as grouped integers, small ones with [digits] significant digits. */
+fun formatNumber(d: Double, digits: Int = 3): String = when {
+    d.isNaN() -> ""
+    kotlin.math.abs(d) >= 1000 -> String.format(Locale.ROOT, "%,.0f", d)
+    d == 0.0 -> "0"
+    else -> java.math.BigDecimal(d).round(java.math.MathContext(digits)).stripTrailingZeros().toPlainString()
+}

@@ -1,0 +1,66 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.letsPlot.geom.geomPoint
+import org.jetbrains.letsPlot.letsPlot
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import org.junit.jupiter.api.io.TempDir
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.test.assertEquals
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+
+class CostAndPublishTest {
+    @TempDir lateinit var dir: Path
+
+    @Test
+    fun `cost per million operations`() {
+        // $0.34 an hour at 1000 ops/s: 3.6 million ops an hour, so $0.0944 per million
+        assertEquals(0.34 / 3.6, costPerMillion(0.34, 1000.0), 1e-12)
+        assertThrows<IllegalArgumentException> { costPerMillion(0.34, 0.0) }
+    }
+
+    @Test
+    fun `relative cost and saving`() {
+        assertEquals(0.002, relativeCost(1.0, 500.0), 1e-12)
+        assertEquals(99.8, savingPercent(1.0, 500.0), 1e-9, "500x fewer hosts is the original's 99.8%")
+        assertEquals(3, hostsNeeded(2500.0, 1000.0))
+        assertEquals(1, hostsNeeded(1000.0, 1000.0))
+    }
+
+    @Test
+    fun `host catalog of the kit loads and this machine has no price`() {
+        val repo = generateSequence(Path.of("").toAbsolutePath()) { it.parent }.first { Files.exists(it.resolve("env/hosts.yaml")) }
+        val hosts = loadHosts(repo.resolve("env/hosts.yaml"))
+        assertNull(hosts.getValue("this-machine").pricePerHour)
+        assertNull(hosts.getValue("this-machine").costPerMillion(1000.0))
+        val c5 = hosts.getValue("aws-c5.2xlarge")
+        assertEquals(8, c5.vcpu)
+        assertEquals(costPerMillion(c5.pricePerHour!!, 1000.0), c5.costPerMillion(1000.0))
+        assertTrue(hosts.values.all { it.pricePerHour == null || it.priceDate != null }, "every price says when it was taken")
+    }
+
+    @Test
+    fun `a broken host catalog is named`() {
+        val f = dir.resolve("hosts.yaml")
+        Files.writeString(f, "machines: []\n")
+        assertTrue(assertThrows<RunFormatException> { loadHosts(f) }.message!!.contains("hosts.yaml"))
+    }
+
+    @Test
+    fun `figures are static named svg`() {
+        val f = figure("tiny-plot", "a test", letsPlot(mapOf("x" to listOf(1, 2), "y" to listOf(2, 1))) + geomPoint { x = "x"; y = "y" }, 300, 200)
+        assertTrue(f.svg.startsWith("<svg data-perfkit-figure=\"tiny-plot\" "))
+        assertTrue(f.svg.contains("width=\"300"), f.svg.take(200))
+        assertTrue(!f.svg.contains("<script"))
+        assertThrows<IllegalArgumentException> { figure("Bad Name", "x", letsPlot()) }
+    }
+
+    @Test
+    fun `tables render as markdown`() {
+        val md = dataFrameOf("variant", "events", "rate")("abq-1", 12_345_678L, 0.123456, "x|y", 5L, 2500.4).toMarkdown().text
+        assertEquals("| variant | events | rate |\n|---|---|---|\n| abq-1 | 12,345,678 | 0.123 |\n| x\\|y | 5 | 2,500 |\n", md)
+    }
+}

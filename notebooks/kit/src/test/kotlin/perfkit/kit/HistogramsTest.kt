@@ -1,0 +1,91 @@
+package perfkit.kit
+
+import org.HdrHistogram.Histogram
+import org.HdrHistogram.HistogramLogWriter
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import org.junit.jupiter.api.io.TempDir
+import java.io.PrintStream
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.random.Random
+import kotlin.test.assertEquals
+import kotlin.test.assertNotEquals
+import kotlin.test.assertTrue
+
+class HistogramsTest {
+    @TempDir lateinit var dir: Path
+
+    /** Writes intervals the way the harness does and returns what HdrHistogram itself holds for the same data. */
+    private fun writeLog(file: Path, intervals: List<List<Long>>): Histogram {
+        val direct = Histogram(3)
+        PrintStream(file.toFile()).use { out ->
+            val w = HistogramLogWriter(out)
+            w.outputLogFormatVersion(); w.outputStartTime(1_000_000); w.setBaseTime(1_000_000); w.outputLegend()
+            intervals.forEachIndexed { i, values ->
+                val h = Histogram(3)
+                values.forEach { h.recordValue(it); direct.recordValue(it) }
+                h.startTimeStamp = 1_000_000L + i * 1000L
+                h.endTimeStamp = 1_000_000L + (i + 1) * 1000L
+                w.outputIntervalHistogram(h)
+            }
+        }
+        return direct
+    }
+
+    @Test
+    fun `percentiles of the merged log equal HdrHistogram's own numbers`() {
+        val random = Random(7)
+        val intervals = List(5) { List(2000) { (random.nextDouble() * random.nextDouble() * 50_000_000).toLong() + 1000 } }
+        val direct = writeLog(dir.resolve("x.hlog"), intervals)
+        val merged = merge(readIntervals(dir.resolve("x.hlog")))
+        assertEquals(direct.totalCount, merged.totalCount)
+        for ((p, ms) in merged.percentilesMs()) {
+            val expected = (if (p >= 100.0) direct.maxValue else direct.getValueAtPercentile(p)) / 1e6
+            assertEquals(expected, ms, 1e-12, "p$p")
+        }
+    }
+
+    @Test
+    fun `merging is not averaging percentiles`() {
+        // one quiet interval and one with a stall: the merged p99 sits in the stall, the average of p99s does not
+        val direct = writeLog(dir.resolve("stall.hlog"), listOf(List(990) { 1_000_000L }, List(990) { 1_000_000L } + List(30) { 500_000_000L }))
+        val intervals = readIntervals(dir.resolve("stall.hlog"))
+        val averaged = intervals.map { it.getValueAtPercentile(99.0) / 1e6 }.average()
+        val merged = merge(intervals).percentilesMs()[99.0]!!
+        assertEquals(direct.getValueAtPercentile(99.0) / 1e6, merged, 1e-12)
+        assertNotEquals(averaged, merged)
+        assertTrue(merged > 400)
+    }
+
+    @Test
+    fun `trimming warm-up drops the first intervals`() {
+        writeLog(dir.resolve("w.hlog"), List(6) { i -> List(10) { (i + 1) * 1000L } })
+        val trimmed = trimWarmup(readIntervals(dir.resolve("w.hlog")), 2.0)
+        assertEquals(4, trimmed.size)
+        assertEquals(3000L, trimmed.first().minValue, "the third interval is the first kept")
+    }
+
+    @Test
+    fun `spectrum runs up the nines axis`() {
+        writeLog(dir.resolve("s.hlog"), listOf(List(100_000) { it.toLong() + 1 }))
+        val points = merge(readIntervals(dir.resolve("s.hlog"))).spectrum()
+        assertTrue(points.first().first < 0.1)
+        assertTrue(points.last().first > 4.0, "reaches past 99.99%")
+        assertTrue(points.zipWithNext().all { (a, b) -> b.first >= a.first && b.second >= a.second })
+    }
+
+    @Test
+    fun `a corrupt or missing log is named in the error`() {
+        val bad = dir.resolve("bad.hlog")
+        Files.writeString(bad, "#[StartTime: 1.0 (seconds since epoch)]\n0.1,1.0,2.0,NOT-BASE64!!\n")
+        val e = assertThrows<RunFormatException> { readIntervals(bad) }
+        assertTrue(e.message!!.contains("bad.hlog"), e.message)
+        assertTrue(assertThrows<RunFormatException> { readIntervals(dir.resolve("none.hlog")) }.message!!.contains("none.hlog"))
+    }
+
+    @Test
+    fun `percentile column names`() {
+        assertEquals(listOf("p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "p99_99_ms", "max_ms"), STANDARD_PERCENTILES.map { percentileName(it) })
+    }
+}
