@@ -9,6 +9,7 @@ import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.toColumn
 import org.jetbrains.kotlinx.dataframe.api.insert
 import org.jetbrains.kotlinx.dataframe.api.at
+import org.jetbrains.kotlinx.dataframe.api.select
 import java.nio.file.Files
 import java.nio.file.Path
 import kotlin.io.path.exists
@@ -138,6 +139,28 @@ fun List<Run>.manifests(): AnyFrame {
         col("reference") { it.isReference },
     ))
 }
+
+/** The published numbers of a study (data/published/<study>.csv). */
+fun published(study: String, root: Path = dataRoot()): AnyFrame = readCsv(root.resolve("published/$study.csv"))
+
+/**
+ * What a post is based on: shown as a Markdown table in the notebook, and read by the publisher
+ * (MIME text/x-perfkit-runs) for the post's front matter.
+ */
+class RunsSummary(val runs: List<Run>) {
+    val markdown: String get() = runs.manifests()
+        .select("run_id", "mode", "host", "cores", "jdk", "commit", "repetitions", "warmup_s", "measure_s", "valid")
+        .toMarkdown().text
+    val json: String get() = JSON.writeValueAsString(mapOf(
+        "study" to runs.map { it.study }.distinct().joinToString(),
+        "runIds" to runs.map { it.id },
+        "hosts" to runs.map { "${it.host} (${it.manifest["host"]["logicalCores"].asInt()} cores, ${it.manifest["host"]["cpuModel"].asText()})" }.distinct(),
+        "jdks" to runs.map { it.jdk }.distinct(),
+        "reference" to runs.all { it.isReference },
+    ))
+}
+
+fun List<Run>.summary() = RunsSummary(this)
 
 /** The same table from every run, stacked, with run_id and label in front. */
 fun List<Run>.table(path: String): AnyFrame = map { run ->

@@ -42,15 +42,33 @@ internal fun quantile(values: DoubleArray, q: Double): Double {
     return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo)
 }
 
+/** Estimates the mean of [value] per group of [keys] (e.g. label and variant), keyed by the group's values. */
+fun estimates(df: AnyFrame, keys: List<String>, value: String): Map<List<Any?>, Estimate> =
+    df.rows().groupBy { row -> keys.map { row[it] } }
+        .mapValues { (_, rows) -> bootstrapMean(rows.map { (it[value] as Number).toDouble() }) }
+
 /** Groups rows by [keys] and estimates the mean of [value] per group: n, mean, ci_low, ci_high. */
 fun summarize(df: AnyFrame, keys: List<String>, value: String): AnyFrame {
-    val groups = df.rows().groupBy { row -> keys.map { row[it] } }
-    val estimates = groups.mapValues { (_, rows) -> bootstrapMean(rows.map { (it[value] as Number).toDouble() }) }
-    val cols = keys.mapIndexed { i, k -> estimates.keys.map { it[i] }.toColumn(k, Infer.Type) } + listOf(
-        estimates.values.map { it.n }.toColumn("n"),
-        estimates.values.map { it.mean }.toColumn("mean"),
-        estimates.values.map { it.low }.toColumn("ci_low"),
-        estimates.values.map { it.high }.toColumn("ci_high"),
+    val est = estimates(df, keys, value)
+    val cols = keys.mapIndexed { i, k -> est.keys.map { it[i] }.toColumn(k, Infer.Type) } + listOf(
+        est.values.map { it.n }.toColumn("n"),
+        est.values.map { it.mean }.toColumn("mean"),
+        est.values.map { it.low }.toColumn("ci_low"),
+        est.values.map { it.high }.toColumn("ci_high"),
     )
     return dataFrameOf(cols)
+}
+
+/**
+ * One sentence comparing two estimates that claims only what the data supports: a difference only
+ * when the 95% intervals do not overlap, and nothing firm from single repetitions.
+ */
+fun describeDifference(nameA: String, a: Estimate, nameB: String, b: Estimate): String {
+    val pct = kotlin.math.abs(100.0 * (a.mean / b.mean - 1))
+    val direction = if (a.mean >= b.mean) "faster" else "slower"
+    return when {
+        a.n < 2 || b.n < 2 -> "$nameA looks ${"%.0f".format(pct)}% $direction than $nameB, from a single repetition: indicative only"
+        a.overlaps(b) -> "$nameA and $nameB cannot be told apart: their 95% intervals overlap"
+        else -> "$nameA is ${"%.0f".format(pct)}% $direction than $nameB (95% intervals do not overlap)"
+    }
 }

@@ -1,0 +1,146 @@
+"""Turns executed notebooks into a static blog that needs no JavaScript and no network.
+
+Usage: python publish.py EXECUTED_DIR SITE_DIR
+
+For every executed notebook: SITE_DIR/<slug>/index.md (front matter + Markdown), index.html (the same,
+standalone), and figures/<name>.svg. Cells tagged `setup` or `parameters` are left out. Figures keep
+the name given in the notebook (figure("name", ...)). Tables arrive as Markdown. SITE_DIR/index.html
+lists the posts.
+"""
+import datetime
+import html
+import json
+import pathlib
+import re
+import shutil
+import sys
+
+import markdown
+import nbformat
+
+HIDDEN_TAGS = {"setup", "parameters"}
+FIGURE_NAME = re.compile(r'data-perfkit-figure="([a-z0-9-]+)"')
+STYLE = """
+body { font-family: Georgia, 'DejaVu Serif', serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.55; color: #222; }
+h1, h2, h3 { font-family: 'DejaVu Sans', Helvetica, Arial, sans-serif; line-height: 1.25; }
+pre { background: #f6f6f4; padding: .8rem; overflow-x: auto; font-size: .85rem; }
+code { font-family: 'DejaVu Sans Mono', Menlo, monospace; }
+table { border-collapse: collapse; font-size: .85rem; margin: 1rem 0; display: block; overflow-x: auto; }
+th, td { border: 1px solid #ccc; padding: .25rem .5rem; text-align: right; }
+th { background: #f0f0ee; }
+figure { margin: 1.5rem 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: .9rem; color: #555; }
+.meta { color: #666; font-size: .9rem; }
+.post { display: flex; gap: 1rem; margin: 1.5rem 0; align-items: flex-start; }
+.post img { width: 14rem; height: auto; border: 1px solid #eee; }
+"""
+
+
+class NotExecuted(Exception):
+    pass
+
+
+def page(title: str, body_html: str) -> str:
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body_html}\n</body>\n</html>\n")
+
+
+def front_matter(fields: dict) -> str:
+    # JSON strings and lists are valid YAML flow scalars, so json.dumps keeps quoting right.
+    return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in fields.items()) + "---\n"
+
+
+def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
+    nb = nbformat.read(nb_path, as_version=4)
+    meta = nb.metadata.get("perfkit", {})
+    slug = meta.get("slug") or nb_path.stem
+    out = site / slug
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "figures").mkdir(parents=True)
+    blocks, figures, runs = [], [], {}
+    for index, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type == "markdown":
+            blocks.append(cell.source)
+            continue
+        if cell.cell_type != "code" or HIDDEN_TAGS & set(cell.metadata.get("tags", [])):
+            continue
+        if cell.get("execution_count") is None and cell.source.strip():
+            raise NotExecuted(f"{nb_path.name}: cell {index} was never executed; run ./bench notebooks first")
+        blocks.append("```kotlin\n" + cell.source.strip() + "\n```")
+        for o in cell.get("outputs", []):
+            kind = o.get("output_type")
+            if kind == "error":
+                raise NotExecuted(f"{nb_path.name}: cell {index} failed: {o.get('ename')}: {o.get('evalue')}")
+            if kind == "stream":
+                blocks.append("```text\n" + o.get("text", "").rstrip() + "\n```")
+                continue
+            data = o.get("data", {})
+            if "text/x-perfkit-runs" in data:
+                runs = json.loads(data["text/x-perfkit-runs"])
+            if "image/svg+xml" in data:
+                svg = data["image/svg+xml"]
+                found = FIGURE_NAME.search(svg)
+                name = found.group(1) if found else f"figure-{len(figures) + 1}"
+                (out / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")
+                caption = data.get("text/plain", name).strip()
+                figures.append(name)
+                blocks.append(f"![{caption}](figures/{name}.svg)\n\n*{caption}*")
+            elif "text/markdown" in data:
+                blocks.append(data["text/markdown"])
+            elif "text/plain" in data:
+                blocks.append("```text\n" + data["text/plain"].rstrip() + "\n```")
+    title = meta.get("title") or next((l[2:] for c in nb.cells if c.cell_type == "markdown"
+                                       for l in c.source.splitlines() if l.startswith("# ")), slug)
+    info = {
+        "title": title,
+        "date": datetime.date.today().isoformat(),
+        "summary": meta.get("summary", ""),
+        "tags": meta.get("tags", []),
+        "host": "; ".join(runs.get("hosts", [])),
+        "jdk": ", ".join(runs.get("jdks", [])),
+        "runs": runs.get("runIds", []),
+        "data": "committed reference runs" if runs.get("reference") else "runs on the host above",
+    }
+    body_md = "\n\n".join(b.strip("\n") for b in blocks) + "\n"
+    (out / "index.md").write_text(front_matter(info) + "\n" + body_md, encoding="utf-8")
+    meta_line = (f"<p class=\"meta\">{html.escape(info['date'])} · {html.escape(info['host'])} · JDK {html.escape(info['jdk'])}"
+                 f" · {len(info['runs'])} run(s) · <a href=\"../index.html\">all posts</a></p>")
+    body_html = markdown.markdown(body_md, extensions=["tables", "fenced_code"])
+    (out / "index.html").write_text(page(title, meta_line + "\n<article>\n" + body_html + "\n</article>"), encoding="utf-8")
+    return dict(info, slug=slug, figures=figures)
+
+
+def index(posts: list, site: pathlib.Path) -> None:
+    items = []
+    for p in sorted(posts, key=lambda p: p["title"]):
+        thumb = f"<img src=\"{p['slug']}/figures/{p['figures'][0]}.svg\" alt=\"\">" if p["figures"] else ""
+        items.append(f"<div class=\"post\">{thumb}<div><h2><a href=\"{p['slug']}/index.html\">{html.escape(p['title'])}</a></h2>"
+                     f"<p class=\"meta\">{html.escape(p['date'])} · {html.escape(p['host'])}</p><p>{html.escape(p['summary'])}</p></div></div>")
+    (site / "index.html").write_text(page("perfkit studies", "<h1>perfkit studies</h1>\n" + "\n".join(items)), encoding="utf-8")
+    (site / "index.md").write_text("# perfkit studies\n\n" + "".join(
+        f"- [{p['title']}]({p['slug']}/index.md): {p['summary']}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
+
+
+def main() -> int:
+    executed, site = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    notebooks = sorted(executed.glob("*.ipynb"))
+    if not notebooks:
+        print(f"publish: no executed notebooks in {executed}; run ./bench notebooks first", file=sys.stderr)
+        return 2
+    site.mkdir(parents=True, exist_ok=True)
+    try:
+        posts = [convert(nb, site) for nb in notebooks]
+    except NotExecuted as e:
+        print(f"publish: {e}", file=sys.stderr)
+        return 1
+    index(posts, site)
+    for p in posts:
+        print(f"[publish] {p['slug']}: {len(p['figures'])} figure(s) -> {site / p['slug'] / 'index.html'}", file=sys.stderr)
+    print(site / "index.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
