@@ -55,7 +55,8 @@ public class Queues {
             .integer("rate", 0, null, 0, "fixed-rate mode: events/s published on a schedule, recording latency from the intended publish time (0 = as fast as possible)")
             .integer("capacity", 65536, null, 2, "queue capacity and ring size (ring rounded up to a power of two)")
             .choice("wait-strategy", List.of("blocking", "sleeping", "yielding", "busy-spin"), "blocking", "how Disruptor consumers wait for events")
-            .text("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated");
+            .text("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated")
+            .flag("keep-warmup", "with --rate: also write warm-up intervals to the latency logs (excluded by default)");
 
     public static void main(String[] args) {
         Study.main(args, CLI, Queues.class, Queues::plan, Queues::measure);

@@ -54,6 +54,9 @@ public final class Fork {
     }
 
     public Path dir() { return dir; }
+
+    /** The run's scratch space, shared with the parent and deleted when the run ends. */
+    public Path workDir() throws java.io.IOException { return java.nio.file.Files.createDirectories(dir.resolve(Run.WORK_DIR)); }
     public String series() { return series; }
     public String param(String name) { return params.get(name); }
     public long integer(String name) { return Long.parseLong(params.get(name)); }
@@ -77,7 +80,7 @@ public final class Fork {
 
     /** Opens the two interval logs of a latency series in the run directory and lists them in the result. */
     public LatencyLog latencyLog(String name, String description) throws Exception {
-        LatencyLog log = new LatencyLog(dir, name, description);
+        LatencyLog log = new LatencyLog(dir, name, description, Boolean.parseBoolean(params.getOrDefault("keep-warmup", "false")));
         logs.add(log);
         ArrayNode files = (ArrayNode) result.get("files");
         files.addObject().put("path", name + LatencyLog.CORRECTED).put("kind", "hlog")

@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * (timed from the actual start). Values are nanoseconds; the files are plain HdrHistogram logs, so
  * HistogramLogProcessor and other HdrHistogram readers decode them.
  * <p>
- * Intervals before {@link #startMeasuring()} are warm-up: drained and dropped, never written.
+ * Intervals before {@link #startMeasuring()} are warm-up: drained and dropped, never written, unless the
+ * log keeps warm-up (then they are written too, and readers trim them by time; the manifest says which).
  */
 public final class LatencyLog implements AutoCloseable {
     public static final String CORRECTED = ".corrected.hlog";
@@ -29,18 +30,25 @@ public final class LatencyLog implements AutoCloseable {
     private final PrintStream correctedOut;
     private final PrintStream uncorrectedOut;
     private final ScheduledExecutorService ticker;
+    private final boolean keepWarmup;
     private volatile boolean measuring;
     private long intervalStartMs = System.currentTimeMillis();
     private long measuredCount;
     private boolean closed;
 
     public LatencyLog(Path dir, String name, String description) throws java.io.IOException {
+        this(dir, name, description, false);
+    }
+
+    public LatencyLog(Path dir, String name, String description, boolean keepWarmup) throws java.io.IOException {
+        this.keepWarmup = keepWarmup;
         long now = System.currentTimeMillis();
         java.nio.file.Files.createDirectories(dir.resolve(name).getParent());
         correctedOut = new PrintStream(dir.resolve(name + CORRECTED).toFile());
         uncorrectedOut = new PrintStream(dir.resolve(name + UNCORRECTED).toFile());
-        corrected = open(correctedOut, now, description + " (corrected: from intended start)");
-        uncorrected = open(uncorrectedOut, now, description + " (uncorrected: from actual start)");
+        String warmup = keepWarmup ? "warm-up intervals included (trim them by time)" : "warm-up intervals excluded";
+        corrected = open(correctedOut, now, description + " (corrected: from intended start)", warmup);
+        uncorrected = open(uncorrectedOut, now, description + " (uncorrected: from actual start)", warmup);
         ticker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "perfkit-hlog-" + name);
             t.setDaemon(true);
@@ -49,11 +57,11 @@ public final class LatencyLog implements AutoCloseable {
         ticker.scheduleAtFixedRate(this::writeInterval, 1, 1, TimeUnit.SECONDS);
     }
 
-    private static HistogramLogWriter open(PrintStream out, long startMs, String comment) {
+    private static HistogramLogWriter open(PrintStream out, long startMs, String comment, String warmup) {
         HistogramLogWriter w = new HistogramLogWriter(out);
         w.outputLogFormatVersion();
         w.outputComment(comment.replace('\n', ' '));
-        w.outputComment("values in nanoseconds; warm-up intervals excluded");
+        w.outputComment("values in nanoseconds; " + warmup);
         w.outputStartTime(startMs);
         w.setBaseTime(startMs);
         w.outputBaseTime(startMs);
@@ -68,9 +76,9 @@ public final class LatencyLog implements AutoCloseable {
         return r;
     }
 
-    /** Ends warm-up: what was recorded so far is dropped, and from now on every interval is written. */
+    /** Ends warm-up: what was recorded so far is dropped (or written, when keeping warm-up); from now on every interval is written. */
     public synchronized void startMeasuring() {
-        drain();
+        if (keepWarmup) write(drain()); else drain();
         measuring = true;
     }
 
@@ -82,12 +90,15 @@ public final class LatencyLog implements AutoCloseable {
     private synchronized void writeInterval() {
         if (closed) return;
         Histogram[] interval = drain();
-        if (!measuring) return;
+        if (measuring || keepWarmup) write(interval);
+        if (measuring) measuredCount += interval[0].getTotalCount();
+    }
+
+    private void write(Histogram[] interval) {
         corrected.outputIntervalHistogram(interval[0]);
         uncorrected.outputIntervalHistogram(interval[1]);
         correctedOut.flush();
         uncorrectedOut.flush();
-        measuredCount += interval[0].getTotalCount();
     }
 
     private Histogram[] drain() {

@@ -21,6 +21,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -45,6 +50,8 @@ public final class Run {
     private final Progress progress;
     private final Class<?> mainClass;
     private final List<Process> children = new CopyOnWriteArrayList<>();
+    private final List<Runnable> cleanups = new CopyOnWriteArrayList<>();
+    static final String WORK_DIR = "work";
 
     private Run(String study, Map<String, String> params, Path dir, Class<?> mainClass) throws IOException {
         this.study = study;
@@ -118,7 +125,7 @@ public final class Run {
         meas.put("measureSeconds", 0);
         meas.put("repetitions", 1);
         meas.put("repetitionKind", "none");
-        meas.put("warmupExcluded", true);
+        meas.put("warmupExcluded", !Boolean.parseBoolean(params.getOrDefault("keep-warmup", "false")));
         m.put("valid", true);
         m.putArray("invalidReasons");
         m.putObject("notes");
@@ -182,26 +189,61 @@ public final class Run {
 
     // ---- forks ------------------------------------------------------------------------------------
 
-    /**
-     * Runs one repetition in a fresh JVM (same java, same classpath, this study's main class) and returns
-     * the result it reported. The child's CPU and counter ticks go into the time series as {@code series}.
-     */
-    public ObjectNode fork(String series, List<String> jvmArgs, Map<String, String> forkParams, double plannedSeconds) throws Exception {
+    /** Starts a child JVM of this study's main class, watched for CPU as {@code proc:<series>} and stopped when the run ends. */
+    private Process launch(String series, List<String> jvmArgs, List<String> args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(jvmArgs);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(mainClass.getName());
-        cmd.add(Fork.FLAG);
-        cmd.add(dir.toString());
-        cmd.add(series);
-        cmd.add(Manifest.JSON.writeValueAsString(forkParams));
+        cmd.addAll(args);
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         children.add(p);
+        timeSeries.watchProcess("proc:" + series, p.pid());
+        return p;
+    }
+
+    /**
+     * Starts a long-running helper process, such as a message broker, from this study's main class with
+     * {@code args}. Each line it prints goes to {@code lines}. It is stopped by {@link #stopService} or when the run ends.
+     */
+    public Process startService(String series, List<String> jvmArgs, List<String> args, Consumer<String> lines) throws IOException {
+        Process p = launch(series, jvmArgs, args);
+        Thread reader = new Thread(() -> {
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
+                for (String line; (line = out.readLine()) != null; ) lines.accept(line);
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        }, "perfkit-service-" + series);
+        reader.setDaemon(true);
+        reader.start();
+        return p;
+    }
+
+    /** SIGTERM, then SIGKILL after 10 s; the service's CPU is no longer sampled. */
+    public void stopService(String series, Process p) throws InterruptedException {
+        p.destroy();
+        if (!p.waitFor(10, TimeUnit.SECONDS)) p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        children.remove(p);
+        timeSeries.unwatchProcess("proc:" + series);
+    }
+
+    /**
+     * Runs one repetition in a fresh JVM (same java, same classpath, this study's main class) and returns
+     * the result it reported. The child's CPU and counter ticks go into the time series as {@code series}.
+     */
+    public ObjectNode fork(String series, List<String> jvmArgs, Map<String, String> forkParams, double plannedSeconds) throws Exception {
+        return fork(series, jvmArgs, forkParams, plannedSeconds, phase -> {});
+    }
+
+    /** The same, telling {@code onPhase} each phase the fork enters (e.g. to sample other processes at its edges). */
+    public ObjectNode fork(String series, List<String> jvmArgs, Map<String, String> forkParams, double plannedSeconds,
+                           Consumer<String> onPhase) throws Exception {
+        Process p = launch(series, jvmArgs, List.of(Fork.FLAG, dir.toString(), series, Manifest.JSON.writeValueAsString(forkParams)));
         AtomicLong count = new AtomicLong();
         AtomicReference<ObjectNode> result = new AtomicReference<>();
-        timeSeries.watchProcess("proc:" + series, p.pid());
         timeSeries.watchCounter(series, count::get);
         progress.phase(series + " starting", plannedSeconds);
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
@@ -211,6 +253,7 @@ public final class Run {
                     String[] ph = line.substring(Fork.PHASE.length()).split(" ", 2);
                     timeSeries.phase(ph[0]);
                     progress.phase(series + " " + ph[0], Double.parseDouble(ph[1]));
+                    onPhase.accept(ph[0]);
                 } else if (line.startsWith(Fork.RESULT)) {
                     result.set((ObjectNode) Manifest.JSON.readTree(line.substring(Fork.RESULT.length())));
                 } else {
@@ -229,6 +272,44 @@ public final class Run {
         recordForkJvm(result.get().path("jvmInputArguments"));
         for (JsonNode f : result.get().path("files")) addFile(f.get("path").asText(), f.get("kind").asText(), f.get("description").asText());
         return result.get();
+    }
+
+    /** Several forks at once (e.g. one JVM per instance); returns their results in order, or throws the first failure. */
+    public List<ObjectNode> forkAll(List<String> series, List<String> jvmArgs, List<Map<String, String>> forkParams,
+                                    double plannedSeconds, Consumer<String> onPhase) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(series.size(), r -> {
+            Thread t = new Thread(r, "perfkit-fork-waiter");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<ObjectNode>> futures = new ArrayList<>();
+            for (int i = 0; i < series.size(); i++) {
+                int k = i;
+                futures.add(pool.submit(() -> fork(series.get(k), jvmArgs, forkParams.get(k), plannedSeconds, k == 0 ? onPhase : ph -> {})));
+            }
+            List<ObjectNode> results = new ArrayList<>();
+            for (Future<ObjectNode> f : futures) {
+                try {
+                    results.add(f.get());
+                } catch (ExecutionException e) {
+                    throw e.getCause() instanceof Exception ex ? ex : e;
+                }
+            }
+            return results;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Scratch space for the run (broker logs, queue files, database files): {@code <run>/work}, deleted when the run ends. */
+    public synchronized Path workDir() throws IOException {
+        return Files.createDirectories(dir.resolve(WORK_DIR));
+    }
+
+    /** Cleanup to do however the run ends (after child processes are stopped), e.g. deleting topics on a user's cluster. */
+    public void onFinish(Runnable cleanup) {
+        cleanups.add(cleanup);
     }
 
     /** Forks run with other JVM options than this process; the manifest shows them beside its own. */
@@ -250,6 +331,8 @@ public final class Run {
     public synchronized boolean finish(String status, String error) {
         if (!isRunning()) return false;
         stopChildren();
+        runCleanups();
+        deleteRecursively(dir.resolve(WORK_DIR));
         timeSeries.close();
         registerLeftoverFiles();
         manifest.put("status", status);
@@ -279,6 +362,26 @@ public final class Run {
             }
         }
         ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
+    }
+
+    private void runCleanups() {
+        for (Runnable c : cleanups) {
+            try {
+                c.run();
+            } catch (RuntimeException e) {
+                System.err.println("[" + study + "] cleanup failed: " + Study.oneLine(e));
+            }
+        }
+        cleanups.clear();
+    }
+
+    static void deleteRecursively(Path root) {
+        if (!Files.exists(root)) return;
+        try (Stream<Path> all = Files.walk(root)) {
+            all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            System.err.println("perfkit: could not remove " + root + ": " + e.getMessage());
+        }
     }
 
     /** Files a fork wrote but never reported (it was stopped first) still belong in the listing. */

@@ -52,6 +52,19 @@ class LatencyLogTest {
     }
 
     @Test
+    void keptWarmUpIsWrittenAndSaidSo() throws Exception {
+        LatencyLog log = new LatencyLog(dir, "k", "kept warm-up test", true);
+        LatencyRecorder r = log.newRecorder();
+        for (int i = 0; i < 500; i++) r.record(0, 0, 50_000_000);
+        log.startMeasuring();
+        for (int i = 0; i < 200; i++) r.record(0, 0, 1_000);
+        log.close();
+        assertEquals(700, readAll(dir.resolve("k" + LatencyLog.CORRECTED)).getTotalCount());
+        assertEquals(200, log.measuredCount(), "only measured samples count as measured");
+        assertTrue(java.nio.file.Files.readString(dir.resolve("k" + LatencyLog.CORRECTED)).contains("warm-up intervals included"));
+    }
+
+    @Test
     void concurrentRecordingLosesNothing() throws Exception {
         LatencyLog log = new LatencyLog(dir, "c", "concurrency test");
         log.startMeasuring();
