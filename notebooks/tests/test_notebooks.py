@@ -35,7 +35,7 @@ def outputs(nb, mime):
 
 
 def test_committed_notebooks_are_stripped_and_described():
-    assert {p.stem for p in NOTEBOOKS} >= {"queues", "harness"}
+    assert {p.stem for p in NOTEBOOKS} >= {"queues", "messaging", "harness"}
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         assert nb.metadata["kernelspec"]["name"] == "kotlin"
@@ -130,6 +130,7 @@ def test_every_post_has_front_matter(site):
 def test_figures_exist_are_valid_svg_and_have_stable_names(site):
     names = sorted(p.name for p in (site / "queues/figures").iterdir())
     assert names == ["cpu.svg", "disruptor-ratio.svg", "latency-spectrum.svg", "throughput.svg"]
+    assert sorted(p.name for p in (site / "messaging/figures").iterdir()) == ["cpu.svg", "latency-percentiles.svg", "latency-wall.svg"]
     for svg in site.rglob("*.svg"):
         root = ET.parse(svg).getroot()
         assert root.tag == "{http://www.w3.org/2000/svg}svg", svg
@@ -174,3 +175,19 @@ def test_chromium_renders_the_svg_figures(site, tmp_path):
                 assert i["complete"] and i["natural"] > 0 and i["width"] > 0 and i["height"] > 0, i
     finally:
         driver.quit()
+
+
+def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
+    runs = tmp_path / "runs"
+    run = bench("run", "messaging", "--quick", "--warmup", "1", "--measure", "2", "--out", str(runs), timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    run_dir = pathlib.Path(run.stdout.strip().splitlines()[-1])
+    out = tmp_path / "executed"
+    r = bench("notebooks", "--runs", str(runs / "messaging"), "--out", str(out), str(ROOT / "notebooks/messaging.ipynb"))
+    assert r.returncode == 0, r.stderr[-4000:]
+    nb = executed_ok(out / "messaging.ipynb")
+    assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [run_dir.name]
+    text = "\n".join(outputs(nb, "text/markdown"))
+    assert "| original write-up (7 isolated Ryzen cores) | 1 | 500 | about 400x |" in text
+    assert "cost per million messages at SLO" in text and "reader's objection" not in text  # caveats are prose, not output
+    assert len(outputs(nb, "image/svg+xml")) == 3

@@ -185,10 +185,10 @@ public class Queues {
         f.await(measureSeconds, consumed);
         long[] c1 = snapshot(counts);
         long p1 = producer.produced.get(), a1 = producer.allocatedBytes(), t1 = System.nanoTime();
+        if (latency != null) latency.close(); // the window ends here, before the producer is stopped
 
         producer.stop();
         transport.stop();
-        if (latency != null) latency.close();
 
         double seconds = (t1 - t0) / 1e9;
         long events = 0;

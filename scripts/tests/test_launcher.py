@@ -99,3 +99,11 @@ def test_catalog_has_one_runnable_script_per_study():
         assert script.is_file(), name
         assert alias["description"], name
         assert "//SOURCES ../harness/src/perfkit/harness/*.java" in script.read_text(), f"{name} uses the shared harness"
+
+
+def test_demo_runs_every_study():
+    import json
+    aliases = json.loads((ROOT / "jbang-catalog.json").read_text())["aliases"]
+    demo = (ROOT / "bench").read_text().split("DEMO_RUNS=(")[1].split(")")[0]
+    for name in aliases:
+        assert f'"{name} --quick' in demo, f"./bench demo does not run {name}"

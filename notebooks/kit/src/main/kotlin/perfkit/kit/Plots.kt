@@ -47,17 +47,21 @@ fun throughputBars(summary: AnyFrame, x: String = "variant", fill: String = "lab
  * the capacity (largest x meeting the SLO, see [capacityAtSlo]) as a dotted vertical line per group.
  */
 fun scalingCurve(df: AnyFrame, x: String, y: String, color: String, slo: Double? = null,
-                 title: String = "", xLabel: String = x, yLabel: String = y): Plot {
+                 title: String = "", xLabel: String = x, yLabel: String = y, logY: Boolean = false): Plot {
     var p = letsPlot(df.toMap()) +
         geomLine { this.x = x; this.y = y; this.color = color } +
         geomPoint { this.x = x; this.y = y; this.color = color } +
         labs(title = title, x = xLabel, y = yLabel, color = "") + houseTheme()
+    if (logY) p += scaleYLog10()
     if (slo != null) {
         p += geomHLine(yintercept = slo, linetype = "dashed", color = "#b22222")
         val rows = df.toMap()
         val groups = rows.getValue(color).indices.groupBy { rows.getValue(color)[it] }
         for ((_, idx) in groups) {
-            val points = idx.map { (rows.getValue(x)[it] as Number).toDouble() to (rows.getValue(y)[it] as Number).toDouble() }
+            val points = idx.mapNotNull { i ->
+                val px = rows.getValue(x)[i] as? Number; val py = rows.getValue(y)[i] as? Number
+                if (px == null || py == null) null else px.toDouble() to py.toDouble()
+            }
             capacityAtSlo(points, slo)?.let { p += geomVLine(xintercept = it, linetype = "dotted", color = "#555555") }
         }
     }

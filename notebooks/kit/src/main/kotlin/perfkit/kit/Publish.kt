@@ -54,7 +54,7 @@ fun formatCell(v: Any?, digits: Int = 3): String = when (v) {
 /** Large numbers as grouped integers, small ones with [digits] significant digits. */
 fun formatNumber(d: Double, digits: Int = 3): String = when {
     d.isNaN() -> ""
-    kotlin.math.abs(d) >= 1000 -> String.format(Locale.ROOT, "%,.0f", d)
+    kotlin.math.abs(d) >= 999.5 -> String.format(Locale.ROOT, "%,.0f", d)
     d == 0.0 -> "0"
     else -> java.math.BigDecimal(d).round(java.math.MathContext(digits)).stripTrailingZeros().toPlainString()
 }

@@ -80,3 +80,14 @@ class StatsTest {
         assertEquals(3.0, capacityAtSlo(listOf(3.0 to 1.0, 1.0 to 1.0, 2.0 to 1.0), 100.0), "order of input does not matter")
     }
 }
+
+class FramesTest {
+    @Test
+    fun `longer turns columns into keyed rows`() {
+        val wide = dataFrameOf("system", "n", "p50", "p99")("kafka", 1L, 2.0, 9.0, "chronicle", 1L, 0.5, 0.9)
+        val long = wide.longer(listOf("system", "n"), listOf("p50", "p99"), "percentile", "ms")
+        val rows = long.rows().map { listOf(it["system"], it["n"], it["percentile"], it["ms"]) }
+        assertEquals(listOf(listOf("kafka", 1L, "p50", 2.0), listOf("kafka", 1L, "p99", 9.0),
+            listOf("chronicle", 1L, "p50", 0.5), listOf("chronicle", 1L, "p99", 0.9)), rows)
+    }
+}

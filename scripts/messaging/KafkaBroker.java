@@ -1,0 +1,73 @@
+package perfkit.messaging;
+
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import kafka.tools.StorageTool;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+
+/**
+ * A single-node KRaft broker (broker and controller in one), run as its own JVM so its CPU is measured
+ * apart from the services. Bound to 127.0.0.1; no replication, as in the original. Prints "READY" once
+ * it serves, and shuts down cleanly on SIGTERM.
+ */
+final class KafkaBroker {
+    static final String FLAG = "--kafka-broker";
+
+    private KafkaBroker() {}
+
+    /** args: FLAG logDir brokerPort controllerPort */
+    static void main(String[] args) throws Exception {
+        Path logDir = Path.of(args[1]);
+        int brokerPort = Integer.parseInt(args[2]), controllerPort = Integer.parseInt(args[3]);
+        Files.createDirectories(logDir);
+        Properties props = new Properties();
+        props.put("process.roles", "broker,controller");
+        props.put("node.id", "1");
+        props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+        props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+        props.put("controller.listener.names", "CONTROLLER");
+        props.put("inter.broker.listener.name", "PLAINTEXT");
+        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        props.put("log.dirs", logDir.toString());
+        props.put("offsets.topic.replication.factor", "1");
+        props.put("transaction.state.log.replication.factor", "1");
+        props.put("transaction.state.log.min.isr", "1");
+        props.put("group.initial.rebalance.delay.ms", "0");
+        props.put("auto.create.topics.enable", "false");
+        Path propsFile = logDir.resolveSibling("broker.properties");
+        try (Writer w = Files.newBufferedWriter(propsFile)) {
+            props.store(w, "perfkit single-node KRaft broker");
+        }
+        int rc = StorageTool.execute(new String[]{"format", "-t", Uuid.randomUuid().toString(), "-c", propsFile.toString()},
+                new PrintStream(OutputStream.nullOutputStream()));
+        if (rc != 0) throw new IllegalStateException("formatting the Kafka log directory failed with code " + rc);
+        KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
+        server.startup();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.shutdown();
+            server.awaitShutdown();
+        }, "broker-shutdown"));
+        System.out.println("READY 127.0.0.1:" + brokerPort);
+        System.out.flush();
+        server.awaitShutdown();
+    }
+
+    /** A port nobody listens on right now (the broker binds it a moment later). */
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
