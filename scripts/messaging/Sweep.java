@@ -39,6 +39,8 @@ final class Sweep {
     private final int cores = Runtime.getRuntime().availableProcessors();
     private final CpuSampler cpu = CpuSampler.forThisMachine();
     private Table sweep;
+    private String brokerAddress;
+    private long brokerPid = -1;
 
     private Sweep(Run run) throws Exception {
         this.run = run;
@@ -141,11 +143,12 @@ final class Sweep {
             }
             return new String[]{String.valueOf(good), String.valueOf(steps), stop};
         } finally {
-            if (broker != null) run.stopService("kafka-broker", broker);
+            if (broker != null) {
+                run.stopService("kafka-broker", broker);
+                brokerPid = -1;
+            }
         }
     }
-
-    private String brokerAddress;
 
     private Process startBroker() throws Exception {
         Path kafka = run.workDir().resolve("kafka");
@@ -166,8 +169,6 @@ final class Sweep {
         run.writeManifest();
         return p;
     }
-
-    private long brokerPid = -1;
 
     record Step(boolean meets, boolean saturated) {}
 
