@@ -35,7 +35,7 @@ def outputs(nb, mime):
 
 
 def test_committed_notebooks_are_stripped_and_described():
-    assert {p.stem for p in NOTEBOOKS} >= {"queues", "messaging", "harness"}
+    assert {p.stem for p in NOTEBOOKS} >= {"queues", "messaging", "workflow", "harness"}
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         assert nb.metadata["kernelspec"]["name"] == "kotlin"
@@ -131,6 +131,7 @@ def test_figures_exist_are_valid_svg_and_have_stable_names(site):
     names = sorted(p.name for p in (site / "queues/figures").iterdir())
     assert names == ["cpu.svg", "disruptor-ratio.svg", "latency-spectrum.svg", "throughput.svg"]
     assert sorted(p.name for p in (site / "messaging/figures").iterdir()) == ["cpu.svg", "latency-percentiles.svg", "latency-wall.svg"]
+    assert sorted(p.name for p in (site / "workflow/figures").iterdir()) == ["jobs-over-time.svg", "throughput.svg"]
     for svg in site.rglob("*.svg"):
         root = ET.parse(svg).getroot()
         assert root.tag == "{http://www.w3.org/2000/svg}svg", svg
@@ -191,3 +192,18 @@ def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
     assert "| original write-up (7 isolated Ryzen cores) | 1 | 500 | about 400x |" in text
     assert "cost per million messages at SLO" in text and "reader's objection" not in text  # caveats are prose, not output
     assert len(outputs(nb, "image/svg+xml")) == 3
+
+
+def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path):
+    runs = tmp_path / "runs"
+    run = bench("run", "workflow", "--quick", "--jobs", "300", "--job-types", "fixed,noop", "--out", str(runs), timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    run_dir = pathlib.Path(run.stdout.strip().splitlines()[-1])
+    out = tmp_path / "executed"
+    r = bench("notebooks", "--runs", str(runs / "workflow"), "--out", str(out), str(ROOT / "notebooks/workflow.ipynb"))
+    assert r.returncode == 0, r.stderr[-4000:]
+    nb = executed_ok(out / "workflow.ipynb")
+    assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [run_dir.name]
+    text = "\n".join(outputs(nb, "text/markdown"))
+    assert "dropped ACT_IDX_RU_ACTI_END" in text and "| original write-up | fixed | 4,000 |" in text
+    assert "Every cell passed its checks" in text

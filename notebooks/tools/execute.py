@@ -29,8 +29,9 @@ def execute(path: pathlib.Path, out_dir: pathlib.Path) -> bool:
         failing = next((i for i, c in enumerate(nb.cells)
                         if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
         where = f"cell {failing + 1}" if failing is not None else "a cell"
-        first = str(e).strip().splitlines()
-        print(f"notebook {path.name} failed in {where}: {next((l for l in reversed(first) if l.strip()), 'error')}", file=sys.stderr)
+        error = next((o for o in nb.cells[failing].outputs if o.get("output_type") == "error"), {}) if failing is not None else {}
+        message = (error.get("evalue") or str(e)).strip().splitlines()[0] if (error.get("evalue") or str(e)).strip() else "error"
+        print(f"notebook {path.name} failed in {where}: {error.get('ename', 'error')}: {message}", file=sys.stderr)
         print(str(e)[-4000:], file=sys.stderr)
         nbformat.write(nb, out_dir / path.name)  # keep the partial copy for inspection
         return False

@@ -61,7 +61,11 @@ public final class Cli {
     }
 
     public Cli text(String name, String defaultValue, String help) {
-        return add(name, defaultValue, null, help, "text", v -> null);
+        return text(name, defaultValue, null, help);
+    }
+
+    public Cli text(String name, String defaultValue, String quickValue, String help) {
+        return add(name, defaultValue, quickValue, help, "text", v -> null);
     }
 
     public Cli flag(String name, String help) {
