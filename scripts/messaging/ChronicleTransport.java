@@ -14,7 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
-/** Chronicle Queue with default settings: one memory-mapped queue per hop, under the run's work folder. An idle reader parks. */
+/** Chronicle Queue with default settings: one memory-mapped queue per hop, under the run's scratch folder. An idle reader parks. */
 final class ChronicleTransport implements Transport {
     private final Path root;
     private final List<ChronicleQueue> open = new CopyOnWriteArrayList<>();

@@ -69,7 +69,7 @@ public class Messaging {
 
         Transport transport = system.equals("kafka")
                 ? new KafkaTransport(f.param("bootstrap"), f.param("topic-prefix") + "-n" + total, f.param("acks"), Short.parseShort(f.param("replication-factor")))
-                : new ChronicleTransport(f.workDir().resolve("chronicle").resolve(system + "-n" + total + jvm));
+                : new ChronicleTransport(f.scratchDir().resolve("chronicle").resolve(system + "-n" + total + jvm));
         List<Chain> chains = new ArrayList<>();
         try {
             transport.prepare(first, count);

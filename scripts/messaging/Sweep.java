@@ -52,7 +52,7 @@ final class Sweep {
         drain = run.seconds("drain-timeout");
         budget = run.seconds("budget");
         forkJvmArgs.addAll(split(CHRONICLE_JVM_FLAGS));
-        forkJvmArgs.add("-Djna.tmpdir=" + run.workDir().resolve("jna"));
+        forkJvmArgs.add("-Djna.tmpdir=" + run.scratchDir().resolve("jna"));
         forkJvmArgs.addAll(split(run.param("fork-jvm-args")));
         topicPrefix = "perfkit-" + run.dir().getFileName();
     }
@@ -95,9 +95,9 @@ final class Sweep {
         n.put("backoff", run.param("backoff").equals("busy-spin") ? "idle services busy-spin" : "an idle service parks for 1/8 of the message interval (the original's policy)");
         n.put("isolation", run.param("isolation").equals("jvm") ? "one JVM per instance (closer to the original)" : "all instances of a step share one JVM, a thread group each");
         n.put("kafka", run.param("bootstrap-servers").isBlank()
-                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, logs in the run's work folder, removed afterwards; acks=" + run.param("acks") + ", replication 1"
+                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, logs in the run's scratch folder, removed afterwards; acks=" + run.param("acks") + ", replication 1"
                 : "external cluster " + run.param("bootstrap-servers") + ", acks=" + run.param("acks") + ", replication factor " + run.param("replication-factor"));
-        n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's work folder and removed afterwards; analytics disabled");
+        n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's scratch folder and removed afterwards; analytics disabled");
         n.put("capacityRule", "double the instances until a step misses the SLO or is invalid, then bisect; capacity = largest count that met it");
         n.put("saturation", "a step is saturated when system CPU reaches " + (int) (SATURATED * 100) + "% of all cores; the sweep stops growing there");
     }
@@ -151,7 +151,7 @@ final class Sweep {
     }
 
     private Process startBroker() throws Exception {
-        Path kafka = run.workDir().resolve("kafka");
+        Path kafka = run.scratchDir().resolve("kafka");
         Path tmp = java.nio.file.Files.createDirectories(kafka.resolve("tmp"));
         int brokerPort = KafkaBroker.freePort(), controllerPort = KafkaBroker.freePort();
         CountDownLatch ready = new CountDownLatch(1);

@@ -97,7 +97,7 @@ def test_cpu_is_measured_per_process(quick_sweep):
 def test_nothing_is_left_after_a_completed_run(quick_sweep):
     m = manifest(quick_sweep)
     assert leftovers(quick_sweep) == []
-    assert not (quick_sweep / "work").exists(), "broker logs and queue files are removed"
+    assert not (quick_sweep / "scratch").exists(), "broker logs and queue files are removed"
     assert not port_open(broker_address(m)), "the broker's port is released"
     assert "analytics disabled" in m["notes"]["chronicle"]
     assert "-Dchronicle.analytics.disable=true" in m["jvm"]["forkInputArguments"]
@@ -144,7 +144,7 @@ def test_interrupted_kafka_run_leaves_no_broker_port_or_files(tmp_path):
     time.sleep(1)
     assert leftovers(run_dir) == []
     assert not port_open(address)
-    assert not (run_dir / "work").exists()
+    assert not (run_dir / "scratch").exists()
     for f in m["files"]:
         if f["kind"] == "hlog":
             decode_hlog(run_dir / f["path"])

@@ -19,7 +19,7 @@ def assert_nothing_left(run_dir):
     assert our_postgres_processes() == [], "the private PostgreSQL cluster is stopped"
     assert glob.glob("/tmp/perfkit-pg-*") == [], "its data folder is removed"
     assert subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True).stdout.split() == []
-    assert not (run_dir / "work").exists()
+    assert not (run_dir / "scratch").exists()
 
 
 @pytest.fixture(scope="module")

@@ -131,7 +131,7 @@ public class Workflow {
         }
 
         static Database open(Run run, boolean h2) throws Exception {
-            if (h2) return new Database(null, "sa", "", "H2 2.3.232 embedded (file per cell in the run's work folder, ANALYZE_AUTO=0)", true, null);
+            if (h2) return new Database(null, "sa", "", "H2 2.3.232 embedded (file per cell in the run's scratch folder, ANALYZE_AUTO=0)", true, null);
             String url = run.param("jdbc-url");
             if (!url.isBlank()) {
                 checkReachable(url, run.param("jdbc-user"), run.param("jdbc-password"));
@@ -160,7 +160,7 @@ public class Workflow {
 
         /** A URL for one cell: its own schema on PostgreSQL, its own file on H2. */
         String cellUrl(Run run, String schema) throws Exception {
-            if (h2) return "jdbc:h2:file:" + run.workDir().resolve("h2").resolve(schema) + ";ANALYZE_AUTO=0;AUTO_SERVER=TRUE";
+            if (h2) return "jdbc:h2:file:" + run.scratchDir().resolve("h2").resolve(schema) + ";ANALYZE_AUTO=0;AUTO_SERVER=TRUE";
             try (Connection c = DriverManager.getConnection(url, user, password); Statement s = c.createStatement()) {
                 s.execute("CREATE SCHEMA " + schema);
             }

@@ -33,7 +33,7 @@ public final class Fork {
         result.put("series", series);
         result.putArray("files");
         var jvmArgs = result.putArray("jvmInputArguments");
-        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> jvmArgs.add(Manifest.redact(a)));
+        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> jvmArgs.add(Manifest.jvmArgument(a)));
     }
 
     static void main(String[] args, Study.ForkBody body) {
@@ -56,7 +56,7 @@ public final class Fork {
     public Path dir() { return dir; }
 
     /** The run's scratch space, shared with the parent and deleted when the run ends. */
-    public Path workDir() throws java.io.IOException { return java.nio.file.Files.createDirectories(dir.resolve(Run.WORK_DIR)); }
+    public Path scratchDir() throws java.io.IOException { return java.nio.file.Files.createDirectories(dir.resolve(Run.SCRATCH_DIR)); }
     public String series() { return series; }
     public String param(String name) { return params.get(name); }
     public long integer(String name) { return Long.parseLong(params.get(name)); }

@@ -41,7 +41,7 @@ public final class HostInfo {
         j.put("vmName", System.getProperty("java.vm.name"));
         j.put("vmVersion", System.getProperty("java.vm.version"));
         var args = j.putArray("inputArguments");
-        ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> args.add(Manifest.redact(a)));
+        ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> args.add(Manifest.jvmArgument(a)));
         return j;
     }
 

@@ -55,6 +55,13 @@ public final class Manifest {
         return URL_PASSWORD_PARAM.matcher(out).replaceAll("$1***");
     }
 
+    /** A JVM argument as stored: redacted, and with the kit's folder written as $PERFKIT_HOME so manifests travel between machines. */
+    public static String jvmArgument(String arg) {
+        String root = Run.kitRoot().toString();
+        String out = redact(arg);
+        return root.length() > 1 ? out.replace(root, "$PERFKIT_HOME") : out;
+    }
+
     /** Parameters as stored in the manifest: secrets by name are masked, URLs lose their passwords. */
     public static ObjectNode redactedParams(Map<String, String> params) {
         ObjectNode node = newObject();

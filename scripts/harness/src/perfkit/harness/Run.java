@@ -51,7 +51,7 @@ public final class Run {
     private final Class<?> mainClass;
     private final List<Process> children = new CopyOnWriteArrayList<>();
     private final List<Runnable> cleanups = new CopyOnWriteArrayList<>();
-    static final String WORK_DIR = "work";
+    static final String SCRATCH_DIR = "scratch";
 
     private Run(String study, Map<String, String> params, Path dir, Class<?> mainClass) throws IOException {
         this.study = study;
@@ -302,9 +302,9 @@ public final class Run {
         }
     }
 
-    /** Scratch space for the run (broker logs, queue files, database files): {@code <run>/work}, deleted when the run ends. */
-    public synchronized Path workDir() throws IOException {
-        return Files.createDirectories(dir.resolve(WORK_DIR));
+    /** Scratch space for the run (broker logs, queue files, database files): {@code <run>/scratch}, deleted when the run ends. */
+    public synchronized Path scratchDir() throws IOException {
+        return Files.createDirectories(dir.resolve(SCRATCH_DIR));
     }
 
     /** Cleanup to do however the run ends (after child processes are stopped), e.g. deleting topics on a user's cluster. */
@@ -332,7 +332,7 @@ public final class Run {
         if (!isRunning()) return false;
         stopChildren();
         runCleanups();
-        deleteRecursively(dir.resolve(WORK_DIR));
+        deleteRecursively(dir.resolve(SCRATCH_DIR));
         timeSeries.close();
         registerLeftoverFiles();
         manifest.put("status", status);
