@@ -178,32 +178,30 @@ def test_chromium_renders_the_svg_figures(site, tmp_path):
         driver.quit()
 
 
-def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
+def execute_against_fresh_run(tmp_path, study, *run_args):
+    """A quick run into a folder of its own, then the study's notebook pointed at that folder."""
     runs = tmp_path / "runs"
-    run = bench("run", "messaging", "--quick", "--warmup", "1", "--measure", "2", "--out", str(runs), timeout=600)
+    run = bench("run", study, "--quick", *run_args, "--out", str(runs), timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     run_dir = pathlib.Path(run.stdout.strip().splitlines()[-1])
     out = tmp_path / "executed"
-    r = bench("notebooks", "--runs", str(runs / "messaging"), "--out", str(out), str(ROOT / "notebooks/messaging.ipynb"))
+    r = bench("notebooks", "--runs", str(runs / study), "--out", str(out), str(ROOT / f"notebooks/{study}.ipynb"))
     assert r.returncode == 0, r.stderr[-4000:]
-    nb = executed_ok(out / "messaging.ipynb")
+    nb = executed_ok(out / f"{study}.ipynb")
     assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [run_dir.name]
+    return nb
+
+
+def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
+    nb = execute_against_fresh_run(tmp_path, "messaging", "--warmup", "1", "--measure", "2")
     text = "\n".join(outputs(nb, "text/markdown"))
     assert "| original write-up (7 isolated Ryzen cores) | 1 | 500 | about 400x |" in text
-    assert "cost per million messages at SLO" in text and "reader's objection" not in text  # caveats are prose, not output
+    assert "cost per million messages at SLO" in text
     assert len(outputs(nb, "image/svg+xml")) == 3
 
 
 def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path):
-    runs = tmp_path / "runs"
-    run = bench("run", "workflow", "--quick", "--jobs", "300", "--job-types", "fixed,noop", "--out", str(runs), timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    run_dir = pathlib.Path(run.stdout.strip().splitlines()[-1])
-    out = tmp_path / "executed"
-    r = bench("notebooks", "--runs", str(runs / "workflow"), "--out", str(out), str(ROOT / "notebooks/workflow.ipynb"))
-    assert r.returncode == 0, r.stderr[-4000:]
-    nb = executed_ok(out / "workflow.ipynb")
-    assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [run_dir.name]
+    nb = execute_against_fresh_run(tmp_path, "workflow", "--jobs", "300", "--job-types", "fixed,noop")
     text = "\n".join(outputs(nb, "text/markdown"))
     assert "dropped ACT_IDX_RU_ACTI_END" in text and "| original write-up | fixed | 4,000 |" in text
     assert "Every cell passed its checks" in text

@@ -3,7 +3,9 @@ import csv
 import json
 import os
 import pathlib
+import signal
 import subprocess
+import time
 
 import jsonschema
 import pytest
@@ -67,3 +69,29 @@ def tiny_queues_run(tmp_path_factory):
     """One quick queues run with tiny windows, shared by the end-to-end checks."""
     out = tmp_path_factory.mktemp("runs")
     return run_dir_of(bench("run", "queues", "--quick", "--warmup", "0.5", "--measure", "1", "--out", str(out), "--tag", "e2e"))
+
+
+def interrupt_run(args, ready, how="sigint", timeout=120):
+    """Starts ./bench run ARGS in its own process group, waits until ready() returns the run directory,
+    then sends Ctrl-C to the group (or SIGTERM to the run alone). Returns (exit code, stderr, run dir, ready's extra)."""
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            found = ready()
+            if found:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"run {args[0]} never reached the point to interrupt it")
+        run_dir, extra = found
+        if how == "sigint":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, err, run_dir, extra

@@ -1,30 +1,21 @@
 """Ctrl-C and SIGTERM: the run is marked interrupted, its data is flushed and decodable, no fork survives."""
 import json
 import os
-import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import ROOT, decode_hlog, read_csv, validate
+from conftest import decode_hlog, interrupt_run, read_csv, validate
 
 
-def start_run(out):
-    return subprocess.Popen([str(ROOT / "bench"), "run", "queues", "--quick", "--rate", "5000", "--variants", "abq-3,disruptor-1",
-                             "--warmup", "1", "--measure", "20", "--out", str(out)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
-def wait_for_measuring_fork(out, timeout=60):
-    """Waits until a fork has written its first measured interval; returns the run directory."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        for log in out.glob("queues/*/latency/*.corrected.hlog"):
-            if any(line[:1].isdigit() for line in log.read_text().splitlines()):
-                return log.parents[1]
-        time.sleep(0.5)
-    pytest.fail("no fork started measuring in time")
+def measuring_fork(out):
+    """The run directory once a fork has written its first measured interval."""
+    for log in out.glob("queues/*/latency/*.corrected.hlog"):
+        if any(line[:1].isdigit() for line in log.read_text().splitlines()):
+            time.sleep(1.5)
+            return log.parents[1], None
+    return None
 
 
 def forks_alive(run_dir):
@@ -46,21 +37,11 @@ def check_interrupted(run_dir):
     return m
 
 
-@pytest.mark.parametrize("how", ["ctrl-c to the process group", "sigterm to the run only"])
+@pytest.mark.parametrize("how", ["sigint", "sigterm"], ids=["ctrl-c to the process group", "sigterm to the run only"])
 def test_interrupted_run_is_marked_flushed_and_cleaned_up(tmp_path, how):
-    proc = start_run(tmp_path)
-    try:
-        run_dir = wait_for_measuring_fork(tmp_path)
-        time.sleep(1.5)
-        if how.startswith("ctrl-c"):
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            os.kill(proc.pid, signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode in (130, 143), err
+    code, err, run_dir, _ = interrupt_run(["queues", "--quick", "--rate", "5000", "--variants", "abq-3,disruptor-1", "--warmup", "1",
+                                           "--measure", "20", "--out", str(tmp_path)], lambda: measuring_fork(tmp_path), how, timeout=60)
+    assert code in (130, 143), err
     assert "run marked interrupted" in err
     m = check_interrupted(run_dir)
     merged, intervals = decode_hlog(run_dir / "latency/abq-3.fork1.corrected.hlog")

@@ -3,14 +3,13 @@ cleaned up after completion and interruption, and a clear failure for an unreach
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
 
 import pytest
 
-from conftest import ROOT, bench, decode_hlog, manifest, read_csv, run_dir_of, validate
+from conftest import bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
 QUICK = ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"]
 
@@ -117,27 +116,18 @@ def test_one_jvm_per_instance(tmp_path):
 
 
 def test_interrupted_kafka_run_leaves_no_broker_port_or_files(tmp_path):
-    proc = subprocess.Popen([str(ROOT / "bench"), "run", "messaging", "--quick", "--systems", "kafka", "--warmup", "1",
-                             "--measure", "30", "--out", str(tmp_path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            logs = list(tmp_path.glob("messaging/*/latency/kafka-n1-e2e.fork1.corrected.hlog"))
-            if logs and any(line[:1].isdigit() for line in logs[0].read_text().splitlines()):
-                break
-            time.sleep(0.5)
-        else:
-            pytest.fail("the Kafka step never started measuring")
-        run_dir = logs[0].parents[1]
-        address = broker_address(manifest(run_dir))
-        assert port_open(address)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, err
+    def measuring():
+        for log in tmp_path.glob("messaging/*/latency/kafka-n1-e2e.fork1.corrected.hlog"):
+            if any(line[:1].isdigit() for line in log.read_text().splitlines()):
+                run_dir = log.parents[1]
+                address = broker_address(manifest(run_dir))
+                assert port_open(address)
+                return run_dir, address
+        return None
+
+    code, err, run_dir, address = interrupt_run(["messaging", "--quick", "--systems", "kafka", "--warmup", "1", "--measure", "30",
+                                                 "--out", str(tmp_path)], measuring)
+    assert code == 130, err
     m = manifest(run_dir)
     validate(m)
     assert m["status"] == "interrupted"

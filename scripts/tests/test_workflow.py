@@ -3,10 +3,11 @@ under the global lock, bad input fails cleanly, and no database or engine outliv
 import glob
 import json
 import subprocess
+import time
 
 import pytest
 
-from conftest import bench, decode_hlog, manifest, read_csv, run_dir_of, validate
+from conftest import bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
 QUICK = ["--quick", "--jobs", "300", "--acquire-sizes", "32"]
 
@@ -104,30 +105,16 @@ def test_h2_refuses_more_than_one_engine(tmp_path):
 
 
 def test_interrupted_run_stops_the_database_and_engines(tmp_path):
-    import os
-    import signal
-    import time
-    from conftest import ROOT
-    proc = subprocess.Popen([str(ROOT / "bench"), "run", "workflow", "--quick", "--jobs", "3000", "--job-types", "fixed",
-                             "--threads", "4", "--out", str(tmp_path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            ts = list(tmp_path.glob("workflow/*/timeseries.csv"))
-            if ts and ",execute," in ts[0].read_text():
-                break
-            time.sleep(0.5)
-        else:
-            pytest.fail("the drain never started")
-        run_dir = ts[0].parent
-        assert our_postgres_processes(), "the cluster runs during the drain"
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, err
+    def draining():
+        for ts in tmp_path.glob("workflow/*/timeseries.csv"):
+            if ",execute," in ts.read_text():
+                assert our_postgres_processes(), "the cluster runs during the drain"
+                return ts.parent, None
+        return None
+
+    code, err, run_dir, _ = interrupt_run(["workflow", "--quick", "--jobs", "3000", "--job-types", "fixed", "--threads", "4",
+                                           "--out", str(tmp_path)], draining, timeout=180)
+    assert code == 130, err
     m = manifest(run_dir)
     validate(m)
     assert m["status"] == "interrupted"
