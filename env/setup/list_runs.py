@@ -1,15 +1,14 @@
 """Lists the runs under data/ (user runs and committed reference runs), newest first per study.
 
-A manifest still saying 'running' whose process is gone is shown as 'running?(dead)': the run was killed
-with SIGKILL or the machine went down, so nothing could mark it.
+`./bench list` runs the janitor first, so a run killed with SIGKILL already shows as `interrupted`. A manifest
+still saying `running` whose process is gone (a run from another host, or one the janitor could not fix) shows
+as `running?(dead)`. A manifest that cannot be read gets one line saying so; the rest of the listing stands.
 """
 import json
 import os
 import pathlib
 import socket
 import sys
-
-data = pathlib.Path(sys.argv[1])
 
 
 def alive(pid):
@@ -20,27 +19,40 @@ def alive(pid):
         return False
 
 
-rows = []
-for manifest in sorted(data.glob("*/*/*/run.json")):
-    try:
-        m = json.loads(manifest.read_text())
-    except (OSError, ValueError) as e:
-        rows.append((str(manifest.parent.relative_to(data)), "", "", f"unreadable manifest: {e}"))
-        continue
-    status = m.get("status", "?")
-    if status == "running" and not (m.get("host", {}).get("hostname") == socket.gethostname() and alive(m.get("pid"))):
-        status = "running?(dead)"
-    flags = ["quick" if m.get("quick") else "full"]
-    if not m.get("valid", True):
-        flags.append("INVALID")
-    if m.get("tag"):
-        flags.append("tag=" + m["tag"])
-    rows.append((str(manifest.parent.relative_to(data)), status, " ".join(flags), m.get("startedAt", "")))
+def text(value, default=""):
+    return value if isinstance(value, str) else default
 
-if not rows:
-    print(f"No runs under {data} yet: try ./bench run queues --quick")
-else:
+
+def row_of(manifest_path, data):
+    where = str(manifest_path.parent.relative_to(data))
+    try:
+        m = json.loads(manifest_path.read_text())
+    except (OSError, ValueError) as e:
+        return where, "unreadable", "", f"manifest is not JSON: {type(e).__name__}"
+    if not isinstance(m, dict):
+        return where, "unreadable", "", f"manifest is {type(m).__name__}, not an object"
+    status = text(m.get("status"), "?")
+    host = m.get("host") if isinstance(m.get("host"), dict) else {}
+    if status == "running" and not (host.get("hostname") == socket.gethostname() and alive(m.get("pid"))):
+        status = "running?(dead)"
+    flags = ["quick" if m.get("quick") is True else "full"]
+    if m.get("valid") is False:
+        flags.append("INVALID")
+    if text(m.get("tag")):
+        flags.append("tag=" + text(m.get("tag")).replace("\n", " ")[:40])
+    return where, status, " ".join(flags), text(m.get("startedAt"))
+
+
+def main(data):
+    rows = [row_of(p, data) for p in sorted(data.glob("*/*/*/run.json"))]
+    if not rows:
+        print(f"No runs under {data} yet: try ./bench run queues --quick")
+        return
     print(f"Runs under {data}:")
     width = max(len(r[0]) for r in rows)
     for r in sorted(rows, key=lambda r: r[0], reverse=True):
         print(f"  {r[0]:<{width}}  {r[1]:<15} {r[2]:<12} {r[3]}")
+
+
+if __name__ == "__main__":
+    main(pathlib.Path(sys.argv[1]))

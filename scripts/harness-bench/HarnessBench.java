@@ -49,10 +49,10 @@ public class HarnessBench {
 
     static final Cli CLI = new Cli("harness", "JMH benchmark of the harness's recording path: ns and bytes allocated per latency sample\n"
             + "(targets: median <= 30 ns, 0 bytes). Results go to a normal run directory.")
-            .integer("forks", 3, 1L, 1, "JMH forks (fresh JVMs)")
-            .integer("warmup-iterations", 5, 3L, 0, "JMH warm-up iterations per fork, excluded")
-            .integer("iterations", 10, 5L, 1, "JMH measurement iterations per fork")
-            .seconds("iteration-time", 1, 1.0, "seconds per iteration");
+            .integer("forks", 3, 1L, 1, 100, "JMH forks (fresh JVMs)")
+            .integer("warmup-iterations", 5, 3L, 0, 1000, "JMH warm-up iterations per fork, excluded")
+            .integer("iterations", 10, 5L, 1, 1000, "JMH measurement iterations per fork")
+            .seconds("iteration-time", 1, 1.0, 0.01, "seconds per iteration");
 
     /** Latencies spread over several histogram buckets, so the benchmark does not hit one hot counter. */
     private final long[] latencies = new long[1024];
@@ -96,6 +96,7 @@ public class HarnessBench {
         int forks = (int) run.integer("forks");
         int warmups = (int) run.integer("warmup-iterations"), iterations = (int) run.integer("iterations");
         double seconds = run.seconds("iteration-time");
+        run.mode("jmh");
         run.variants(List.of("record", "recordWithClock", "twoHdrRecorders"));
         run.measurement(warmups * seconds, iterations * seconds, forks, "jmh-fork");
         run.notes().put("targets", "record: median <= " + TARGET_NS + " ns per sample and <= " + TARGET_BYTES + " bytes per sample (i.e. 0)");
@@ -113,9 +114,9 @@ public class HarnessBench {
 
         List<String> verdicts = new ArrayList<>();
         try (Table raw = new Table(run, "jmh.csv", "one row per JMH iteration: ns and bytes allocated per sample",
-                "benchmark", "fork", "iteration", "ns_per_sample", "bytes_per_sample");
+                "cell", "benchmark", "fork", "iteration", "ns_per_sample", "bytes_per_sample");
              Table summary = new Table(run, "summary.csv", "median over all iterations and forks, with the targets",
-                     "benchmark", "median_ns", "min_ns", "max_ns", "median_bytes", "target_ns", "target_bytes", "meets_target")) {
+                     "cell", "benchmark", "median_ns", "min_ns", "max_ns", "median_bytes", "target_ns", "target_bytes", "meets_target")) {
             for (RunResult rr : results) {
                 String name = rr.getParams().getBenchmark().substring(rr.getParams().getBenchmark().lastIndexOf('.') + 1);
                 List<Double> ns = new ArrayList<>(), bytes = new ArrayList<>();
@@ -126,7 +127,8 @@ public class HarnessBench {
                     for (IterationResult ir : br.getIterationResults()) {
                         Result<?> alloc = ir.getSecondaryResults().get("gc.alloc.rate.norm");
                         double b = alloc == null ? Double.NaN : alloc.getScore();
-                        raw.row(name, fork, ++it, ir.getPrimaryResult().getScore(), b);
+                        raw.write(Table.row().set("cell", name).set("benchmark", name).set("fork", fork).set("iteration", ++it)
+                                .set("ns_per_sample", ir.getPrimaryResult().getScore()).set("bytes_per_sample", b));
                         ns.add(ir.getPrimaryResult().getScore());
                         bytes.add(b);
                     }
@@ -134,9 +136,11 @@ public class HarnessBench {
                 double medianNs = median(ns), medianBytes = median(bytes);
                 boolean target = name.equals("record");
                 boolean meets = medianNs <= TARGET_NS && medianBytes <= TARGET_BYTES;
-                summary.row(name, medianNs, ns.stream().mapToDouble(d -> d).min().orElse(Double.NaN),
-                        ns.stream().mapToDouble(d -> d).max().orElse(Double.NaN), medianBytes,
-                        target ? TARGET_NS : null, target ? TARGET_BYTES : null, target ? meets : null);
+                summary.write(Table.row().set("cell", name).set("benchmark", name).set("median_ns", medianNs)
+                        .set("min_ns", ns.stream().mapToDouble(d -> d).min().orElse(Double.NaN))
+                        .set("max_ns", ns.stream().mapToDouble(d -> d).max().orElse(Double.NaN)).set("median_bytes", medianBytes)
+                        .set("target_ns", target ? TARGET_NS : null).set("target_bytes", target ? TARGET_BYTES : null)
+                        .set("meets_target", target ? meets : null));
                 verdicts.add(String.format(Locale.ROOT, "%-16s median %7.1f ns/sample, %.3f bytes/sample%s", name, medianNs, medianBytes,
                         target ? (meets ? "  (meets target)" : "  (MISSES target: <= 30 ns, 0 bytes)") : ""));
                 if (target) run.notes().put("recordMeetsTarget", meets);

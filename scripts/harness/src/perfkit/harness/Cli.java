@@ -1,63 +1,101 @@
 package perfkit.harness;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
- * Declares a study's options and parses the command line.
+ * Declares a study's options and parses the command line into one normalised parameter map.
  * Accepts {@code --name value} and {@code --name=value}; {@code --quick} swaps in the quick-scale defaults.
- * Every parameter, defaults included, ends up in the manifest, so a run says exactly what it did.
+ * <p>
+ * Every value is checked and normalised here, once: {@code 1_000} becomes {@code 1000}, lists lose blanks and
+ * duplicates, numbers are finite and within their bounds. The run, its forks and the manifest all read these
+ * normalised strings (through {@link Params}), so a value the parent accepted is one every fork can read.
  */
 public final class Cli {
-    /** One option: its default, its quick-scale default, and how to check a value. */
-    record Option(String name, String defaultValue, String quickValue, String help, String kind, Function<String, String> check) {}
+    /** Normalises a value, or throws {@link IllegalArgumentException} whose message completes "expects ...". */
+    interface Normaliser extends Function<String, String> {}
+
+    record Option(String name, String defaultValue, String quickValue, String help, String kind, Normaliser normalise) {}
+
+    /** Longest window or timeout we accept: a week. Longer is a typo, and "Infinity" never ends. */
+    static final double MAX_SECONDS = 7 * 24 * 3600;
+    private static final Pattern INTEGER = Pattern.compile("[+-]?\\d+(_\\d+)*");
 
     private final String study;
     private final String summary;
     private final Map<String, Option> options = new LinkedHashMap<>();
+    private final Map<String, String> secretEnv = new LinkedHashMap<>();
+    private final List<Function<Params, String>> rules = new ArrayList<>();
 
     public Cli(String study, String summary) {
         this.study = study;
         this.summary = summary;
         flag("quick", "quick scale: short windows and fewer repetitions, for demos and tests");
-        text("out", "data/runs", "root folder for run directories (the run goes to <out>/<study>/<run-id>)");
+        add("out", "data/runs", null, "root folder for run directories (the run goes to <out>/<study>/<run-id>)", "folder", Cli::folder);
         text("tag", "", "free-form label stored in the manifest, e.g. 'jdk21' or 'after-fix'");
     }
 
     public String study() { return study; }
 
+    /** An integer in [min, Integer.MAX_VALUE]: most counts end up in an int, so larger values are refused here, not overflowed in a fork. */
     public Cli integer(String name, long defaultValue, Long quickValue, long min, String help) {
+        return integer(name, defaultValue, quickValue, min, Integer.MAX_VALUE, help);
+    }
+
+    public Cli integer(String name, long defaultValue, Long quickValue, long min, long max, String help) {
         return add(name, String.valueOf(defaultValue), quickValue == null ? null : String.valueOf(quickValue), help, "integer",
-                v -> {
-                    long n;
-                    try { n = Long.parseLong(v.replace("_", "")); } catch (NumberFormatException e) { return "an integer"; }
-                    return n < min ? "an integer >= " + min : null;
-                });
+                v -> String.valueOf(parseInteger(v, min, max)));
     }
 
+    /** Seconds >= 0 (a warm-up or a timeout may be zero). */
     public Cli seconds(String name, double defaultValue, Double quickValue, String help) {
-        return add(name, fmt(defaultValue), quickValue == null ? null : fmt(quickValue), help, "seconds",
-                v -> {
-                    try { return Double.parseDouble(v) >= 0 ? null : "a number of seconds >= 0"; }
-                    catch (NumberFormatException e) { return "a number of seconds"; }
-                });
+        return seconds(name, defaultValue, quickValue, 0, help);
     }
 
-    /** A comma-separated subset of {@code allowed}. */
+    /** Seconds >= min; use a positive min for measurement windows, where 0 would make an empty "complete" run. */
+    public Cli seconds(String name, double defaultValue, Double quickValue, double min, String help) {
+        return add(name, fmt(defaultValue), quickValue == null ? null : fmt(quickValue), help, "seconds",
+                v -> fmt(parseSeconds(v, min)));
+    }
+
+    /** Milliseconds, a positive integer. */
+    public Cli millis(String name, long defaultValue, Long quickValue, String help) {
+        return add(name, String.valueOf(defaultValue), quickValue == null ? null : String.valueOf(quickValue), help, "milliseconds",
+                v -> String.valueOf(parseInteger(v, 1, Integer.MAX_VALUE)));
+    }
+
+    /** A comma-separated subset of {@code allowed}; stored without blanks or duplicates, in the order given. */
     public Cli choices(String name, List<String> allowed, String defaultValue, String help) {
-        return add(name, defaultValue, null, help, "list of " + String.join("|", allowed),
-                v -> {
-                    for (String item : v.split(",")) if (!allowed.contains(item.trim())) return "one or more of " + String.join(", ", allowed);
-                    return null;
-                });
+        return add(name, defaultValue, null, help, "list of " + String.join("|", allowed), v -> {
+            LinkedHashSet<String> items = new LinkedHashSet<>(split(v));
+            if (items.isEmpty() || !allowed.containsAll(items)) throw new IllegalArgumentException("one or more of " + String.join(", ", allowed));
+            return String.join(",", items);
+        });
+    }
+
+    /** A comma-separated list of integers in [min, max], e.g. instance counts. */
+    public Cli integers(String name, String defaultValue, String quickValue, long min, long max, String help) {
+        return add(name, defaultValue, quickValue, help, "list of integers", v -> {
+            LinkedHashSet<String> items = new LinkedHashSet<>();
+            for (String item : split(v)) items.add(String.valueOf(parseInteger(item, min, max)));
+            if (items.isEmpty()) throw new IllegalArgumentException("a comma-separated list of integers");
+            return String.join(",", items);
+        });
     }
 
     public Cli choice(String name, List<String> allowed, String defaultValue, String help) {
-        return add(name, defaultValue, null, help, String.join("|", allowed),
-                v -> allowed.contains(v) ? null : "one of " + String.join(", ", allowed));
+        return add(name, defaultValue, null, help, String.join("|", allowed), v -> {
+            if (!allowed.contains(v.trim())) throw new IllegalArgumentException("one of " + String.join(", ", allowed));
+            return v.trim();
+        });
     }
 
     public Cli text(String name, String defaultValue, String help) {
@@ -65,15 +103,35 @@ public final class Cli {
     }
 
     public Cli text(String name, String defaultValue, String quickValue, String help) {
-        return add(name, defaultValue, quickValue, help, "text", v -> null);
+        return add(name, defaultValue, quickValue, help, "text", v -> v);
     }
 
     public Cli flag(String name, String help) {
-        return add(name, "false", null, help, "flag", v -> v.equals("true") || v.equals("false") ? null : "true or false");
+        return add(name, "false", null, help, "flag", v -> {
+            if (!v.equals("true") && !v.equals("false")) throw new IllegalArgumentException("true or false");
+            return v;
+        });
     }
 
-    private Cli add(String name, String def, String quick, String help, String kind, Function<String, String> check) {
-        options.put(name, new Option(name, def, quick, help, kind, check));
+    /**
+     * A secret such as a database password. Its value comes from {@code --<name>-file} (a file holding it),
+     * the environment variable {@code envVar}, or, with a warning, {@code --<name>} itself, which other local
+     * users can read in the process list. The manifest masks it; forks receive it over stdin, never argv.
+     */
+    public Cli secret(String name, String envVar, String help) {
+        secretEnv.put(name, envVar);
+        add(name, "", null, help + " (prefer $" + envVar + " or --" + name + "-file: a value given here shows in the process list)", "secret", v -> v);
+        return add(name + "-file", "", null, "file holding --" + name + " (first line)", "file", v -> v);
+    }
+
+    /** A rule over several options, checked before the run folder exists; returns the problem, or null when fine. */
+    public Cli rule(Function<Params, String> rule) {
+        rules.add(rule);
+        return this;
+    }
+
+    private Cli add(String name, String def, String quick, String help, String kind, Normaliser normalise) {
+        options.put(name, new Option(name, def, quick, help, kind, normalise));
         return this;
     }
 
@@ -98,9 +156,10 @@ public final class Cli {
                 else if (i + 1 < args.length) value = args[++i];
                 else throw new UserError(study + ": option --" + name + " needs a value");
             }
-            String problem = opt.check().apply(value);
-            if (problem != null) throw new UserError(study + ": option --" + name + " expects " + problem + ", got '" + value + "'");
-            given.put(name, value);
+            given.put(name, normalise(opt, value));
+            if (opt.kind().equals("secret") && !value.isEmpty())
+                System.err.println("warning: --" + name + " is visible to other local users in the process list; prefer $"
+                        + secretEnv.get(name) + " or --" + name + "-file");
         }
         boolean quick = Boolean.parseBoolean(given.getOrDefault("quick", "false"));
         Map<String, String> params = new LinkedHashMap<>();
@@ -109,7 +168,35 @@ public final class Cli {
                     : quick && o.quickValue() != null ? o.quickValue() : o.defaultValue();
             params.put(o.name(), v);
         }
+        secretEnv.forEach((name, env) -> params.put(name, secretValue(name, env, params)));
+        Params typed = new Params(params);
+        for (Function<Params, String> rule : rules) {
+            String problem = rule.apply(typed);
+            if (problem != null) throw new UserError(study + ": " + problem);
+        }
         return params;
+    }
+
+    private String normalise(Option opt, String value) {
+        try {
+            return opt.normalise().apply(value);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(study + ": option --" + opt.name() + " expects " + e.getMessage() + ", got '" + value + "'");
+        }
+    }
+
+    private String secretValue(String name, String envVar, Map<String, String> params) {
+        if (!params.get(name).isEmpty()) return params.get(name);
+        String file = params.get(name + "-file");
+        if (!file.isEmpty()) {
+            try {
+                return Files.readAllLines(Path.of(file)).stream().findFirst().orElse("").strip();
+            } catch (IOException | RuntimeException e) {
+                throw new UserError(study + ": cannot read --" + name + "-file " + file + " (" + e.getClass().getSimpleName() + ")");
+            }
+        }
+        String env = System.getenv(envVar);
+        return env == null ? "" : env;
     }
 
     public String help() {
@@ -118,14 +205,63 @@ public final class Cli {
         for (Option o : options.values()) {
             sb.append("  --").append(o.name()).append(o.kind().equals("flag") ? "" : " <" + o.kind() + ">").append('\n');
             List<String> defaults = new ArrayList<>();
-            if (!o.kind().equals("flag")) defaults.add("default: " + (o.defaultValue().isEmpty() ? "none" : o.defaultValue()));
+            if (!o.kind().equals("flag") && !o.kind().equals("secret")) defaults.add("default: " + (o.defaultValue().isEmpty() ? "none" : o.defaultValue()));
             if (o.quickValue() != null) defaults.add("with --quick: " + o.quickValue());
             sb.append("      ").append(o.help()).append(defaults.isEmpty() ? "" : " (" + String.join("; ", defaults) + ")").append('\n');
         }
         return sb.toString();
     }
 
-    private static String fmt(double d) {
-        return d == Math.rint(d) ? String.valueOf((long) d) : String.valueOf(d);
+    // ---- the checks, shared with Params ---------------------------------------------------------------
+
+    static long parseInteger(String v, long min, long max) {
+        String s = v.trim();
+        long n;
+        try {
+            if (!INTEGER.matcher(s).matches()) throw new NumberFormatException();
+            n = Long.parseLong(s.replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(s.matches("[+-]?[\\d_]+") ? "an integer from " + min + " to " + max : "an integer");
+        }
+        if (n < min && max >= Integer.MAX_VALUE) throw new IllegalArgumentException("an integer >= " + min);
+        if (n < min || n > max) throw new IllegalArgumentException("an integer from " + min + " to " + max);
+        return n;
+    }
+
+    static double parseSeconds(String v, double min) {
+        double d;
+        try {
+            String s = v.trim().replace("_", "");
+            if (!s.matches("[+-]?(\\d+\\.?\\d*|\\.\\d+)")) throw new NumberFormatException();
+            d = Double.parseDouble(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("a number of seconds" + (min > 0 ? " > 0" : " >= 0") + " (at most " + fmt(MAX_SECONDS) + ")");
+        }
+        if (d < min || (min == 0 && d < 0) || d > MAX_SECONDS || (min > 0 && d <= 0))
+            throw new IllegalArgumentException("a number of seconds " + (min > 0 ? ">= " + fmt(min) : ">= 0") + " and <= " + fmt(MAX_SECONDS));
+        return d;
+    }
+
+
+    /** The run root must be a folder, or a path whose nearest existing parent is a writable folder. */
+    private static String folder(String v) {
+        if (v.isBlank()) throw new IllegalArgumentException("a folder");
+        Path p = Run.kitRoot().resolve(v).normalize();
+        if (Files.exists(p) && !Files.isDirectory(p)) throw new IllegalArgumentException("a folder (it is a file)");
+        Path existing = p;
+        while (existing != null && !Files.exists(existing)) existing = existing.getParent();
+        if (existing == null || !Files.isDirectory(existing)) throw new IllegalArgumentException("a folder that can be created (" + existing + " is not a folder)");
+        if (!Files.isWritable(existing)) throw new IllegalArgumentException("a writable folder (" + existing + " is not writable)");
+        return v;
+    }
+
+    static List<String> split(String v) {
+        List<String> out = new ArrayList<>();
+        for (String s : v.split(",")) if (!s.trim().isEmpty()) out.add(s.trim());
+        return out;
+    }
+
+    static String fmt(double d) {
+        return d == Math.rint(d) && Math.abs(d) < 1e15 ? String.valueOf((long) d) : String.valueOf(d);
     }
 }

@@ -53,6 +53,27 @@ public final class CpuSampler {
         catch (IOException | RuntimeException e) { return -1; }
     }
 
+    /**
+     * CPU of a process and everything under it, in ticks: its own utime + stime, its reaped children's
+     * cutime + cstime, and the utime + stime of every live descendant. A server such as PostgreSQL does its
+     * work in child processes (backends) that come and go, so its own ticks alone miss most of it. -1 when gone.
+     */
+    public long treeTicks(long pid) {
+        try {
+            long total = parseTreeRootTicks(Files.readString(proc.resolve(pid + "/stat")));
+            var handle = ProcessHandle.of(pid);
+            if (handle.isPresent()) {
+                for (var d : (Iterable<ProcessHandle>) handle.get().descendants()::iterator) {
+                    long t = processTicks(d.pid());
+                    if (t > 0) total += t;
+                }
+            }
+            return total;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     /** Percent of one core used between two tick readings taken {@code seconds} apart. */
     public static double percent(long ticksBefore, long ticksAfter, double seconds) {
         if (ticksBefore < 0 || ticksAfter < ticksBefore || seconds <= 0) return Double.NaN;
@@ -78,5 +99,13 @@ public final class CpuSampler {
         String[] f = stat.substring(close + 1).trim().split("\\s+");
         // f[0] is field 3 (state); utime is field 14 and stime field 15.
         return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    }
+
+    /** utime + stime + cutime + cstime (fields 14 to 17): the process and its reaped children. */
+    static long parseTreeRootTicks(String stat) {
+        int close = stat.lastIndexOf(')');
+        if (close < 0) throw new IllegalArgumentException("malformed /proc/<pid>/stat: no ')'");
+        String[] f = stat.substring(close + 1).trim().split("\\s+");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]);
     }
 }

@@ -1,49 +1,47 @@
 package perfkit.harness;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Locale;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
 
 /**
- * The child side of a repetition: a fresh JVM started by {@link Run#fork}. It talks to the parent through
- * tagged stdout lines (progress ticks, phase changes, one final result) and writes its own data files into
- * the run directory. On SIGTERM or Ctrl-C its shutdown hook flushes every latency log it opened.
+ * The child side of a repetition: a fresh JVM started by {@link Run#fork}. It reads its parameters from stdin,
+ * reports through {@link ForkProtocol} lines on stdout, and writes its own data files into the run directory.
+ * On SIGTERM, Ctrl-C or the parent's death its shutdown hook flushes every latency log it opened.
  */
 public final class Fork {
-    static final String FLAG = "--perfkit-fork";
-    static final String TICK = "PERFKIT:TICK ", PHASE = "PERFKIT:PHASE ", RESULT = "PERFKIT:RESULT ";
-
     private final Path dir;
     private final String series;
-    private final Map<String, String> params;
+    private final Params params;
     private final ObjectNode result = Manifest.newObject();
-    private final List<LatencyLog> logs = new CopyOnWriteArrayList<>();
+    private final Map<LatencyLog, RunFile[]> logs = new LinkedHashMap<>();
+    private boolean logsClosed;
 
     private Fork(Path dir, String series, Map<String, String> params) {
         this.dir = dir;
         this.series = series;
-        this.params = params;
+        this.params = new Params(params);
         result.put("series", series);
         result.putArray("files");
-        var jvmArgs = result.putArray("jvmInputArguments");
-        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> jvmArgs.add(Manifest.jvmArgument(a)));
+        ArrayNode jvmArgs = result.putArray("jvmInputArguments");
+        ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> jvmArgs.add(Manifest.jvmArgument(a)));
     }
 
+    /** args: FLAG runDir series; the parameters arrive as the first line of stdin. */
     static void main(String[] args, Study.ForkBody body) {
         try {
-            Map<String, String> params = Manifest.JSON.readValue(args[3], new TypeReference<Map<String, String>>() {});
-            Fork fork = new Fork(Path.of(args[1]), args[2], params);
+            Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeParams(ChildProcess.firstLine()));
             Runtime.getRuntime().addShutdownHook(new Thread(fork::closeLogs, "perfkit-fork-shutdown"));
             body.run(fork);
             fork.closeLogs();
-            System.out.println(RESULT + Manifest.JSON.writer().without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(fork.result));
+            System.out.println(ForkProtocol.result(fork.result));
             System.out.flush();
             System.exit(0);
         } catch (Throwable t) {
@@ -56,41 +54,63 @@ public final class Fork {
     public Path dir() { return dir; }
 
     /** The run's scratch space, shared with the parent and deleted when the run ends. */
-    public Path scratchDir() throws java.io.IOException { return java.nio.file.Files.createDirectories(dir.resolve(Run.SCRATCH_DIR)); }
+    public Path scratchDir() throws IOException { return Files.createDirectories(dir.resolve(Run.SCRATCH_DIR)); }
+
     public String series() { return series; }
-    public String param(String name) { return params.get(name); }
-    public long integer(String name) { return Long.parseLong(params.get(name)); }
-    public double seconds(String name) { return Double.parseDouble(params.get(name)); }
+    public Params params() { return params; }
+    public String param(String name) { return params.values().get(name); }
+    public long integer(String name) { return params.integer(name); }
+    public double seconds(String name) { return params.seconds(name); }
 
     /** What this repetition reports back; the study fills it in. */
     public ObjectNode result() { return result; }
 
     public void phase(String name, double plannedSeconds) {
-        System.out.printf(Locale.ROOT, "%s%s %.3f%n", PHASE, name, plannedSeconds);
+        System.out.println(ForkProtocol.phase(name, plannedSeconds));
     }
 
-    /** Waits {@code seconds} while reporting the cumulative count to the parent once a second. */
+    /** Reports a cumulative count to the parent, stamped with this moment, for the per-second time series. */
+    public void report(long cumulative) {
+        System.out.println(ForkProtocol.tick(cumulative, System.nanoTime()));
+    }
+
+    /** Waits {@code seconds} while reporting the cumulative count to the parent about once a second. */
     public void await(double seconds, LongSupplier cumulative) throws InterruptedException {
         long end = System.nanoTime() + (long) (seconds * 1e9);
         for (long left; (left = end - System.nanoTime()) > 0; ) {
             Thread.sleep(Math.max(1, Math.min(1000, left / 1_000_000)));
-            System.out.println(TICK + cumulative.getAsLong());
+            report(cumulative.getAsLong());
         }
     }
 
-    /** Opens the two interval logs of a latency series in the run directory and lists them in the result. */
-    public LatencyLog latencyLog(String name, String description) throws Exception {
-        LatencyLog log = new LatencyLog(dir, name, description, Boolean.parseBoolean(params.getOrDefault("keep-warmup", "false")));
-        logs.add(log);
-        ArrayNode files = (ArrayNode) result.get("files");
-        files.addObject().put("path", name + LatencyLog.CORRECTED).put("kind", "hlog")
-                .put("description", description + "; corrected for coordinated omission (from intended start), ns");
-        files.addObject().put("path", name + LatencyLog.UNCORRECTED).put("kind", "hlog")
-                .put("description", description + "; uncorrected (from actual start), ns");
+    /**
+     * Opens the two interval logs (corrected and uncorrected) of one latency series of {@code cell} in this fork,
+     * {@code latency/<series>.fork<k>.<timing>.hlog}, and lists them in the result with their fields.
+     */
+    public LatencyLog latencyLog(String cell, String series, int fork, String description) throws IOException {
+        String stem = "latency/" + series.replace('/', '.') + ".fork" + fork;
+        LatencyLog log = new LatencyLog(dir, stem, description, params.has("keep-warmup") && params.flag("keep-warmup"));
+        RunFile corrected = new RunFile(stem + LatencyLog.CORRECTED, "hlog",
+                description + "; corrected for coordinated omission (from intended start), ns", cell, series, fork, RunFile.CORRECTED, null, null);
+        RunFile uncorrected = new RunFile(stem + LatencyLog.UNCORRECTED, "hlog",
+                description + "; uncorrected (from actual start), ns", cell, series, fork, RunFile.UNCORRECTED, null, null);
+        synchronized (logs) {
+            logs.put(log, new RunFile[]{corrected, uncorrected});
+        }
         return log;
     }
 
+    /** Closes the logs, then lists them with the window they measured. */
     private void closeLogs() {
-        logs.forEach(LatencyLog::close);
+        synchronized (logs) {
+            if (logsClosed) return;
+            logsClosed = true;
+            ArrayNode files = (ArrayNode) result.get("files");
+            logs.forEach((log, entries) -> {
+                log.close();
+                LatencyLog.Window w = log.window();
+                for (RunFile f : entries) files.add((w == null ? f : f.withWindow(w.startMs(), w.endMs())).toJson());
+            });
+        }
     }
 }

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * Its shape is fixed by {@code schema/run.schema.json}; bump {@link #SCHEMA_VERSION} when it changes.
  */
 public final class Manifest {
-    public static final int SCHEMA_VERSION = 1;
+    public static final int SCHEMA_VERSION = 2;
     public static final String FILE_NAME = "run.json";
     static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 

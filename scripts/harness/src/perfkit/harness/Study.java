@@ -3,6 +3,7 @@ package perfkit.harness;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 /**
@@ -17,11 +18,18 @@ public final class Study {
     /** The measured side, inside a fresh JVM per repetition. */
     public interface ForkBody { void run(Fork fork) throws Exception; }
 
+    static final String JANITOR_FLAG = "--perfkit-janitor";
+
     private Study() {}
 
     public static void main(String[] args, Cli cli, Class<?> mainClass, Body body, ForkBody forkBody) {
-        if (args.length > 0 && args[0].equals(Fork.FLAG)) {
+        if (args.length > 0 && args[0].equals(ForkProtocol.FLAG)) {
             Fork.main(args, forkBody);
+            return;
+        }
+        if (args.length == 2 && args[0].equals(JANITOR_FLAG)) { // ./bench list: tidy up after dead runs, then list
+            Janitor.sweep(Path.of(args[1]));
+            PrivatePostgres.sweepOrphans();
             return;
         }
         Run run = null;

@@ -6,26 +6,60 @@ import java.math.BigDecimal;
 import java.math.MathContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.StringJoiner;
 
-/** A CSV table in the run directory, flushed row by row so an interrupted run keeps every finished row. */
+/**
+ * A CSV table in the run directory, flushed row by row so an interrupted run keeps every finished row.
+ * Every table has a {@code cell} column naming the measured cell a row belongs to (the run format's contract),
+ * and rows are bound by column name, so adding a column cannot shift the others.
+ */
 public final class Table implements AutoCloseable {
+    public static final String CELL = "cell";
+
+    /** One row under construction: values by column name. */
+    public static final class Row {
+        private final Map<String, Object> values = new LinkedHashMap<>();
+
+        public Row set(String column, Object value) {
+            if (values.containsKey(column)) throw new IllegalArgumentException("column '" + column + "' set twice");
+            values.put(column, value);
+            return this;
+        }
+    }
+
     private final BufferedWriter out;
-    private final int columns;
+    private final List<String> header;
 
     public Table(Run run, String fileName, String description, String... header) throws IOException {
-        this.out = Files.newBufferedWriter(run.dir().resolve(fileName));
-        this.columns = header.length;
-        run.addFile(fileName, "table", description);
-        write(header);
+        this(run.dir(), fileName, header);
+        run.addFile(RunFile.table(fileName, description));
     }
 
-    public synchronized void row(Object... values) throws IOException {
-        if (values.length != columns) throw new IllegalArgumentException("expected " + columns + " values, got " + values.length);
-        write(values);
+    Table(Path dir, String fileName, String... header) throws IOException {
+        this.header = List.of(header);
+        if (!this.header.contains(CELL)) throw new IllegalArgumentException("table " + fileName + " needs a '" + CELL + "' column");
+        if (this.header.stream().distinct().count() != header.length) throw new IllegalArgumentException("table " + fileName + " repeats a column");
+        this.out = Files.newBufferedWriter(dir.resolve(fileName));
+        write(Arrays.asList((Object[]) header));
     }
 
-    private void write(Object[] values) throws IOException {
+    public static Row row() { return new Row(); }
+
+    /** Writes a row; every column must be set, and no other. */
+    public synchronized void write(Row row) throws IOException {
+        if (!row.values.keySet().equals(new java.util.HashSet<>(header))) {
+            var missing = header.stream().filter(c -> !row.values.containsKey(c)).toList();
+            var unknown = row.values.keySet().stream().filter(c -> !header.contains(c)).toList();
+            throw new IllegalArgumentException("row does not match the table: missing " + missing + ", unknown " + unknown);
+        }
+        write(header.stream().map(row.values::get).toList());
+    }
+
+    private void write(List<Object> values) throws IOException {
         StringJoiner line = new StringJoiner(",");
         for (Object v : values) line.add(format(v));
         out.write(line.toString());
@@ -37,7 +71,7 @@ public final class Table implements AutoCloseable {
         if (v == null) return "";
         if (v instanceof Double d) return d.isNaN() || d.isInfinite() ? "" : new BigDecimal(d).round(new MathContext(10)).stripTrailingZeros().toPlainString();
         String s = v.toString();
-        return s.contains(",") || s.contains("\"") ? '"' + s.replace("\"", "\"\"") + '"' : s;
+        return s.contains(",") || s.contains("\"") || s.contains("\n") ? '"' + s.replace("\"", "\"\"") + '"' : s;
     }
 
     @Override

@@ -24,12 +24,50 @@ public final class TimeSeries implements AutoCloseable {
     public static final String FILE_NAME = "timeseries.csv";
     static final String HEADER = "epoch_ms,elapsed_s,phase,series,metric,value";
 
-    private record Counter(LongSupplier cumulative, long[] last) {}
-    private record Proc(long pid, long[] lastTicks) {}
+    private record Polled(LongSupplier cumulative, long[] last) {}
+    private record Proc(long pid, boolean tree, long[] lastTicks) {}
+
+    /**
+     * A cumulative count reported by another process at its own moments, stamped with System.nanoTime() (one
+     * monotonic clock for all processes on Linux). The per-second rate is taken between two estimates of the
+     * count at this sampler's ticks, interpolated between reports, so a report landing just before or just
+     * after a tick cannot make one second read 0 and the next double.
+     */
+    public static final class Counter {
+        private long prevCount, prevNanos = Long.MIN_VALUE, lastCount, lastNanos = Long.MIN_VALUE;
+        private double countAtLastTick = Double.NaN;
+
+        public synchronized void report(long count, long nanos) {
+            if (lastNanos != Long.MIN_VALUE && nanos <= lastNanos) return;
+            prevCount = lastCount;
+            prevNanos = lastNanos;
+            lastCount = count;
+            lastNanos = nanos;
+        }
+
+        /** The count at {@code nanos}: interpolated between the last two reports, extrapolated (at their rate) past the last. */
+        synchronized double estimateAt(long nanos) {
+            if (lastNanos == Long.MIN_VALUE) return Double.NaN;
+            if (prevNanos == Long.MIN_VALUE) return lastCount;
+            double rate = (double) (lastCount - prevCount) / (lastNanos - prevNanos);
+            // past the last report, extrapolate at most a little more than one report period: a silent fork is not counting
+            long ahead = Math.min(nanos - lastNanos, 1_500_000_000L);
+            return Math.max(prevCount, lastCount + rate * ahead);
+        }
+
+        /** Events per second since the previous tick, or NaN before two estimates exist. */
+        synchronized double rateAtTick(long tickNanos, double seconds) {
+            double now = estimateAt(tickNanos);
+            double before = countAtLastTick;
+            countAtLastTick = now;
+            return Double.isNaN(now) || Double.isNaN(before) ? Double.NaN : Math.max(0, now - before) / seconds;
+        }
+    }
 
     private final BufferedWriter out;
     private final CpuSampler cpu;
     private final long startNanos = System.nanoTime();
+    private final Map<String, Polled> polled = new ConcurrentHashMap<>();
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Proc> processes = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -60,15 +98,30 @@ public final class TimeSeries implements AutoCloseable {
     /** Reports the summed rate of all counters after every tick (for the progress line). */
     public void onRate(DoubleConsumer listener) { this.rateListener = listener; }
 
-    /** Emits the per-second rate of a cumulative count. */
+    /** Emits the per-second rate of a cumulative count read in this process at each tick. */
     public void watchCounter(String series, LongSupplier cumulative) {
-        counters.put(series, new Counter(cumulative, new long[]{cumulative.getAsLong()}));
+        polled.put(series, new Polled(cumulative, new long[]{cumulative.getAsLong()}));
     }
 
-    public void unwatchCounter(String series) { counters.remove(series); }
+    /** A count another process reports with its own timestamps (see {@link Counter}). */
+    public Counter counter(String series) {
+        Counter c = new Counter();
+        counters.put(series, c);
+        return c;
+    }
+
+    public void unwatchCounter(String series) {
+        polled.remove(series);
+        counters.remove(series);
+    }
 
     public void watchProcess(String series, long pid) {
-        processes.put(series, new Proc(pid, new long[]{cpu.processTicks(pid)}));
+        processes.put(series, new Proc(pid, false, new long[]{cpu.processTicks(pid)}));
+    }
+
+    /** CPU of a process with all its descendants and reaped children, e.g. a database server and its backends. */
+    public void watchProcessTree(String series, long pid) {
+        processes.put(series, new Proc(pid, true, new long[]{cpu.treeTicks(pid)}));
     }
 
     public void unwatchProcess(String series) { processes.remove(series); }
@@ -82,15 +135,21 @@ public final class TimeSeries implements AutoCloseable {
         double elapsed = (now - startNanos) / 1e9;
         try {
             double totalRate = 0;
-            for (var e : counters.entrySet()) {
+            for (var e : polled.entrySet()) {
                 long value = e.getValue().cumulative().getAsLong();
                 double rate = (value - e.getValue().last()[0]) / seconds;
                 e.getValue().last()[0] = value;
                 totalRate += rate;
                 row(epochMs, elapsed, e.getKey(), "events_per_s", rate);
             }
+            for (var e : counters.entrySet()) {
+                double rate = e.getValue().rateAtTick(now, seconds);
+                if (Double.isNaN(rate)) continue;
+                totalRate += rate;
+                row(epochMs, elapsed, e.getKey(), "events_per_s", rate);
+            }
             for (var e : processes.entrySet()) {
-                long ticks = cpu.processTicks(e.getValue().pid());
+                long ticks = e.getValue().tree() ? cpu.treeTicks(e.getValue().pid()) : cpu.processTicks(e.getValue().pid());
                 double pct = CpuSampler.percent(e.getValue().lastTicks()[0], ticks, seconds);
                 e.getValue().lastTicks()[0] = ticks;
                 if (!Double.isNaN(pct)) row(epochMs, elapsed, e.getKey(), "cpu_pct", pct);

@@ -1,6 +1,10 @@
 package perfkit.harness;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -14,5 +18,28 @@ class TableTest {
         assertEquals("", Table.format(null));
         assertEquals("\"a,b\"", Table.format("a,b"));
         assertEquals("\"say \"\"hi\"\"\"", Table.format("say \"hi\""));
+    }
+
+    @Test
+    void rowsAreBoundByColumnName(@TempDir Path dir) throws Exception {
+        try (Table t = new Table(dir, "t.csv", "cell", "b", "a")) {
+            t.write(Table.row().set("a", 1).set("cell", "x").set("b", "two"));
+        }
+        assertEquals(java.util.List.of("cell,b,a", "x,two,1"), Files.readAllLines(dir.resolve("t.csv")));
+    }
+
+    @Test
+    void aRowMustSetEveryColumnOnce(@TempDir Path dir) throws Exception {
+        try (Table t = new Table(dir, "t.csv", "cell", "a")) {
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> t.write(Table.row().set("cell", "x"))).getMessage().contains("missing [a]"));
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> t.write(Table.row().set("cell", "x").set("a", 1).set("z", 2)))
+                    .getMessage().contains("unknown [z]"));
+            assertThrows(IllegalArgumentException.class, () -> Table.row().set("a", 1).set("a", 2));
+        }
+    }
+
+    @Test
+    void everyTableNamesItsCell(@TempDir Path dir) {
+        assertThrows(IllegalArgumentException.class, () -> new Table(dir, "t.csv", "variant", "a"));
     }
 }

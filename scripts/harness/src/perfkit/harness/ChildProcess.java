@@ -1,0 +1,81 @@
+package perfkit.harness;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Entry point of every JVM a run starts (forks and services such as a broker): {@code ChildProcess <main class> <args>}.
+ * It reads the first stdin line (a fork's parameters), then keeps a parent-death watchdog: when stdin reaches
+ * EOF or the parent process is gone, the child exits through its shutdown hooks (so logs are flushed), and is
+ * halted a few seconds later if a hook hangs. So a SIGKILLed run leaves no JVM behind.
+ */
+public final class ChildProcess {
+    static final String PARENT_ENV = "PERFKIT_PARENT_PID";
+    static final int EXIT_PARENT_GONE = 143;
+    private static final long HALT_AFTER_MS = 5000;
+
+    private static volatile String firstLine = "{}";
+
+    private ChildProcess() {}
+
+    public static void main(String[] args) throws Throwable {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line = in.readLine();
+        if (line == null) System.exit(EXIT_PARENT_GONE); // the parent died before handing over the parameters
+        firstLine = line;
+        watchParent(in, parentPid());
+        Method main = Class.forName(args[0]).getMethod("main", String[].class);
+        try {
+            main.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    /** The line the parent wrote first: a fork's parameters as JSON ({@code {}} for services). */
+    static String firstLine() { return firstLine; }
+
+    private static long parentPid() {
+        String env = System.getenv(PARENT_ENV);
+        if (env != null && env.matches("\\d+")) return Long.parseLong(env);
+        return ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
+    }
+
+    /** Two daemon threads: one waits for EOF on stdin, one checks every second that the parent still lives. */
+    static void watchParent(BufferedReader in, long parentPid) {
+        daemon("perfkit-stdin-watchdog", () -> {
+            try {
+                while (in.readLine() != null) { /* nothing else is sent; EOF is the signal */ }
+            } catch (IOException ignored) {
+                // a broken pipe means the same as EOF
+            }
+            parentGone("its stdin closed");
+        });
+        daemon("perfkit-parent-watchdog", () -> {
+            while (true) {
+                if (!Sys.running(parentPid)) parentGone("its parent " + parentPid + " is gone");
+                try { Thread.sleep(1000); } catch (InterruptedException e) { return; }
+            }
+        });
+    }
+
+    private static synchronized void parentGone(String why) {
+        daemon("perfkit-halt", () -> {
+            try { Thread.sleep(HALT_AFTER_MS); } catch (InterruptedException ignored) { }
+            Runtime.getRuntime().halt(EXIT_PARENT_GONE);
+        });
+        System.err.println("perfkit: stopping " + ProcessHandle.current().pid() + ": " + why);
+        System.exit(EXIT_PARENT_GONE); // runs the shutdown hooks: latency logs flushed, brokers shut down
+    }
+
+    static Thread daemon(String name, Runnable body) {
+        Thread t = new Thread(body, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+}

@@ -1,0 +1,39 @@
+package perfkit.harness;
+
+/**
+ * Names what limits a drain, from evidence taken during it. The rules, in order:
+ * <ol>
+ * <li>{@code cpu:<owner>}: the machine is at or above {@link #CPU_SATURATED} of all its cores; the owner is the
+ *     largest consumer among the engines, the database and everything else;</li>
+ * <li>{@code database-locks}: on average at least {@link #LOCK_WAITERS} of the run's database sessions wait on a lock;</li>
+ * <li>{@code executor-threads}: the executor's threads are busy at least {@link #THREADS_BUSY} of the time, so each
+ *     job's own time on its thread (the job plus its database round trips and commit) sets the rate;</li>
+ * <li>{@code acquisition}: otherwise threads sit idle while jobs are still due, so jobs are not fetched fast
+ *     enough (acquire size, acquire wait, the global acquire lock).</li>
+ * </ol>
+ */
+public final class DrainBottleneck {
+    public static final double CPU_SATURATED = 0.90, THREADS_BUSY = 0.90, LOCK_WAITERS = 1.0;
+
+    /**
+     * CPU in percent of one core (200 = two busy cores); {@code threadsBusy} as a fraction of the executor's
+     * thread-time spent running jobs; {@code lockWaiters} the mean number of the run's sessions waiting on a lock
+     * (NaN when unknown, e.g. on H2).
+     */
+    public record Evidence(double systemCpuPct, int cores, double enginesCpuPct, double dbCpuPct, double threadsBusy, double lockWaiters) {}
+
+    private DrainBottleneck() {}
+
+    public static String classify(Evidence e) {
+        if (e.systemCpuPct() >= CPU_SATURATED * 100.0 * e.cores()) {
+            double engines = nz(e.enginesCpuPct()), db = nz(e.dbCpuPct()), rest = e.systemCpuPct() - engines - db;
+            String owner = engines >= db && engines >= rest ? "engines" : db >= rest ? "database" : "other";
+            return "cpu:" + owner;
+        }
+        if (e.lockWaiters() >= LOCK_WAITERS) return "database-locks";
+        if (e.threadsBusy() >= THREADS_BUSY) return "executor-threads";
+        return "acquisition";
+    }
+
+    private static double nz(double v) { return Double.isNaN(v) ? 0 : v; }
+}

@@ -1,0 +1,109 @@
+package perfkit.harness;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Tidies up after runs whose JVM died without finishing (SIGKILL, a crash, a power cut): a manifest still at
+ * {@code running} whose process is gone becomes {@code interrupted} with the reason, the processes it recorded
+ * in its live file ({@link Supervisor}) are stopped, and its scratch and temp folders are removed. Every run
+ * start and {@code ./bench list} sweep the runs folder; each run's own {@link Watchdog} does the same at once.
+ */
+public final class Janitor {
+    static final String LIVE_FILE = ".live.json";
+
+    private Janitor() {}
+
+    /** Cleans every dead run under {@code runsRoot}/<study>/<run-id>; returns how many it marked interrupted. */
+    public static int sweep(Path runsRoot) {
+        int marked = 0;
+        if (!Files.isDirectory(runsRoot)) return 0;
+        try (Stream<Path> manifests = Files.find(runsRoot, 3, (p, a) -> p.getFileName().toString().equals(Manifest.FILE_NAME))) {
+            for (Path m : manifests.toList()) {
+                if (clean(m.getParent(), "the run's process is gone (SIGKILL or a crash); found by the janitor")) marked++;
+            }
+        } catch (IOException e) {
+            System.err.println("perfkit: janitor could not list " + runsRoot + ": " + e.getMessage());
+        }
+        return marked;
+    }
+
+    /**
+     * Cleans one run if its process is dead. Returns true when it marked the run interrupted. A live run, or a
+     * manifest it cannot read, is left alone.
+     */
+    static boolean clean(Path runDir, String reason) {
+        Path liveFile = runDir.resolve(LIVE_FILE);
+        ObjectNode manifest;
+        try {
+            manifest = Manifest.read(runDir.resolve(Manifest.FILE_NAME));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        if (manifest == null) return false;
+        boolean running = Run.RUNNING.equals(Manifest.statusOf(manifest));
+        JsonNode live = readLive(liveFile);
+        if (!running && live == null) return false;
+        if (runnerAlive(manifest, live)) return false;
+
+        List<Sys.Pid> children = new ArrayList<>();
+        if (live != null) live.path("children").forEach(c -> children.add(new Sys.Pid(c.path("pid").asLong(), c.path("startMillis").asLong(-1))));
+        stop(children);
+        if (live != null) live.path("tempDirs").forEach(d -> Sys.deleteRecursively(Path.of(d.asText())));
+        Sys.deleteRecursively(runDir.resolve(Run.SCRATCH_DIR));
+        if (running) {
+            RunManifest.registerLeftoverFiles(runDir, manifest);
+            manifest.put("status", Run.INTERRUPTED);
+            manifest.put("error", reason);
+            manifest.put("endedAt", Instant.now().toString());
+            try {
+                Manifest.writeAtomically(runDir.resolve(Manifest.FILE_NAME), manifest);
+            } catch (IOException e) {
+                System.err.println("perfkit: could not mark " + runDir + " interrupted: " + e.getMessage());
+                return false;
+            }
+        }
+        try { Files.deleteIfExists(liveFile); } catch (IOException ignored) { }
+        if (running) System.err.println("perfkit: run " + runDir.getFileName() + " marked interrupted: " + reason);
+        return running;
+    }
+
+    /** The run's JVM, identified by pid and start time (from the live file) so a reused pid does not fool us. */
+    private static boolean runnerAlive(ObjectNode manifest, JsonNode live) {
+        if (live != null && live.has("runner")) {
+            JsonNode r = live.get("runner");
+            return new Sys.Pid(r.path("pid").asLong(), r.path("startMillis").asLong(-1)).live().isPresent();
+        }
+        if (!manifest.path("host").path("hostname").asText("").equals(HostInfo.hostname())) return true; // not ours to judge
+        return Sys.running(manifest.path("pid").asLong(-1));
+    }
+
+    /** SIGTERM what is left, then SIGKILL after 5 s. Only processes whose start time matches are touched. */
+    static void stop(List<Sys.Pid> pids) {
+        List<ProcessHandle> alive = pids.stream().flatMap(p -> p.live().stream()).toList();
+        List<ProcessHandle> tree = new ArrayList<>(alive);
+        alive.forEach(h -> tree.addAll(h.descendants().toList()));
+        tree.forEach(ProcessHandle::destroy);
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (tree.stream().anyMatch(h -> Sys.running(h.pid())) && System.nanoTime() < deadline) {
+            try { Thread.sleep(100); } catch (InterruptedException e) { Thread.currentThread().interrupt(); break; }
+        }
+        tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
+    }
+
+    static JsonNode readLive(Path liveFile) {
+        try {
+            return Files.exists(liveFile) ? Manifest.JSON.readTree(liveFile.toFile()) : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}

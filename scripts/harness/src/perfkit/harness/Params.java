@@ -1,0 +1,37 @@
+package perfkit.harness;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The normalised parameters of a run, as {@link Cli} produced them, read with types. The run and each of its
+ * forks hold the same map, so both sides read a value the same way.
+ */
+public record Params(Map<String, String> values) {
+    public Params {
+        values = Collections.unmodifiableMap(values);
+    }
+
+    public String text(String name) {
+        String v = values.get(name);
+        if (v == null) throw new IllegalArgumentException("no parameter '" + name + "'");
+        return v;
+    }
+
+    public long integer(String name) { return Long.parseLong(text(name)); }
+
+    /** An integer parameter that Cli bounded to the int range. */
+    public int intValue(String name) { return Math.toIntExact(integer(name)); }
+
+    public double seconds(String name) { return Double.parseDouble(text(name)); }
+
+    public boolean flag(String name) { return Boolean.parseBoolean(text(name)); }
+
+    /** A comma-separated parameter as a list, without blanks. */
+    public List<String> list(String name) { return Cli.split(text(name)); }
+
+    public List<Integer> ints(String name) { return list(name).stream().map(Integer::parseInt).toList(); }
+
+    public boolean has(String name) { return values.containsKey(name); }
+}

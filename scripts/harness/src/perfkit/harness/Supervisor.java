@@ -1,0 +1,198 @@
+package perfkit.harness;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Every process a run starts, and the guarantee that none outlives it. Child JVMs start through
+ * {@link ChildProcess} (parameters on stdin, a parent-death watchdog); other programs start under a
+ * {@link Watchdog} wrapper; and a reaper {@link Watchdog} tidies up if this JVM is killed outright. Each child
+ * is recorded in the run's live file, so the {@link Janitor} can still stop it when even the reaper is gone.
+ */
+final class Supervisor {
+    /** A started child: its process, and the stdin pipe whose closing tells its watchdog to stop it. */
+    record Child(String name, Process process, OutputStream stdin) {}
+
+    private final Path runDir;
+    private final Class<?> mainClass;
+    private final List<Child> children = new CopyOnWriteArrayList<>();
+    private final List<Path> tempDirs = new CopyOnWriteArrayList<>();
+    private final Map<Process, Child> byProcess = new ConcurrentHashMap<>();
+    private final Sys.Pid runner = Sys.Pid.of(ProcessHandle.current());
+    private Process reaper;
+
+    Supervisor(Path runDir, Class<?> mainClass) {
+        this.runDir = runDir;
+        this.mainClass = mainClass;
+    }
+
+    /** The reaper: a watchdog JVM that cleans up after this one if it is killed with SIGKILL. */
+    void startReaper() throws IOException {
+        writeLive();
+        reaper = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1", "-Xss256k"), Watchdog.class,
+                List.of(Watchdog.REAP, runDir.toString()))))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    /** Starts a JVM of the study's main class through ChildProcess; {@code firstLine} goes to its stdin first. */
+    Child launchJvm(String name, List<String> jvmArgs, List<String> args, String firstLine) throws IOException {
+        List<String> childArgs = new ArrayList<>();
+        childArgs.add(mainClass.getName());
+        childArgs.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(javaCommand(jvmArgs, ChildProcess.class, childArgs)).redirectError(ProcessBuilder.Redirect.INHERIT);
+        pb.environment().put(ChildProcess.PARENT_ENV, Long.toString(runner.pid()));
+        Child c = start(name, pb);
+        c.stdin().write((firstLine + "\n").getBytes(StandardCharsets.UTF_8));
+        c.stdin().flush();
+        return c;
+    }
+
+    /**
+     * Starts a non-JVM program under a watchdog JVM, output to {@code log}. Stopping it (or this JVM's death)
+     * sends it {@code signal}, SIGKILL after {@code graceSeconds}, then removes {@code removeOnExit}.
+     */
+    Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit) throws IOException {
+        List<String> args = new ArrayList<>(List.of(Watchdog.WRAP, "--signal", signal, "--grace", Double.toString(graceSeconds)));
+        for (Path p : removeOnExit) args.addAll(List.of("--remove", p.toString()));
+        args.add("--");
+        args.addAll(command);
+        ProcessBuilder pb = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1"), Watchdog.class, args)))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        return start(name, pb);
+    }
+
+    private Child start(String name, ProcessBuilder pb) throws IOException {
+        Process p = pb.start();
+        Child c = new Child(name, p, p.getOutputStream());
+        children.add(c);
+        byProcess.put(p, c);
+        writeLive();
+        return c;
+    }
+
+    /** A temp folder outside the run directory (e.g. a database cluster) that must go when the run goes. */
+    void registerTempDir(Path dir) {
+        tempDirs.add(dir);
+        writeLive();
+    }
+
+    void forgetTempDir(Path dir) {
+        tempDirs.remove(dir);
+        writeLive();
+    }
+
+    Child childOf(Process p) { return byProcess.get(p); }
+
+    /** Reads a child's stdout line by line on a daemon thread. */
+    static void pipeLines(String name, Process p, Consumer<String> lines) {
+        ChildProcess.daemon("perfkit-out-" + name, () -> {
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = out.readLine()) != null; ) lines.accept(line);
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        });
+    }
+
+    /** Closes its stdin (its watchdog stops it) and sends SIGTERM; SIGKILL for it and its descendants after the timeout. */
+    void stop(Child c, double timeoutSeconds) throws InterruptedException {
+        List<ProcessHandle> tree = new ArrayList<>(c.process().descendants().toList());
+        closeQuietly(c.stdin());
+        c.process().destroy();
+        if (!c.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS)) c.process().destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        forget(c);
+    }
+
+    void forget(Child c) {
+        children.remove(c);
+        byProcess.remove(c.process());
+        writeLive();
+    }
+
+    /** Stops every child at once (each gets its grace period in parallel), then anything still below this JVM. */
+    void stopAll() {
+        for (Child c : children) {
+            closeQuietly(c.stdin());
+            c.process().destroy();
+        }
+        for (Child c : children) {
+            try {
+                if (!c.process().waitFor(15, TimeUnit.SECONDS)) c.process().destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                c.process().destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+            forget(c);
+        }
+        tempDirs.forEach(Sys::deleteRecursively);
+        tempDirs.clear();
+        ProcessHandle.current().descendants().filter(h -> reaper == null || h.pid() != reaper.pid()).forEach(ProcessHandle::destroyForcibly);
+    }
+
+    /** The run ended properly: the live file goes, and the reaper (which reads it) may go too. */
+    void finished() {
+        try { java.nio.file.Files.deleteIfExists(runDir.resolve(Janitor.LIVE_FILE)); } catch (IOException ignored) { }
+        if (reaper != null) closeQuietly(reaper.getOutputStream());
+    }
+
+    /** The live file: this JVM, each child and temp folder, for the reaper and the janitor. */
+    private synchronized void writeLive() {
+        ObjectNode live = Manifest.newObject();
+        live.set("runner", pidJson(runner));
+        ArrayNode kids = live.putArray("children");
+        for (Child c : children) kids.add(pidJson(Sys.Pid.of(c.process().toHandle())).put("name", c.name()));
+        ArrayNode dirs = live.putArray("tempDirs");
+        tempDirs.forEach(d -> dirs.add(d.toString()));
+        try {
+            Manifest.writeAtomically(runDir.resolve(Janitor.LIVE_FILE), live);
+        } catch (IOException e) {
+            System.err.println("perfkit: cannot write " + Janitor.LIVE_FILE + ": " + e.getMessage());
+        }
+    }
+
+    private static ObjectNode pidJson(Sys.Pid p) {
+        return Manifest.newObject().put("pid", p.pid()).put("startMillis", p.startMillis());
+    }
+
+    private static List<String> javaCommand(List<String> jvmArgs, Class<?> main, List<String> args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(main.getName());
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    /**
+     * Watchdogs run in a session of their own: Ctrl-C signals the terminal's whole process group, and a server
+     * such as PostgreSQL must not shut down before the run has flushed and stopped its clients. setsid execs
+     * (no fork) when its caller is not a group leader, so the pid stays our child's.
+     */
+    private static List<String> ownSession(List<String> cmd) {
+        if (!java.nio.file.Files.isExecutable(Path.of("/usr/bin/setsid"))) return cmd;
+        List<String> out = new ArrayList<>(List.of("/usr/bin/setsid"));
+        out.addAll(cmd);
+        return out;
+    }
+
+    private static void closeQuietly(OutputStream s) {
+        try { s.close(); } catch (IOException ignored) { }
+    }
+}

@@ -1,0 +1,92 @@
+package perfkit.harness;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** Small operating-system helpers every study needs, kept in one place. */
+public final class Sys {
+    private Sys() {}
+
+    /** Deletes a folder and everything in it; missing is fine. Returns false when something could not be removed. */
+    public static boolean deleteRecursively(Path root) {
+        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return true;
+        try (Stream<Path> all = Files.walk(root)) {
+            return all.sorted(Comparator.reverseOrder()).map(p -> p.toFile().delete()).reduce(true, Boolean::logicalAnd);
+        } catch (IOException | UncheckedIOException e) {
+            System.err.println("perfkit: could not remove " + root + ": " + e.getMessage());
+            return false;
+        }
+    }
+
+    /** A loopback port nobody listens on right now (the caller binds it a moment later). */
+    public static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free loopback port", e);
+        }
+    }
+
+    /** JVM options given as one space-separated string, e.g. {@code --fork-jvm-args "-Xmx1g -XX:+UseG1GC"}. */
+    public static List<String> jvmArgs(String spaceSeparated) {
+        return spaceSeparated == null || spaceSeparated.isBlank() ? List.of() : List.of(spaceSeparated.trim().split("\\s+"));
+    }
+
+    /** A comma-separated list without blanks. */
+    public static List<String> list(String commaSeparated) {
+        return Cli.split(commaSeparated == null ? "" : commaSeparated);
+    }
+
+    /** CPU seconds (user + system) a live process has used so far; -1 when it is gone. */
+    public static double cpuSeconds(long pid) {
+        long ticks = CpuSampler.forThisMachine().processTicks(pid);
+        return ticks < 0 ? -1 : ticks / CpuSampler.TICKS_PER_SECOND;
+    }
+
+    /** Sends a named signal (INT, TERM, QUIT, KILL) to a process; Java's API only has TERM and KILL. */
+    public static void signal(long pid, String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-s", signal, Long.toString(pid)).redirectErrorStream(true).start();
+            kill.getInputStream().readAllBytes();
+            kill.waitFor();
+        } catch (IOException e) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Whether a process is running, not merely present: a killed process whose parent has not reaped it yet is a
+     * zombie, which {@link ProcessHandle#isAlive()} still reports as alive.
+     */
+    public static boolean running(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            char state = stat.substring(stat.lastIndexOf(')') + 2).charAt(0);
+            return state != 'Z' && state != 'X';
+        } catch (IOException | RuntimeException e) {
+            return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && !Files.isDirectory(Path.of("/proc/self"));
+        }
+    }
+
+    /** A process identity that survives pid reuse: the pid plus its start time. */
+    public record Pid(long pid, long startMillis) {
+        public static Pid of(ProcessHandle h) {
+            return new Pid(h.pid(), h.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(-1L));
+        }
+
+        /** The live process with this pid and (within a second) this start time. */
+        public java.util.Optional<ProcessHandle> live() {
+            return ProcessHandle.of(pid).filter(h -> running(h.pid())).filter(h -> startMillis < 0
+                    || h.info().startInstant().map(t -> Math.abs(t.toEpochMilli() - startMillis) < 1000).orElse(true));
+        }
+    }
+}

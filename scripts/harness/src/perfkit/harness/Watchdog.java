@@ -1,0 +1,123 @@
+package perfkit.harness;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A small JVM that ties other processes to a run's life, in two modes:
+ * <ul>
+ * <li>{@code Watchdog --wrap [--signal INT] [--grace S] [--remove DIR]... -- command...}: runs a non-JVM server
+ *     (e.g. {@code postgres -D}) as its child. When its stdin reaches EOF or its parent dies, it stops the child
+ *     with the signal, then SIGKILL after the grace period, and removes the folders. Closing its stdin is also
+ *     how the run stops the server normally.</li>
+ * <li>{@code Watchdog --reap RUN_DIR}: started with every run. When the run's JVM is gone, it waits for it to be
+ *     really dead and, if the manifest still says running (SIGKILL, a crash), cleans up like the {@link Janitor}:
+ *     children stopped, scratch and temp folders removed, the run marked interrupted.</li>
+ * </ul>
+ * Both start in a session of their own ({@link Supervisor}), so a Ctrl-C for the run's process group does not
+ * reach them: the run handles Ctrl-C, and they must outlive it.
+ */
+public final class Watchdog {
+    static final String WRAP = "--wrap", REAP = "--reap";
+
+    private Watchdog() {}
+
+    public static void main(String[] args) throws Exception {
+        long parent = ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
+        if (args.length >= 2 && args[0].equals(REAP)) reap(Path.of(args[1]), parent);
+        else if (args.length >= 1 && args[0].equals(WRAP)) wrap(Arrays.asList(args).subList(1, args.length), parent);
+        else {
+            System.err.println("usage: Watchdog --wrap [--signal SIG] [--grace S] [--remove DIR]... -- command... | --reap RUN_DIR");
+            System.exit(2);
+        }
+    }
+
+    private static void wrap(List<String> args, long parent) throws Exception {
+        String signal = "TERM";
+        double grace = 10;
+        List<Path> remove = new ArrayList<>();
+        int i = 0;
+        for (; i < args.size() && !args.get(i).equals("--"); i++) {
+            switch (args.get(i)) {
+                case "--signal" -> signal = args.get(++i);
+                case "--grace" -> grace = Double.parseDouble(args.get(++i));
+                case "--remove" -> remove.add(Path.of(args.get(++i)));
+                default -> throw new IllegalArgumentException("unknown watchdog option " + args.get(i));
+            }
+        }
+        Process child = new ProcessBuilder(args.subList(i + 1, args.size())).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        CountDownLatch stop = new CountDownLatch(1);
+        watch(parent, stop);
+        ChildProcess.daemon("perfkit-child-exit", () -> {
+            try { child.waitFor(); } catch (InterruptedException ignored) { }
+            stop.countDown();
+        });
+        stop.await();
+        int code = stopProcess(child.toHandle(), signal, grace);
+        remove.forEach(Sys::deleteRecursively);
+        System.exit(code);
+    }
+
+    /** Signal, wait up to {@code grace} seconds, then SIGKILL whatever is left of it and its descendants. */
+    static int stopProcess(ProcessHandle p, String signal, double grace) {
+        List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
+        if (p.isAlive()) Sys.signal(p.pid(), signal);
+        boolean clean = true;
+        try {
+            p.onExit().get((long) (grace * 1000), TimeUnit.MILLISECONDS);
+        } catch (Exception timedOut) {
+            clean = false;
+            p.destroyForcibly();
+            try { p.onExit().get(5, TimeUnit.SECONDS); } catch (Exception ignored) { } // reaped, not left a zombie
+        }
+        tree.addAll(p.descendants().toList());
+        tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
+        return clean ? 0 : 137;
+    }
+
+    private static void reap(Path runDir, long parent) throws Exception {
+        CountDownLatch stop = new CountDownLatch(1);
+        watch(parent, stop);
+        // Processes the run started without the Supervisor (JMH forks, helpers of helpers) are only known while
+        // the run lives: once it dies they are re-parented. So remember every descendant as it appears.
+        java.util.Set<Sys.Pid> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        long self = ProcessHandle.current().pid();
+        ChildProcess.daemon("perfkit-descendants", () -> {
+            while (stop.getCount() > 0) {
+                ProcessHandle.of(parent).ifPresent(p -> p.descendants().filter(d -> d.pid() != self).forEach(d -> seen.add(Sys.Pid.of(d))));
+                try { Thread.sleep(500); } catch (InterruptedException e) { return; }
+            }
+        });
+        stop.await();
+        // stdin may close a moment before the JVM is gone; the manifest is only ours once it is
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (Sys.running(parent) && System.nanoTime() < deadline) Thread.sleep(50);
+        if (Janitor.clean(runDir, "the run's process ended without finishing the run (SIGKILL or a crash); its watchdog cleaned up"))
+            Janitor.stop(List.copyOf(seen));
+    }
+
+    /** Counts {@code stop} down when stdin reaches EOF or the parent process is gone. */
+    private static void watch(long parent, CountDownLatch stop) {
+        ChildProcess.daemon("perfkit-stdin", () -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
+                while (in.readLine() != null) { /* EOF is the signal */ }
+            } catch (Exception ignored) {
+                // same as EOF
+            }
+            stop.countDown();
+        });
+        ChildProcess.daemon("perfkit-parent", () -> {
+            var handle = ProcessHandle.of(parent);
+            while (handle.isPresent() && Sys.running(parent)) {
+                try { Thread.sleep(200); } catch (InterruptedException e) { return; }
+            }
+            stop.countDown();
+        });
+    }
+}

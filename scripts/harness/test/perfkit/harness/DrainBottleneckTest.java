@@ -1,0 +1,33 @@
+package perfkit.harness;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class DrainBottleneckTest {
+    private static String classify(double sys, double engines, double db, double busy, double locks) {
+        return DrainBottleneck.classify(new DrainBottleneck.Evidence(sys, 2, engines, db, busy, locks));
+    }
+
+    @Test
+    void aSaturatedMachineIsCpuBoundAndNamesItsLargestConsumer() {
+        assertEquals("cpu:engines", classify(196, 120, 60, 1.0, 0));
+        assertEquals("cpu:database", classify(190, 60, 110, 0.3, 5));
+        assertEquals("cpu:other", classify(195, 40, 50, 0.5, 0), "105% outside engines and database");
+        assertEquals("cpu:engines", classify(180, 100, Double.NaN, 0.5, Double.NaN), "unknown database CPU counts as none");
+    }
+
+    @Test
+    void belowSaturationLocksThenThreadsThenAcquisition() {
+        assertEquals("database-locks", classify(120, 60, 40, 1.0, 2.5));
+        assertEquals("executor-threads", classify(120, 60, 40, 0.97, 0.2));
+        assertEquals("acquisition", classify(60, 30, 20, 0.4, 0.0));
+        assertEquals("acquisition", classify(60, 30, 20, 0.4, Double.NaN), "no lock evidence on H2");
+    }
+
+    @Test
+    void thresholdsScaleWithTheCoreCount() {
+        assertEquals("executor-threads", DrainBottleneck.classify(new DrainBottleneck.Evidence(190, 4, 100, 80, 0.95, 0)),
+                "190% is half of a 4-core machine");
+    }
+}

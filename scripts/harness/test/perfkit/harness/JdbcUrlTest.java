@@ -1,0 +1,50 @@
+package perfkit.harness;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class JdbcUrlTest {
+    @Test
+    void credentialsInTheAuthorityAreTakenOut() {
+        JdbcUrl u = JdbcUrl.parse("jdbc:postgresql://bench:hunter2@db.example:5432/flow");
+        assertEquals("jdbc:postgresql://db.example:5432/flow", u.url());
+        assertEquals("bench", u.user());
+        assertEquals("hunter2", u.password());
+        assertFalse(u.toString().contains("hunter2"), "never printed");
+    }
+
+    @Test
+    void credentialsInTheQueryAreTakenOutAndOtherParametersKept() {
+        JdbcUrl u = JdbcUrl.parse("jdbc:postgresql://h/db?sslmode=require&password=p%40ss&user=me&ApplicationName=x");
+        assertEquals("jdbc:postgresql://h/db?sslmode=require&ApplicationName=x", u.url());
+        assertEquals("me", u.user());
+        assertEquals("p%40ss", u.password());
+    }
+
+    @Test
+    void aPlainUrlIsUnchanged() {
+        JdbcUrl u = JdbcUrl.parse("jdbc:postgresql://127.0.0.1:5433/postgres");
+        assertEquals("jdbc:postgresql://127.0.0.1:5433/postgres", u.url());
+        assertNull(u.user());
+        assertNull(u.password());
+        assertEquals("postgres", u.userOr("", "postgres"));
+        assertEquals("", u.passwordOr(""));
+    }
+
+    @Test
+    void explicitCredentialsWinAndTheUrlsPasswordIsTheLastResort() {
+        JdbcUrl u = JdbcUrl.parse("jdbc:postgresql://bench:fromurl@h/db");
+        assertEquals("fromenv", u.passwordOr("fromenv"));
+        assertEquals("fromurl", u.passwordOr(""));
+        assertEquals("admin", u.userOr("admin", "postgres"));
+        assertEquals("bench", u.userOr("", "postgres"));
+    }
+
+    @Test
+    void somethingElseIsRefused() {
+        for (String bad : new String[]{"postgres://h/db", "jdbc:postgresql:/h", "db.example:5432", "jdbc:postgresql://"})
+            assertThrows(IllegalArgumentException.class, () -> JdbcUrl.parse(bad), bad);
+        assertEquals("jdbc:postgresql://h/db?a=1&b=2", JdbcUrl.withParam(JdbcUrl.withParam("jdbc:postgresql://h/db", "a", "1"), "b", "2"));
+    }
+}
