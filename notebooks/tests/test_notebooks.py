@@ -5,7 +5,11 @@ import os
 import pathlib
 import re
 import shutil
+import secrets
+import socket
 import subprocess
+import time
+import urllib.request
 import xml.etree.ElementTree as ET
 
 import nbformat
@@ -93,13 +97,168 @@ def test_a_new_run_shows_up_with_no_edits(tmp_path):
 def test_a_bad_selection_fails_with_the_kits_message(tmp_path):
     r = bench("notebooks", "--runs", "no-such-run", "--out", str(tmp_path), str(ROOT / "notebooks/queues.ipynb"))
     assert r.returncode == 1
-    assert "queues.ipynb failed in cell" in r.stderr
+    assert "queues.ipynb failed in cell 5: " in r.stderr
     assert "no run id, folder or keyword 'no-such-run'" in r.stderr
+    failed = [l for l in r.stderr.splitlines() if not l.startswith("[")]
+    assert len(failed) == 2 and "full kernel output: " in failed[1], r.stderr
+    log = pathlib.Path(re.search(r"full kernel output: (\S+)", r.stderr).group(1))
+    assert log.is_file() and log.is_relative_to(ROOT / "build")
 
 
-def test_notebooks_command_rejects_bad_options():
+def test_notebooks_command_rejects_bad_options(tmp_path):
     r = bench("notebooks", "--frobnicate")
-    assert r.returncode == 2 and r.stderr.strip() == "bench: notebooks: unknown option --frobnicate (options: --runs, --out)"
+    assert r.returncode == 2
+    assert r.stderr.strip() == "bench: notebooks: unknown option --frobnicate (options: --runs, --out, --timings, --bench)"
+    (tmp_path / "file").write_text("x")
+    r = bench("notebooks", "--out", str(tmp_path / "file"), str(ROOT / "notebooks/harness.ipynb"))
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].endswith("is a file, not a folder"), r.stderr
+
+
+# ---- processes: no debugger port, no compile daemon, lab as root ---------------------------------------
+
+def processes():
+    """pid -> (ppid, cmdline) of every process."""
+    out = {}
+    for d in pathlib.Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+                out[int(d.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), (d / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+            except OSError:
+                pass
+    return out
+
+
+def descendants(pid):
+    procs, found, todo = processes(), {}, [pid]
+    while todo:
+        parent = todo.pop()
+        for p, (pp, cmd) in procs.items():
+            if pp == parent and p not in found:
+                found[p] = cmd
+                todo.append(p)
+    return found
+
+
+def listening_ports(pid):
+    """TCP ports a process listens on, from its socket inodes and /proc/net/tcp{,6}."""
+    inodes = set()
+    for fd in pathlib.Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in pathlib.Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:  # 0A: LISTEN
+                ports.add(int(f[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def kernel_jvms(pid):
+    return {p: c for p, c in descendants(pid).items() if "kotlin-jupyter-kernel" in c and "java" in c}
+
+
+def test_the_kernel_opens_no_debugger_port(tmp_path):
+    proc = subprocess.Popen([str(ROOT / "bench"), "notebooks", "--out", str(tmp_path), str(ROOT / "notebooks/harness.ipynb")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = {}
+    try:
+        deadline = time.time() + 600
+        while proc.poll() is None and time.time() < deadline:
+            for pid, cmd in kernel_jvms(proc.pid).items():
+                try:
+                    seen[pid] = (cmd, listening_ports(pid))
+                except OSError:
+                    pass
+            time.sleep(0.5)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    assert seen, "never saw the kernel's JVM"
+    for pid, (cmd, ports) in seen.items():
+        assert "jdwp" not in cmd and "-debugPort" not in cmd, cmd
+        assert 1044 not in ports, ports
+    assert "dt_socket" not in err and "Debugger failed" not in err
+    nb = executed_ok(tmp_path / "harness.ipynb")
+    assert "dt_socket" not in json.dumps(nb.dict())
+
+
+def daemons():
+    return {p for p, (_, cmd) in processes().items() if "KotlinCompileDaemon" in cmd}
+
+
+def test_building_the_kit_leaves_no_compile_daemon(tmp_path):
+    shutil.copytree(ROOT / "notebooks/kit", tmp_path / "kit", ignore=shutil.ignore_patterns("target"))
+    before = daemons()
+    r = subprocess.run(["mvn", "-q", "-B", "-o", "-Dstyle.color=never", "-f", str(tmp_path / "kit/pom.xml"), "compile"],
+                       capture_output=True, text=True, timeout=900, env=dict(os.environ, MAVEN_OPTS="-Djansi.noreset=true"))
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert list((tmp_path / "kit/target/classes/perfkit/kit").glob("*.class")), "it compiled Kotlin"
+    assert daemons() - before == set(), "a KotlinCompileDaemon outlived the build"
+    assert "\x1b[" not in r.stdout + r.stderr, "Maven printed colour codes"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api(port, token, method, path, body=None):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                 data=None if body is None else json.dumps(body).encode(),
+                                 headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        text = resp.read().decode()
+        return json.loads(text) if text else None
+
+
+def test_lab_starts_and_runs_a_kotlin_kernel(tmp_path):
+    port, token = free_port(), secrets.token_hex(16)
+    proc = subprocess.Popen([str(ROOT / "bench"), "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+                             f"--ServerApp.token={token}", f"--ServerApp.root_dir={tmp_path}"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime")))
+    try:
+        deadline = time.time() + 300
+        while True:
+            assert proc.poll() is None, proc.stdout.read()[-3000:]
+            try:
+                api(port, token, "GET", "/api/status")
+                break
+            except OSError:
+                assert time.time() < deadline, "lab did not start"
+                time.sleep(1)
+        kernel = api(port, token, "POST", "/api/kernels", {"name": "kotlin"})
+        state = None
+        while time.time() < deadline and state not in ("idle", "busy"):
+            state = api(port, token, "GET", f"/api/kernels/{kernel['id']}")["execution_state"]
+            time.sleep(1)
+        assert state in ("idle", "busy"), state
+        jvms = kernel_jvms(proc.pid)
+        assert jvms and all("jdwp" not in c for c in jvms.values()), jvms
+        api(port, token, "DELETE", f"/api/kernels/{kernel['id']}")
+        api(port, token, "POST", "/api/shutdown")
+        proc.wait(timeout=60)
+    finally:
+        left = descendants(proc.pid)
+        proc.kill()
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+    output = proc.stdout.read()
+    assert proc.returncode == 0, output[-3000:]
+    if os.geteuid() == 0:
+        assert "running as root (as in most containers): adding --allow-root" in output
+    assert not left, f"left running: {left}"
 
 
 # ---- the published site -----------------------------------------------------------------------------
@@ -205,3 +364,113 @@ def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path):
     text = "\n".join(outputs(nb, "text/markdown"))
     assert "dropped ACT_IDX_RU_ACTI_END" in text and "| original write-up | fixed | 4,000 |" in text
     assert "Every cell passed its checks" in text
+
+
+# ---- hostile data: escaped in the kit, sanitised by the publisher ----------------------------------------
+
+PAYLOAD = "<img src=x onerror=alert(1)>"
+HOST_PAYLOAD = "<script>alert(2)</script>"
+
+
+class TagAttributes(__import__("html.parser").parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.bad = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "iframe", "object", "embed"):
+            self.bad.append(tag)
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:") or name == "style":
+                self.bad.append(f"{tag} {name}={value}")
+
+
+def assert_site_is_safe(site):
+    files = [f for f in site.rglob("*") if f.is_file()]
+    assert files
+    for f in files:
+        text = f.read_text(errors="replace")
+        assert PAYLOAD not in text and HOST_PAYLOAD not in text, f"raw payload in {f}"
+        assert "<script" not in text.lower(), f
+        if f.suffix in (".html", ".svg"):
+            parser = TagAttributes()
+            parser.feed(text)
+            assert not parser.bad, f"{f}: {parser.bad}"
+
+
+def test_publisher_escapes_and_sanitises_hostile_outputs(tmp_path):
+    nb = nbformat.v4.new_notebook(metadata={"perfkit": {"slug": "hostile", "title": "t", "summary": "s", "tags": ["x"]}})
+    runs = {"study": "x", "runIds": ["r"], "hosts": [HOST_PAYLOAD], "jdks": [PAYLOAD], "reference": False}
+    outputs = [
+        nbformat.v4.new_output("display_data", {"text/markdown": f"**{PAYLOAD}** [x](javascript:alert(3))", "text/plain": "x"}),
+        nbformat.v4.new_output("display_data", {"text/x-perfkit-runs": json.dumps(runs), "text/markdown": "| a |\n|---|\n| b |"}),
+        nbformat.v4.new_output("display_data", {"image/svg+xml": '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>',
+                                                "text/plain": PAYLOAD}),
+        nbformat.v4.new_output("stream", name="stderr", text=HOST_PAYLOAD),
+        nbformat.v4.new_output("execute_result", {"text/plain": PAYLOAD}, execution_count=1),
+    ]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), nbformat.v4.new_code_cell("x", outputs=outputs, execution_count=1)]
+    (tmp_path / "in").mkdir()
+    nbformat.write(nb, tmp_path / "in/hostile.ipynb")
+    r = bench("publish", "--from", str(tmp_path / "in"), "--out", str(tmp_path / "site"))
+    assert r.returncode == 0, r.stderr
+    assert_site_is_safe(tmp_path / "site")
+    post = (tmp_path / "site/hostile/index.html").read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in post, "the payload is shown as text"
+    assert front_matter(tmp_path / "site/hostile/index.md")["host"] == HOST_PAYLOAD
+
+
+def test_publish_rejects_a_file_as_out(tmp_path):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "executed").mkdir()
+    (tmp_path / "executed/x.ipynb").write_text("{}")  # never read: --out is checked first
+    r = bench("publish", "--from", str(tmp_path / "executed"), "--out", str(tmp_path / "file"))
+    assert r.returncode == 2 and r.stderr.strip() == f"publish: --out {tmp_path / 'file'} is a file, not a folder"
+    assert (tmp_path / "file").read_text() == "x"
+    r = bench("publish", "--from", str(tmp_path / "file"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_a_hostile_tag_and_hostname_never_reach_the_site_as_html(tmp_path):
+    runs = tmp_path / "runs"
+    for manifest in (ROOT / "data/reference/queues").glob("*/run.json"):
+        dest = runs / manifest.parent.name
+        shutil.copytree(manifest.parent, dest)
+        m = json.loads(manifest.read_text())
+        m["tag"], m["host"]["hostname"] = PAYLOAD, HOST_PAYLOAD
+        (dest / "run.json").write_text(json.dumps(m))
+    out = tmp_path / "executed"
+    r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/queues.ipynb"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = bench("publish", "--from", str(out), "--out", str(tmp_path / "site"))
+    assert r.returncode == 0, r.stderr
+    assert "&lt;img src=x onerror=alert(1)&gt;" in (tmp_path / "site/queues/index.html").read_text(), "the tag is shown, as text"
+    assert_site_is_safe(tmp_path / "site")
+
+
+# ---- bad runs and failed notebooks ---------------------------------------------------------------------
+
+def test_unreadable_runs_are_skipped_unless_named_and_a_failure_keeps_the_good_copy(tmp_path):
+    runs = tmp_path / "runs"
+    good = next((ROOT / "data/reference/harness").iterdir())
+    shutil.copytree(good, runs / good.name)
+    for name, text in (("20260101T000000Z-x-aaaaaa", "null"), ("20260101T000001Z-x-bbbbbb", '{"host":"x"}'),
+                       ("20260101T000002Z-x-cccccc", '{"schemaVersion": 1, "stu')):
+        (runs / name).mkdir()
+        (runs / name / "run.json").write_text(text)
+    out = tmp_path / "executed"
+    r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/harness.ipynb"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    nb = executed_ok(out / "harness.ipynb")
+    warnings = [o["text"] for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr"]
+    assert sum("perfkit: skipping an unreadable run" in w for w in warnings) == 1 and "\n".join(warnings).count("\n") <= 4
+    assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [good.name]
+    good_copy = (out / "harness.ipynb").read_bytes()
+
+    r = bench("notebooks", "--runs", str(runs / "20260101T000000Z-x-aaaaaa"), "--out", str(out), str(ROOT / "notebooks/harness.ipynb"))
+    assert r.returncode == 1
+    lines = [l for l in r.stderr.splitlines() if not l.startswith("[")]
+    assert lines[0].startswith("notebook harness.ipynb failed in cell 4: ") and "corrupt manifest" in lines[0], r.stderr
+    assert len(lines) == 2 and "Traceback" not in r.stderr and "\tat " not in r.stderr, r.stderr
+    assert (out / "harness.ipynb").read_bytes() == good_copy, "the last good executed copy is kept"
+    assert not list(out.glob(".*.tmp")), "no temp file left"

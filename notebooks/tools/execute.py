@@ -1,23 +1,64 @@
 """Executes notebooks headlessly with the Kotlin kernel and writes the executed copies.
 
-Usage: python execute.py OUT_DIR NOTEBOOK...
+Usage: python execute.py [--log-dir DIR] [--timings] OUT_DIR NOTEBOOK...
 
 Every notebook runs with the notebooks folder as its working directory, so `%use @file[kit/perfkit.json]`
-resolves. Run selection reaches the notebooks through the environment (PERFKIT_RUNS). On the first
-failing cell it prints the notebook, the cell number and the kernel's error, and exits 1.
+resolves. Run selection reaches the notebooks through the environment (PERFKIT_RUNS). An executed copy is
+written to a temp file and renamed only on success, so a failed run never replaces the last good copy.
+On a failing cell it prints one line (notebook, cell number, the kernel's error) and the path of a log
+with the full kernel output, and exits 1. It prints the time per notebook and the total; --timings adds
+the kernel start and the slowest cells.
 """
+import argparse
+import datetime
+import os
 import pathlib
 import sys
+import tempfile
 import time
 
 import nbclient
 import nbformat
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1]
+ANSI = __import__("re").compile(r"\x1b\[[0-9;]*m")
 
 
-def execute(path: pathlib.Path, out_dir: pathlib.Path) -> bool:
+def cell_seconds(cell) -> float:
+    t = cell.get("metadata", {}).get("execution", {})
+    try:
+        start = datetime.datetime.fromisoformat(t["iopub.execute_input"].replace("Z", "+00:00"))
+        end = datetime.datetime.fromisoformat(t["shell.execute_reply"].replace("Z", "+00:00"))
+        return (end - start).total_seconds()
+    except (KeyError, ValueError):
+        return 0.0
+
+
+def failure(nb, error: Exception):
+    """(cell number, one line) for the first cell with an error output."""
+    for i, cell in enumerate(nb.cells, start=1):
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                message = next((l for l in ANSI.sub("", o.get("evalue") or "").splitlines() if l.strip()), "")
+                return i, f"{o.get('ename') or 'error'}: {message.strip()}"
+    lines = [l for l in ANSI.sub("", str(error)).splitlines() if l.strip()]
+    return None, (lines[-1].strip() if lines else type(error).__name__)
+
+
+def write_atomically(nb, target: pathlib.Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        nbformat.write(nb, tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def execute(path: pathlib.Path, out_dir: pathlib.Path, log_dir: pathlib.Path, timings: bool):
+    """Runs one notebook; returns its wall time in seconds, or None when it failed."""
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         nb, kernel_name="kotlin", timeout=600, startup_timeout=300,
@@ -25,27 +66,49 @@ def execute(path: pathlib.Path, out_dir: pathlib.Path) -> bool:
     started = time.time()
     try:
         client.execute()
-    except CellExecutionError as e:
-        failing = next((i for i, c in enumerate(nb.cells)
-                        if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
-        where = f"cell {failing + 1}" if failing is not None else "a cell"
-        error = next((o for o in nb.cells[failing].outputs if o.get("output_type") == "error"), {}) if failing is not None else {}
-        message = (error.get("evalue") or str(e)).strip().splitlines()[0] if (error.get("evalue") or str(e)).strip() else "error"
-        print(f"notebook {path.name} failed in {where}: {error.get('ename', 'error')}: {message}", file=sys.stderr)
-        print(str(e)[-4000:], file=sys.stderr)
-        nbformat.write(nb, out_dir / path.name)  # keep the partial copy for inspection
-        return False
-    nbformat.write(nb, out_dir / path.name)
-    print(f"[notebooks] {path.name}: {len(nb.cells)} cells in {time.time() - started:.0f} s -> {out_dir / path.name}", file=sys.stderr)
-    return True
+    except (CellExecutionError, DeadKernelError, RuntimeError, TimeoutError) as e:
+        cell, line = failure(nb, e)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log = log_dir / f"{path.stem}.log"
+        partial = log_dir / f"{path.stem}.failed.ipynb"
+        log.write_text(ANSI.sub("", str(e)) + "\n")
+        nbformat.write(nb, partial)
+        where = f"cell {cell}" if cell else "the kernel"
+        print(f"notebook {path.name} failed in {where}: {line}", file=sys.stderr)
+        print(f"  full kernel output: {log} (partial notebook: {partial}); last good copy kept", file=sys.stderr)
+        return None
+    elapsed = time.time() - started
+    write_atomically(nb, out_dir / path.name)
+    print(f"[notebooks] {path.name}: {len(nb.cells)} cells in {elapsed:.1f} s -> {out_dir / path.name}", file=sys.stderr)
+    if timings:
+        cells = sorted(((cell_seconds(c), i) for i, c in enumerate(nb.cells, start=1) if c.cell_type == "code"), reverse=True)
+        in_cells = sum(s for s, _ in cells)
+        print(f"  kernel start and set-up outside cells: {elapsed - in_cells:.1f} s; in cells: {in_cells:.1f} s; slowest: "
+              + ", ".join(f"cell {i} {s:.1f} s" for s, i in cells[:4]), file=sys.stderr)
+    return elapsed
 
 
 def main() -> int:
-    out_dir = pathlib.Path(sys.argv[1])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ok = True
-    for name in sys.argv[2:]:
-        ok = execute(pathlib.Path(name).resolve(), out_dir) and ok
+    parser = argparse.ArgumentParser(prog="execute.py")
+    parser.add_argument("--log-dir", type=pathlib.Path, default=NOTEBOOKS.parent / "build" / "logs")
+    parser.add_argument("--timings", action="store_true")
+    parser.add_argument("out_dir", type=pathlib.Path)
+    parser.add_argument("notebooks", nargs="+", type=pathlib.Path)
+    args = parser.parse_args()
+    out_dir = args.out_dir
+    if out_dir.exists() and not out_dir.is_dir():
+        print(f"bench: notebooks: --out {out_dir} is a file, not a folder", file=sys.stderr)
+        return 2
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        print(f"bench: notebooks: cannot create --out {out_dir}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    started, ok = time.time(), True
+    for name in args.notebooks:
+        ok = execute(name.resolve(), out_dir, args.log_dir, args.timings) is not None and ok
+    print(f"[notebooks] total: {len(args.notebooks)} notebook(s) in {time.time() - started:.1f} s"
+          " (a benchmark, not a check: timings on a shared machine vary)", file=sys.stderr)
     return 0 if ok else 1
 
 

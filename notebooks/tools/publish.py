@@ -17,6 +17,7 @@ import sys
 
 import markdown
 import nbformat
+import nh3
 
 HIDDEN_TAGS = {"setup", "parameters"}
 FIGURE_NAME = re.compile(r'data-perfkit-figure="([a-z0-9-]+)"')
@@ -37,8 +38,39 @@ figcaption { font-size: .9rem; color: #555; }
 """
 
 
+# What a post may contain once Markdown is rendered: no scripts, no event handlers, no frames or objects,
+# no inline styles (which can carry url()); links and images only to http(s), mailto or relative URLs.
+ALLOWED_TAGS = {"a", "article", "blockquote", "br", "code", "del", "div", "em", "figcaption", "figure", "h1", "h2",
+                "h3", "h4", "h5", "h6", "hr", "img", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table",
+                "tbody", "td", "th", "thead", "tr", "ul"}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title", "width", "height"},
+                      "th": {"align"}, "td": {"align"}, "p": {"class"}, "div": {"class"}, "span": {"class"}}
+
+
 class NotExecuted(Exception):
     pass
+
+
+def sanitize(fragment: str) -> str:
+    """Allow-list sanitising of rendered HTML (nh3, the Rust ammonia library): the last line of defence."""
+    return nh3.clean(fragment, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"http", "https", "mailto"},
+                     clean_content_tags={"script", "style", "iframe", "object", "embed", "template"}, link_rel=None)
+
+
+def text_md(text: str) -> str:
+    """Generated Markdown (kernel output, captions) is data, never markup: `<` cannot open a tag. The kit
+    escapes `& < >` already; this catches whatever a notebook interpolated itself."""
+    return text.replace("<", "&lt;")
+
+
+def text_block(text: str) -> str:
+    """Plain text output as an escaped <pre> block, so not even index.md holds a raw tag."""
+    return "<pre><code>" + html.escape(text.rstrip(), quote=False) + "</code></pre>"
+
+
+def yaml_value(value) -> str:
+    # JSON strings and lists are valid YAML flow scalars; \u003c keeps a `<` from ever appearing raw.
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def page(title: str, body_html: str) -> str:
@@ -48,8 +80,7 @@ def page(title: str, body_html: str) -> str:
 
 
 def front_matter(fields: dict) -> str:
-    # JSON strings and lists are valid YAML flow scalars, so json.dumps keeps quoting right.
-    return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in fields.items()) + "---\n"
+    return "---\n" + "".join(f"{k}: {yaml_value(v)}\n" for k, v in fields.items()) + "---\n"
 
 
 def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
@@ -74,7 +105,7 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
             if kind == "error":
                 raise NotExecuted(f"{nb_path.name}: cell {index} failed: {o.get('ename')}: {o.get('evalue')}")
             if kind == "stream":
-                blocks.append("```text\n" + o.get("text", "").rstrip() + "\n```")
+                blocks.append(text_block(o.get("text", "")))
                 continue
             data = o.get("data", {})
             if "text/x-perfkit-runs" in data:
@@ -84,13 +115,13 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
                 found = FIGURE_NAME.search(svg)
                 name = found.group(1) if found else f"figure-{len(figures) + 1}"
                 (out / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")
-                caption = data.get("text/plain", name).strip()
+                caption = text_md(data.get("text/plain", name).strip()).replace("]", "\\]").replace("\n", " ")
                 figures.append(name)
                 blocks.append(f"![{caption}](figures/{name}.svg)\n\n*{caption}*")
             elif "text/markdown" in data:
-                blocks.append(data["text/markdown"])
+                blocks.append(text_md(data["text/markdown"]))
             elif "text/plain" in data:
-                blocks.append("```text\n" + data["text/plain"].rstrip() + "\n```")
+                blocks.append(text_block(data["text/plain"]))
     title = meta.get("title") or next((l[2:] for c in nb.cells if c.cell_type == "markdown"
                                        for l in c.source.splitlines() if l.startswith("# ")), slug)
     info = {
@@ -107,7 +138,7 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
     (out / "index.md").write_text(front_matter(info) + "\n" + body_md, encoding="utf-8")
     meta_line = (f"<p class=\"meta\">{html.escape(info['date'])} · {html.escape(info['host'])} · JDK {html.escape(info['jdk'])}"
                  f" · {len(info['runs'])} run(s) · <a href=\"../index.html\">all posts</a></p>")
-    body_html = markdown.markdown(body_md, extensions=["tables", "fenced_code"])
+    body_html = sanitize(markdown.markdown(body_md, extensions=["tables", "fenced_code"]))
     (out / "index.html").write_text(page(title, meta_line + "\n<article>\n" + body_html + "\n</article>"), encoding="utf-8")
     return dict(info, slug=slug, figures=figures)
 
@@ -118,18 +149,33 @@ def index(posts: list, site: pathlib.Path) -> None:
         thumb = f"<img src=\"{p['slug']}/figures/{p['figures'][0]}.svg\" alt=\"\">" if p["figures"] else ""
         items.append(f"<div class=\"post\">{thumb}<div><h2><a href=\"{p['slug']}/index.html\">{html.escape(p['title'])}</a></h2>"
                      f"<p class=\"meta\">{html.escape(p['date'])} · {html.escape(p['host'])}</p><p>{html.escape(p['summary'])}</p></div></div>")
+    # thumbnails and titles are ours, but the allow-list applies to every page all the same
+    items = [sanitize(i) for i in items]
     (site / "index.html").write_text(page("perfkit studies", "<h1>perfkit studies</h1>\n" + "\n".join(items)), encoding="utf-8")
     (site / "index.md").write_text("# perfkit studies\n\n" + "".join(
-        f"- [{p['title']}]({p['slug']}/index.md): {p['summary']}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
+        f"- [{text_md(p['title'])}]({p['slug']}/index.md): {text_md(p['summary'])}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
 
 
 def main() -> int:
     executed, site = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    if not executed.is_dir():
+        print(f"publish: --from {executed} is not a folder of executed notebooks; run ./bench notebooks first", file=sys.stderr)
+        return 2
     notebooks = sorted(executed.glob("*.ipynb"))
     if not notebooks:
         print(f"publish: no executed notebooks in {executed}; run ./bench notebooks first", file=sys.stderr)
         return 2
-    site.mkdir(parents=True, exist_ok=True)
+    if site.exists() and not site.is_dir():
+        print(f"publish: --out {site} is a file, not a folder", file=sys.stderr)
+        return 2
+    try:
+        site.mkdir(parents=True, exist_ok=True)
+        probe = site / ".perfkit-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        print(f"publish: cannot write the site to {site}: {e.strerror or e}", file=sys.stderr)
+        return 2
     try:
         posts = [convert(nb, site) for nb in notebooks]
     except NotExecuted as e:

@@ -5,6 +5,8 @@ import perfkit.harness.LatencyRecorder;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -30,6 +32,18 @@ final class Chain {
     long duplicates, outOfOrder, badHops; // written by the driver's receiving thread only
     private final BitSet seen = new BitSet();
     private long expected;
+
+    /** The step's measurement window by intended send time (System.nanoTime), shared with the latency logs. */
+    record Window(long startNs, long endNs) {
+        boolean contains(long intendedNs) {
+            return intendedNs - startNs >= 0 && intendedNs - endNs < 0; // differences: nanoTime may wrap
+        }
+    }
+
+    private volatile Window window;
+    private volatile long scheduleStartNs;
+    private final CountDownLatch scheduled = new CountDownLatch(1);
+    private final AtomicLong windowDelivered = new AtomicLong();
 
     Chain(int id, Transport transport, long ratePerSecond, boolean busySpin, LatencyRecorder endToEnd, LatencyRecorder firstHop) {
         this.id = id;
@@ -71,6 +85,8 @@ final class Chain {
     private void publish() throws Exception {
         try (Transport.Sender out = transport.sender(id, 0)) {
             long start = System.nanoTime();
+            scheduleStartNs = start;
+            scheduled.countDown();
             for (long seq = 0; publishing; seq++) {
                 long due = start + seq * periodNs;
                 for (long wait; (wait = due - System.nanoTime()) > 0 && publishing; ) LockSupport.parkNanos(wait);
@@ -101,6 +117,8 @@ final class Chain {
                 seen.set(s);
                 if (seq != expected) outOfOrder++;
                 expected = Math.max(expected, seq + 1);
+                Window w = window;
+                if (w != null && w.contains(intended)) windowDelivered.incrementAndGet();
                 received.incrementAndGet();
             };
             while (running) in.poll(check, idleWaitNanos());
@@ -112,13 +130,39 @@ final class Chain {
         return busySpin ? 0 : periodNs / 8;
     }
 
-    /** Stops the driver's publisher and waits for it, so that {@link #sent} is final. */
+    /** Stops the driver's publisher and waits for it, so that {@link #sent} is final. Publishing goes on through the drain, so the
+     *  window's last messages meet the same load as its first. */
     void stopPublishing() throws InterruptedException {
         publishing = false;
         driverThreads.get(0).join(10_000);
     }
 
-    long lost() { return sent.get() - received.get(); }
+    /** Sets the measurement window; messages intended inside it are counted (and must all arrive). */
+    void window(Window w) {
+        window = w;
+    }
+
+    /** Messages the schedule puts inside the window: seq with start + seq * period in [window start, window end). */
+    long windowExpected() throws InterruptedException {
+        if (!scheduled.await(10, TimeUnit.SECONDS)) return 0;
+        Window w = window;
+        return firstSeqAtOrAfter(w.endNs()) - firstSeqAtOrAfter(w.startNs());
+    }
+
+    /** Of those, how many the driver has sent so far (it sends in sequence order). */
+    long windowSent() throws InterruptedException {
+        if (!scheduled.await(10, TimeUnit.SECONDS)) return 0;
+        long first = firstSeqAtOrAfter(window.startNs());
+        return Math.max(0, Math.min(sent.get(), first + windowExpected()) - first);
+    }
+
+    /** Of those, how many arrived (once each) at the driver. */
+    long windowDelivered() { return windowDelivered.get(); }
+
+    private long firstSeqAtOrAfter(long ns) {
+        long d = ns - scheduleStartNs;
+        return d <= 0 ? 0 : (d + periodNs - 1) / periodNs;
+    }
 
     void stop() throws InterruptedException {
         running = false;

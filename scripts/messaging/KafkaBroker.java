@@ -6,12 +6,9 @@ import kafka.tools.StorageTool;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 
-import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.Writer;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
@@ -28,8 +25,19 @@ final class KafkaBroker {
 
     /** args: FLAG logDir brokerPort controllerPort */
     static void main(String[] args) throws Exception {
-        Path logDir = Path.of(args[1]);
-        int brokerPort = Integer.parseInt(args[2]), controllerPort = Integer.parseInt(args[3]);
+        int brokerPort = Integer.parseInt(args[2]);
+        KafkaRaftServer server = start(Path.of(args[1]), brokerPort, Integer.parseInt(args[3]));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.shutdown();
+            server.awaitShutdown();
+        }, "broker-shutdown"));
+        System.out.println("READY 127.0.0.1:" + brokerPort);
+        System.out.flush();
+        server.awaitShutdown();
+    }
+
+    /** Formats {@code logDir} and starts a broker and controller on 127.0.0.1; returns once it serves. */
+    static KafkaRaftServer start(Path logDir, int brokerPort, int controllerPort) throws Exception {
         Files.createDirectories(logDir);
         Properties props = new Properties();
         props.put("process.roles", "broker,controller");
@@ -55,19 +63,6 @@ final class KafkaBroker {
         if (rc != 0) throw new IllegalStateException("formatting the Kafka log directory failed with code " + rc);
         KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
         server.startup();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.shutdown();
-            server.awaitShutdown();
-        }, "broker-shutdown"));
-        System.out.println("READY 127.0.0.1:" + brokerPort);
-        System.out.flush();
-        server.awaitShutdown();
-    }
-
-    /** A port nobody listens on right now (the broker binds it a moment later). */
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        return server;
     }
 }

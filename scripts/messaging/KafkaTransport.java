@@ -5,6 +5,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -19,21 +20,54 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Kafka: one single-partition topic per hop, named {@code <prefix>-i<instance>-t<hop>}. Producers send
  * with linger.ms=0 and the configured acks; consumers are assigned their partition directly (no group),
- * reading from the earliest offset of a topic made for this step. An idle consumer waits inside poll(),
- * which returns as soon as a message arrives.
+ * reading from the earliest offset of a topic made for this step. How an idle consumer waits is the {@link Poll}
+ * policy, a factor of the study.
  */
 final class KafkaTransport implements Transport {
+    /** How an idle Kafka consumer waits for the next record. */
+    enum Poll {
+        /**
+         * The original's call, {@code poll(Duration.ofNanos(idle wait))}. Kafka's timer has millisecond resolution and
+         * rounds anything below 1 ms down to 0, so at 1000 msg/s (125 us) an idle consumer spins on poll(0).
+         */
+        ORIGINAL("original", "poll(Duration.ofNanos(idle wait)), the original's call: Kafka rounds a sub-millisecond timeout down to 0 ms, so an idle consumer spins on poll(0)"),
+        /** {@code poll(Duration.ZERO)}, then park for the idle wait when nothing came: the same back-off Chronicle's readers use. */
+        PARK("park", "poll(Duration.ZERO), then LockSupport.parkNanos(idle wait) when nothing came: the same back-off as Chronicle Queue's readers"),
+        /** {@code poll(Duration.ofMillis(100))}: blocks in the client, returns as soon as a record arrives. */
+        BLOCKING("blocking", "poll(Duration.ofMillis(100)), which returns as soon as a record arrives: Kafka's usual consumer loop");
+
+        static final Duration BLOCKING_TIMEOUT = Duration.ofMillis(100);
+        final String name, description;
+
+        Poll(String name, String description) {
+            this.name = name;
+            this.description = description;
+        }
+
+        static Poll of(String name) {
+            for (Poll p : values()) if (p.name.equals(name)) return p;
+            throw new IllegalArgumentException("unknown Kafka poll policy " + name);
+        }
+
+        static java.util.List<String> names() {
+            return java.util.Arrays.stream(values()).map(p -> p.name).toList();
+        }
+    }
+
     private final String bootstrap;
     private final String prefix;
     private final String acks;
     private final short replication;
+    private final Poll poll;
     private final List<String> topics = new ArrayList<>();
 
-    KafkaTransport(String bootstrap, String prefix, String acks, short replication) {
+    KafkaTransport(String bootstrap, String prefix, String acks, short replication, Poll poll) {
+        this.poll = poll;
         this.bootstrap = bootstrap;
         this.prefix = prefix;
         this.acks = acks;
@@ -96,8 +130,17 @@ final class KafkaTransport implements Transport {
         consumer.assign(List.of(new TopicPartition(topic(instance, hop), 0)));
         return new Receiver() {
             public int poll(Handler handler, long idleWaitNanos) throws Exception {
+                ConsumerRecords<byte[], byte[]> records = switch (poll) {
+                    case ORIGINAL -> consumer.poll(Duration.ofNanos(idleWaitNanos));
+                    case PARK -> consumer.poll(Duration.ZERO);
+                    case BLOCKING -> consumer.poll(Poll.BLOCKING_TIMEOUT);
+                };
+                if (records.isEmpty()) {
+                    if (poll == Poll.PARK && idleWaitNanos > 0) LockSupport.parkNanos(idleWaitNanos);
+                    return 0;
+                }
                 int n = 0;
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofNanos(idleWaitNanos))) {
+                for (ConsumerRecord<byte[], byte[]> r : records) {
                     ByteBuffer b = ByteBuffer.wrap(r.value());
                     handler.on(b.getLong(), b.getLong(), b.getLong(), b.getInt());
                     n++;
@@ -106,7 +149,7 @@ final class KafkaTransport implements Transport {
             }
 
             public void close() {
-                consumer.close(Duration.ofSeconds(5));
+                consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
             }
         };
     }

@@ -4,21 +4,25 @@
 //DEPS org.apache.kafka:kafka-clients:4.3.1
 //DEPS net.openhft:chronicle-queue:2026.4
 //DEPS org.slf4j:slf4j-simple:2.0.17
-//SOURCES Transport.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java Chain.java Sweep.java
+//SOURCES Transport.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //DESCRIPTION Kafka vs Chronicle Queue: 5-service chains at 1000 msg/s each, grown until end-to-end p99.9 passes the SLO
 package perfkit.messaging;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
+import perfkit.harness.CpuSampler;
 import perfkit.harness.Fork;
 import perfkit.harness.LatencyLog;
+import perfkit.harness.Params;
 import perfkit.harness.Study;
+import perfkit.harness.Warmup;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * A chain instance is a driver and 5 services joined by 6 topics (Kafka) or 6 queues (Chronicle Queue),
@@ -26,23 +30,57 @@ import java.util.List;
  * timed from the intended send, passes the SLO; see {@link Sweep}. Each step runs in fresh JVM(s).
  */
 public class Messaging {
+    /** Full-scale minimum warm-up: a shorter one leaves the broker and clients JIT-compiling, and the post calls the numbers cold. */
+    static final double FULL_WARMUP_SECONDS = 20;
+    /** CPU moves of up to this many points of one core are noise to the warm-up rule, not a trend. */
+    static final double WARMUP_CPU_FLOOR_PCT = 5;
+    /** The window opens this long after it is set, so every thread sees it before its first message is due. */
+    static final long WINDOW_LEAD_NS = 100_000_000L;
+
     static final Cli CLI = new Cli("messaging", "Kafka vs Chronicle Queue: chains of 5 services joined by 6 topics or queues, each chain\n"
-            + "driven at a fixed rate; instances are added until end-to-end p99.9 passes the SLO. CPU per process, capacity at SLO.")
+            + "driven at a fixed rate; instances are added until end-to-end p99.9 passes the SLO. Kafka runs under each idle-poll\n"
+            + "policy (--kafka-poll). CPU per process, capacity at SLO, steps not measurable on a saturated host marked as such.\n"
+            + "'./bench run messaging --kafka-poll-probe' prints how each Kafka policy waits on an idle topic (JSON lines).")
             .choices("systems", List.of("kafka", "chronicle"), "kafka,chronicle", "systems to sweep, comma-separated")
-            .integer("rate", 1000, null, 1, "messages per second per chain instance")
-            .seconds("slo-ms", 100, null, "SLO on end-to-end p99.9 latency (corrected), milliseconds")
-            .seconds("warmup", 10, 2.0, "warm-up per step in seconds, excluded")
-            .seconds("measure", 30, 4.0, "measurement window per step in seconds")
-            .integer("max-instances", 1024, 2L, 1, "largest instance count the sweep may try")
-            .seconds("budget", 1800, 300.0, "time budget for the whole run in seconds; the sweep stops when a step would not fit")
+            .choices("kafka-poll", KafkaTransport.Poll.names(), "original,park,blocking",
+                    "how an idle Kafka consumer waits, each a cell kafka/<policy>: original = poll(ofNanos(period/8)), which Kafka rounds to 0 ms "
+                            + "(spins); park = poll(ZERO) then parkNanos(period/8), Chronicle's back-off; blocking = poll(100 ms). "
+                            + "Chronicle runs once, as chronicle/original (its park is the same)")
+            .integer("rate", 1000, null, 1, 1_000_000, "messages per second per chain instance")
+            .millis("slo-ms", 100, null, "SLO on end-to-end p99.9 latency (corrected), milliseconds")
+            .seconds("warmup", FULL_WARMUP_SECONDS, 2.0, 0, "minimum warm-up per step in seconds; warm-up then lasts until rate and CPU are stable")
+            .seconds("warmup-max", 120, 8.0, 0.1, "longest warm-up per step; a step that reaches it is marked 'warm-up never settled'")
+            .integer("warmup-stable", 5, 3L, 2, 600, "warm-up ends when this many consecutive per-second samples of delivered rate and CPU agree")
+            .integer("warmup-tolerance", 10, null, 1, 100, "how far (percent of their mean) those samples may stray and still count as stable")
+            .seconds("measure", 30, 4.0, 0.1, "measurement window per step in seconds (by intended send time)")
+            .integer("max-instances", 1024, 2L, 1, 10_000, "largest instance count the sweep may try")
+            .seconds("budget", 3600, 300.0, 1, "time budget for the whole run in seconds, shared among the cells; a cell stops when its next step would not fit")
             .choice("isolation", List.of("threads", "jvm"), "threads", "instances share one JVM (a thread group each) or get one JVM each")
-            .choice("backoff", List.of("eighth", "busy-spin"), "eighth", "idle service: sleep 1/8 of the message interval (the original) or spin")
+            .choice("backoff", List.of("eighth", "busy-spin"), "eighth", "idle service: wait 1/8 of the message interval (the original) or spin (Kafka's blocking policy always waits in poll)")
             .text("bootstrap-servers", "", "use this Kafka cluster instead of starting a broker (host:port,...)")
-            .integer("replication-factor", 1, null, 1, "replication factor of the run's topics (with --bootstrap-servers)")
+            .integer("replication-factor", 1, null, 1, Short.MAX_VALUE, "replication factor of the run's topics (with --bootstrap-servers)")
             .choice("acks", List.of("0", "1", "all"), "1", "producer acks")
-            .seconds("drain-timeout", 10, null, "how long a step waits for in-flight messages after publishing stops")
+            .seconds("drain-timeout", 10, null, 0.1, "how long a step waits, still publishing, for the window's messages to arrive; any missing then are lost")
             .text("fork-jvm-args", "-Xmx1g", "JVM options of each step's JVM, space-separated")
-            .text("broker-jvm-args", "-Xmx512m", "JVM options of the embedded Kafka broker, space-separated");
+            .text("broker-jvm-args", "-Xmx512m", "JVM options of the embedded Kafka broker, space-separated")
+            .rule(p -> p.seconds("warmup-max") < p.seconds("warmup")
+                    ? "--warmup-max (" + p.text("warmup-max") + " s) must be at least --warmup (" + p.text("warmup") + " s)" : null)
+            .rule(p -> p.seconds("budget") < p.seconds("warmup") + p.seconds("measure")
+                    ? "--budget (" + p.text("budget") + " s) cannot fit one step of --warmup + --measure" : null)
+            .rule(p -> p.integer("replication-factor") > 1 && p.text("bootstrap-servers").isBlank()
+                    ? "--replication-factor above 1 needs --bootstrap-servers (the embedded broker is a single node)" : null)
+            .rule(Messaging::checkBootstrap);
+
+    /** host:port,... with ports 1-65535, or empty. */
+    static String checkBootstrap(Params p) {
+        for (String server : p.list("bootstrap-servers")) {
+            int colon = server.lastIndexOf(':');
+            String port = colon < 0 ? "" : server.substring(colon + 1);
+            if (colon <= 0 || !port.matches("\\d{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535)
+                return "option --bootstrap-servers expects host:port[,host:port...], got '" + server + "'";
+        }
+        return null;
+    }
 
     public static void main(String[] args) throws Exception {
         // Kafka and Chronicle log through slf4j; only errors reach the console.
@@ -52,54 +90,89 @@ public class Messaging {
             KafkaBroker.main(args);
             return;
         }
+        if (args.length > 0 && args[0].equals(PollProbe.FLAG)) {
+            PollProbe.main(args);
+            return;
+        }
         Study.main(args, CLI, Messaging.class, Sweep::run, Messaging::step);
     }
 
-    /** One sweep step (or, with --isolation jvm, one instance of it) in this fresh JVM. */
+    /**
+     * One sweep step (or, with --isolation jvm, one instance of it) in this fresh JVM: warm up by rule, measure the
+     * messages intended in one window, keep publishing and recording through the drain until all of them arrived.
+     */
     static void step(Fork f) throws Exception {
-        String system = f.param("system");
-        int total = Integer.parseInt(f.param("instances"));
-        int first = Integer.parseInt(f.param("first-instance")), count = Integer.parseInt(f.param("count"));
-        long rate = f.integer("rate");
-        double warmup = f.seconds("warmup"), measure = f.seconds("measure"), drain = f.seconds("drain-timeout");
-        String name = "latency/" + system + "-n" + total;
-        String jvm = ".fork" + f.param("jvm-index");
-        LatencyLog e2e = f.latencyLog(name + "-e2e" + jvm, system + ", " + total + " instance(s): end-to-end latency, driver send -> driver receive");
-        LatencyLog hop1 = f.latencyLog(name + "-hop1" + jvm, system + ", " + total + " instance(s): first hop, driver send -> service 1 receive");
+        Params p = f.params();
+        String system = p.text("system"), cell = p.text("cell");
+        KafkaTransport.Poll poll = KafkaTransport.Poll.of(p.text("policy"));
+        int total = p.intValue("instances"), first = p.intValue("first-instance"), count = p.intValue("count"), jvm = p.intValue("jvm-index");
+        long rate = p.integer("rate"), brokerPid = p.integer("broker-pid");
+        double measure = p.seconds("measure"), drain = p.seconds("drain-timeout");
+        Warmup warmup = new Warmup(new Warmup.Rule(p.seconds("warmup"), p.seconds("warmup-max"), p.intValue("warmup-stable"),
+                p.integer("warmup-tolerance") / 100.0, WARMUP_CPU_FLOOR_PCT));
+        String what = cell.replace("/n", ", ") + " instance(s)";
+        LatencyLog e2e = f.latencyLog(cell, cell + "/e2e", jvm, what + ": end-to-end latency, driver send -> driver receive");
+        LatencyLog hop1 = f.latencyLog(cell, cell + "/hop1", jvm, what + ": first hop, driver send -> service 1 receive");
 
         Transport transport = system.equals("kafka")
-                ? new KafkaTransport(f.param("bootstrap"), f.param("topic-prefix") + "-n" + total, f.param("acks"), Short.parseShort(f.param("replication-factor")))
-                : new ChronicleTransport(f.scratchDir().resolve("chronicle").resolve(system + "-n" + total + jvm));
+                ? new KafkaTransport(p.text("bootstrap"), p.text("topic-prefix") + "-" + poll.name + "-n" + total, p.text("acks"),
+                        (short) p.intValue("replication-factor"), poll)
+                : new ChronicleTransport(f.scratchDir().resolve("chronicle").resolve(cell.replace('/', '-') + ".jvm" + jvm));
         List<Chain> chains = new ArrayList<>();
         try {
             transport.prepare(first, count);
             for (int i = first; i < first + count; i++)
-                chains.add(new Chain(i, transport, rate, f.param("backoff").equals("busy-spin"), e2e.newRecorder(), hop1.newRecorder()));
+                chains.add(new Chain(i, transport, rate, p.text("backoff").equals("busy-spin"), e2e.newRecorder(), hop1.newRecorder()));
             chains.forEach(Chain::start);
-            java.util.function.LongSupplier received = () -> chains.stream().mapToLong(c -> c.received.get()).sum();
-            java.util.function.LongSupplier sent = () -> chains.stream().mapToLong(c -> c.sent.get()).sum();
+            LongSupplier received = () -> chains.stream().mapToLong(c -> c.received.get()).sum();
 
-            f.phase("warmup", warmup);
-            f.await(warmup, received);
-            failIfBroken(chains);
-            Window w = Window.open(chains, sent, received);
-            e2e.startMeasuring();
-            hop1.startMeasuring();
-            f.phase("measure", measure);
-            f.await(measure, received);
-            w.close(chains, sent, received, f.result());
-            e2e.close(); // the window ends here: messages still in flight during the drain are counted, not timed
-            hop1.close();
-            f.phase("drain", drain);
-            for (Chain c : chains) c.stopPublishing();
-            long deadline = System.nanoTime() + (long) (drain * 1e9);
-            while (received.getAsLong() < sent.getAsLong() && System.nanoTime() < deadline) Thread.sleep(20);
-            failIfBroken(chains);
-            for (Chain c : chains) c.stop();
+            f.phase("warmup", warmup.rule().maxSeconds());
+            long loadStartMs = System.currentTimeMillis();
+            Warmup.State warm = warmUp(f, warmup, chains, received, brokerPid);
             ObjectNode r = f.result();
-            r.put("sent", sent.getAsLong());
+            r.put("warmupSeconds", warm.atSeconds());
+            r.put("warmupEndedAtMs", loadStartMs + Math.round(warm.atSeconds() * 1000));
+            r.put("warmupSettled", warm.settled());
+            r.put("warmupReason", warm.reason());
+
+            // one window by intended send time for every log and counter of this step
+            long start = System.nanoTime() + WINDOW_LEAD_NS, end = start + (long) (measure * 1e9);
+            Chain.Window window = new Chain.Window(start, end);
+            e2e.window(start, end);
+            hop1.window(start, end);
+            chains.forEach(c -> c.window(window));
+            sleepUntil(start);
+            CpuWindow cpu = CpuWindow.open(chains);
+            f.phase("measure", measure);
+            f.await((end - System.nanoTime()) / 1e9, received);
+            long sentByEnd = 0, expected = 0;
+            for (Chain c : chains) { sentByEnd += c.windowSent(); expected += c.windowExpected(); }
+            cpu.close(chains, r);
+            failIfBroken(chains);
+
+            f.phase("drain", drain);
+            long deadline = System.nanoTime() + (long) (drain * 1e9);
+            while (!windowComplete(chains) && System.nanoTime() - deadline < 0) {
+                Thread.sleep(20);
+                failIfBroken(chains);
+            }
+            for (Chain c : chains) c.stopPublishing();
+            for (Chain c : chains) c.stop();
+            failIfBroken(chains);
+            e2e.close(); // after the drain: late completions of in-window messages are in
+            hop1.close();
+
+            long sent = 0, delivered = 0;
+            for (Chain c : chains) { sent += c.windowSent(); delivered += c.windowDelivered(); }
+            r.put("windowSeconds", measure);
+            r.put("windowExpected", expected);
+            r.put("windowSent", sent);
+            r.put("windowSentByEnd", sentByEnd);
+            r.put("windowDelivered", delivered);
+            r.put("lost", sent - delivered);
+            r.put("measured", e2e.measuredCount());
+            r.put("sent", chains.stream().mapToLong(c -> c.sent.get()).sum());
             r.put("received", received.getAsLong());
-            r.put("lost", chains.stream().mapToLong(Chain::lost).sum());
             r.put("duplicates", chains.stream().mapToLong(c -> c.duplicates).sum());
             r.put("outOfOrder", chains.stream().mapToLong(c -> c.outOfOrder).sum());
             r.put("badHops", chains.stream().mapToLong(c -> c.badHops).sum());
@@ -109,13 +182,44 @@ public class Messaging {
         }
     }
 
+    /**
+     * Feeds the warm-up rule one sample a second: messages delivered end to end per second, and the CPU of the processes
+     * under test (this JVM, plus the broker when there is one). Returns when the rule says warm-up is over.
+     */
+    private static Warmup.State warmUp(Fork f, Warmup warmup, List<Chain> chains, LongSupplier received, long brokerPid) throws Exception {
+        CpuSampler sampler = CpuSampler.forThisMachine();
+        LongSupplier cpuNs = () -> CpuWindow.processCpuNs() + (brokerPid > 0 ? Math.max(0, sampler.processTicks(brokerPid)) * 10_000_000L : 0);
+        long t0 = System.nanoTime(), lastNs = t0, lastReceived = received.getAsLong(), lastCpu = cpuNs.getAsLong();
+        for (int second = 1; ; second++) {
+            sleepUntil(t0 + second * 1_000_000_000L);
+            long now = System.nanoTime(), got = received.getAsLong(), cpu = cpuNs.getAsLong();
+            double dt = (now - lastNs) / 1e9;
+            Warmup.State s = warmup.add(new Warmup.Sample((now - t0) / 1e9, (got - lastReceived) / dt, 100.0 * (cpu - lastCpu) / 1e9 / dt));
+            f.report(got);
+            failIfBroken(chains);
+            if (s.done()) return s;
+            lastNs = now;
+            lastReceived = got;
+            lastCpu = cpu;
+        }
+    }
+
+    private static boolean windowComplete(List<Chain> chains) throws InterruptedException {
+        for (Chain c : chains) if (c.windowSent() < c.windowExpected() || c.windowDelivered() < c.windowSent()) return false;
+        return true;
+    }
+
+    private static void sleepUntil(long nanoTime) throws InterruptedException {
+        for (long left; (left = nanoTime - System.nanoTime()) > 0; ) Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+    }
+
     private static void failIfBroken(List<Chain> chains) {
         for (Chain c : chains)
             if (c.failure() != null) throw new IllegalStateException("instance " + c.id + " failed: " + c.failure(), c.failure());
     }
 
-    /** What the measurement window saw: messages, achieved rate, and CPU of this JVM and of its driver threads. */
-    record Window(long t0, long sent0, long received0, long cpu0, long driverCpu0) {
+    /** CPU of this JVM and of its driver threads over the measurement window. */
+    record CpuWindow(long t0, long cpu0, long driverCpu0) {
         static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
         static long processCpuNs() {
@@ -126,16 +230,12 @@ public class Messaging {
             return chains.stream().flatMap(c -> c.driverThreads().stream()).mapToLong(t -> Math.max(0, THREADS.getThreadCpuTime(t.getId()))).sum();
         }
 
-        static Window open(List<Chain> chains, java.util.function.LongSupplier sent, java.util.function.LongSupplier received) {
-            return new Window(System.nanoTime(), sent.getAsLong(), received.getAsLong(), processCpuNs(), driverCpuNs(chains));
+        static CpuWindow open(List<Chain> chains) {
+            return new CpuWindow(System.nanoTime(), processCpuNs(), driverCpuNs(chains));
         }
 
-        void close(List<Chain> chains, java.util.function.LongSupplier sent, java.util.function.LongSupplier received, ObjectNode r) {
+        void close(List<Chain> chains, ObjectNode r) {
             double seconds = (System.nanoTime() - t0) / 1e9;
-            r.put("windowSeconds", seconds);
-            r.put("sentInWindow", sent.getAsLong() - sent0);
-            r.put("receivedInWindow", received.getAsLong() - received0);
-            r.put("achievedRate", (sent.getAsLong() - sent0) / seconds);
             r.put("appCpuPct", 100.0 * (processCpuNs() - cpu0) / 1e9 / seconds);
             r.put("driverCpuPct", 100.0 * (driverCpuNs(chains) - driverCpu0) / 1e9 / seconds);
         }

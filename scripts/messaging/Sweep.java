@@ -1,17 +1,22 @@
 package perfkit.messaging;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
+import perfkit.harness.CapacitySearch;
 import perfkit.harness.CpuSampler;
+import perfkit.harness.Params;
 import perfkit.harness.Run;
+import perfkit.harness.StepVerdict;
+import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.io.File;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -20,97 +25,164 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The parent side: for each system, start from 1 instance and double until a step misses the SLO (or is
- * invalid), then bisect between the last step that met it and the first that did not. The capacity is the
- * largest instance count that met the SLO. Stops early at the instance limit, when the machine saturates,
- * or when the next step would not fit in the time budget.
+ * The parent side. The cells are the systems under their idle policies: {@code kafka/<policy>} for each
+ * {@code --kafka-poll} policy, and {@code chronicle/original}. For each cell, {@link CapacitySearch} doubles then
+ * bisects the instance count; each step runs in fresh JVM(s) and is judged by {@link StepVerdict}. Capacity is the
+ * largest count that met the SLO, or "not measurable on this host" when the first step already was not.
  */
 final class Sweep {
     static final String CHRONICLE_JVM_FLAGS = "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED "
             + "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED -Dchronicle.analytics.disable=true";
-    static final double SATURATED = 0.95;
+    static final StepVerdict.Rule VERDICT = StepVerdict.Rule.DEFAULT;
+    /** JVM start, topic creation and the drain of a step beyond its warm-up and window; the budget plans with it. */
+    static final double STEP_OVERHEAD_SECONDS = 10;
+
+    /** A measured cell: a system under one idle policy, e.g. kafka/blocking. */
+    record Cell(String system, String policy) {
+        String name() { return system + "/" + policy; }
+    }
+
+    /** What the forks of one step reported, summed over them. */
+    record StepResult(long windowExpected, long windowSent, long windowSentByEnd, long windowDelivered, long lost, long measured,
+                      long duplicates, long outOfOrder, long badHops, double appCpuPct, double driverCpuPct,
+                      double warmupSeconds, long warmupEndedAtMs, boolean warmupSettled, String warmupReason) {
+        static StepResult of(List<ObjectNode> forks) {
+            // with one JVM per instance each fork warms up on its own: the step's warm-up is the longest one
+            ObjectNode slowest = forks.stream().max((a, b) -> Double.compare(a.get("warmupSeconds").asDouble(), b.get("warmupSeconds").asDouble())).orElseThrow();
+            return new StepResult(sum(forks, "windowExpected"), sum(forks, "windowSent"), sum(forks, "windowSentByEnd"), sum(forks, "windowDelivered"),
+                    sum(forks, "lost"), sum(forks, "measured"), sum(forks, "duplicates"), sum(forks, "outOfOrder"), sum(forks, "badHops"),
+                    forks.stream().mapToDouble(r -> r.get("appCpuPct").asDouble()).sum(),
+                    forks.stream().mapToDouble(r -> r.get("driverCpuPct").asDouble()).sum(),
+                    slowest.get("warmupSeconds").asDouble(), slowest.get("warmupEndedAtMs").asLong(),
+                    forks.stream().allMatch(r -> r.get("warmupSettled").asBoolean()), slowest.get("warmupReason").asText());
+        }
+
+        private static long sum(List<ObjectNode> forks, String field) {
+            return forks.stream().mapToLong(r -> r.get(field).asLong()).sum();
+        }
+    }
 
     private final Run run;
-    private final long rate, maxInstances;
-    private final double slo, warmup, measure, drain, budget;
+    private final Params p;
+    private final long rate;
+    private final int maxInstances;
+    private final double slo, warmup, measure;
     private final long startNanos = System.nanoTime();
     private final List<String> forkJvmArgs = new ArrayList<>();
     private final String topicPrefix;
     private final int cores = Runtime.getRuntime().availableProcessors();
     private final CpuSampler cpu = CpuSampler.forThisMachine();
+    private final ArrayNode unsettled;
     private Table sweep;
-    private String brokerAddress;
     private long brokerPid = -1;
+    private double lastStepSeconds;
 
     private Sweep(Run run) throws Exception {
         this.run = run;
-        rate = run.integer("rate");
-        maxInstances = run.integer("max-instances");
-        slo = run.seconds("slo-ms");
-        warmup = run.seconds("warmup");
-        measure = run.seconds("measure");
-        drain = run.seconds("drain-timeout");
-        budget = run.seconds("budget");
-        forkJvmArgs.addAll(split(CHRONICLE_JVM_FLAGS));
+        p = run.typed();
+        rate = p.integer("rate");
+        maxInstances = p.intValue("max-instances");
+        slo = p.integer("slo-ms");
+        warmup = p.seconds("warmup");
+        measure = p.seconds("measure");
+        forkJvmArgs.addAll(Sys.jvmArgs(CHRONICLE_JVM_FLAGS));
         forkJvmArgs.add("-Djna.tmpdir=" + run.scratchDir().resolve("jna"));
-        forkJvmArgs.addAll(split(run.param("fork-jvm-args")));
+        forkJvmArgs.addAll(Sys.jvmArgs(p.text("fork-jvm-args")));
         topicPrefix = "perfkit-" + run.dir().getFileName();
+        unsettled = run.notes().putArray("warmupNeverSettled");
     }
 
-    static List<String> split(String s) {
-        return s.isBlank() ? List.of() : Arrays.asList(s.trim().split("\\s+"));
+    static List<Cell> cells(Params p) {
+        List<Cell> cells = new ArrayList<>();
+        for (String system : p.list("systems")) {
+            if (system.equals("kafka")) p.list("kafka-poll").forEach(policy -> cells.add(new Cell("kafka", policy)));
+            else cells.add(new Cell(system, "original")); // Chronicle's readers park: its original and park are the same policy
+        }
+        return cells;
     }
 
     static void run(Run run) throws Exception {
-        List<String> systems = Arrays.stream(run.param("systems").split(",")).map(String::trim).distinct().toList();
-        run.variants(systems);
-        run.measurement(run.seconds("warmup"), run.seconds("measure"), 1, "step");
-        describe(run);
+        Params p = run.typed();
+        List<Cell> cells = cells(p);
+        run.mode("sweep");
+        run.variants(cells.stream().map(Cell::name).toList());
+        run.measurement(p.seconds("warmup"), p.seconds("measure"), 1, "step");
+        describe(run, p);
         Sweep s = new Sweep(run);
-        try (Table steps = new Table(run, "sweep.csv", "one row per sweep step: latency (ms), delivery checks, achieved rate, CPU per process",
-                "system", "instances", "isolation", "target_rate", "achieved_rate", "sent", "received", "lost", "duplicates", "out_of_order",
-                "bad_hops", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "p50_uncorrected_ms", "p99_uncorrected_ms",
-                "p99_9_uncorrected_ms", "max_uncorrected_ms", "hop1_p99_9_ms", "cpu_broker_pct", "cpu_app_pct", "cpu_driver_pct",
-                "cpu_system_pct", "steal_pct", "valid", "invalid_reason", "meets_slo");
-             Table capacity = new Table(run, "capacity.csv", "capacity at SLO per system: the largest instance count whose p99.9 met the SLO",
-                     "system", "capacity_instances", "capacity_msgs_per_s", "slo_ms", "steps", "stop_reason")) {
+        try (Table steps = new Table(run, "sweep.csv", "one row per sweep step (cell = <system>/<policy>/n<instances>): latency (ms), "
+                + "delivery of the messages intended in the window, warm-up, CPU per process, verdict",
+                "cell", "variant", "system", "policy", "instances", "isolation", "target_rate", "achieved_rate", "delivered_rate",
+                "window_expected", "window_sent", "window_delivered", "lost", "duplicates", "out_of_order", "bad_hops",
+                "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "p50_uncorrected_ms", "p99_uncorrected_ms", "p99_9_uncorrected_ms",
+                "max_uncorrected_ms", "hop1_p99_9_ms", "cpu_broker_pct", "cpu_app_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct",
+                "cpu_us_per_msg", "warmup_s", "warmup_ended_ms", "warmup_settled", "saturated", "verdict", "valid", "invalid_reason", "meets_slo");
+             Table capacity = new Table(run, "capacity.csv", "capacity at the SLO per cell: the largest instance count whose p99.9 met it; "
+                     + "empty when not measurable on this host", "cell", "system", "policy", "capacity_instances", "capacity_msgs_per_s",
+                     "capacity_status", "slo_ms", "steps", "stop_reason")) {
             s.sweep = steps;
             List<String> summary = new ArrayList<>();
-            for (String system : systems) {
-                String[] result = s.sweepSystem(system);
-                capacity.row(system, Long.parseLong(result[0]), Long.parseLong(result[0]) * s.rate, s.slo, Long.parseLong(result[1]), result[2]);
-                summary.add(String.format(Locale.ROOT, "%-10s capacity %s instance(s) at p99.9 <= %.0f ms (%s)", system, result[0], s.slo, result[2]));
+            for (int i = 0; i < cells.size(); i++) {
+                Cell cell = cells.get(i);
+                // each remaining cell gets an equal share of the remaining budget, so the last policy is measured too
+                double share = (p.seconds("budget") - s.elapsed()) / (cells.size() - i);
+                CapacitySearch.Result r = s.sweepCell(cell, share);
+                capacity.write(Table.row().set("cell", cell.name()).set("system", cell.system()).set("policy", cell.policy())
+                        .set("capacity_instances", r.capacity()).set("capacity_msgs_per_s", r.capacity() == null ? null : r.capacity() * s.rate)
+                        .set("capacity_status", r.status().label).set("slo_ms", s.slo).set("steps", r.steps().size()).set("stop_reason", r.stopReason()));
+                summary.add(String.format(Locale.ROOT, "%-18s capacity %s at p99.9 <= %.0f ms (%s: %s)", cell.name(),
+                        r.capacity() == null ? "-" : r.capacity() + " instance(s)", s.slo, r.status().label, r.stopReason()));
             }
             run.progress().clear();
             summary.forEach(System.err::println);
         }
     }
 
-    static void describe(Run run) {
+    private double elapsed() {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+
+    static void describe(Run run, Params p) {
         ObjectNode n = run.notes();
         n.put("chain", "driver -> 5 services -> driver over 6 topics (Kafka) or 6 queues (Chronicle Queue); each service increments the message's counter");
         n.put("message", "28 bytes: intended send time (ns), actual send time (ns), sequence number, hop counter");
         n.put("latency", "end-to-end from the intended send (corrected) and from the actual send (uncorrected, what the original measured); first hop likewise");
+        n.put("window", "one window per step by intended send time, shared by every log and counter of the step; publishing and recording go on "
+                + "through the drain until every message intended in the window arrived; those still missing at --drain-timeout are lost");
         n.put("delivery", "the driver checks every message arrives exactly once, in order, after 5 services; any loss, duplicate or reorder makes a step invalid");
-        n.put("backoff", run.param("backoff").equals("busy-spin") ? "idle services busy-spin" : "an idle service parks for 1/8 of the message interval (the original's policy)");
-        n.put("isolation", run.param("isolation").equals("jvm") ? "one JVM per instance (closer to the original)" : "all instances of a step share one JVM, a thread group each");
-        n.put("kafka", run.param("bootstrap-servers").isBlank()
-                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, logs in the run's scratch folder, removed afterwards; acks=" + run.param("acks") + ", replication 1"
-                : "external cluster " + run.param("bootstrap-servers") + ", acks=" + run.param("acks") + ", replication factor " + run.param("replication-factor"));
+        ObjectNode policies = n.putObject("kafkaPoll");
+        for (KafkaTransport.Poll poll : KafkaTransport.Poll.values()) policies.put(poll.name, poll.description);
+        n.put("chroniclePoll", "Chronicle Queue runs once, as chronicle/original: its idle reader parks for the idle wait, so its original and park policies are the same");
+        n.put("backoff", p.text("backoff").equals("busy-spin") ? "idle services busy-spin (Kafka's blocking policy still waits in poll)"
+                : "the idle wait is 1/8 of the message interval (the original's)");
+        n.put("isolation", p.text("isolation").equals("jvm") ? "one JVM per instance (closer to the original); each warms up on its own"
+                : "all instances of a step share one JVM, a thread group each");
+        n.put("kafka", p.text("bootstrap-servers").isBlank()
+                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per cell, logs in the run's scratch folder, removed afterwards; acks=" + p.text("acks") + ", replication 1"
+                : "external cluster " + p.text("bootstrap-servers") + ", acks=" + p.text("acks") + ", replication factor " + p.text("replication-factor"));
         n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's scratch folder and removed afterwards; analytics disabled");
-        n.put("capacityRule", "double the instances until a step misses the SLO or is invalid, then bisect; capacity = largest count that met it");
-        n.put("saturation", "a step is saturated when system CPU reaches " + (int) (SATURATED * 100) + "% of all cores; the sweep stops growing there");
+        n.put("warmupRule", String.format(Locale.ROOT, "at least %s s, then until the last %d per-second samples of delivered rate and of CPU "
+                        + "(this JVM plus the broker) lie within %d%% of their mean with no trend; at %s s it is marked 'warm-up never settled'",
+                p.text("warmup"), p.intValue("warmup-stable"), p.intValue("warmup-tolerance"), p.text("warmup-max")));
+        boolean cold = p.seconds("warmup") < Messaging.FULL_WARMUP_SECONDS;
+        n.put("coldWarmup", cold);
+        if (cold) n.put("coldWarmupReason", "minimum warm-up " + p.text("warmup") + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
+                + " s: the broker and clients may still be JIT-compiling, so latency and CPU read high (cold numbers)");
+        n.put("capacityRule", "double the instances until a step does not meet the SLO, then bisect; capacity = largest count that met it. "
+                + "A step that misses while the machine is saturated (system CPU >= " + (int) (VERDICT.saturatedFraction() * 100)
+                + "% of all cores) or with steal above " + (int) VERDICT.maxStealPct() + "% of a core is 'not measurable on this host'; "
+                + "if the first step is, so is the capacity (never 0). A step whose driver fell behind or that lost messages is invalid.");
+        n.put("saturation", "the sweep stops growing when a step meets the SLO on a saturated machine; that capacity is a lower bound");
     }
 
-    /** Returns {capacity, steps, stop reason}. */
-    private String[] sweepSystem(String system) throws Exception {
+    private CapacitySearch.Result sweepCell(Cell cell, double budget) throws Exception {
+        long cellStart = System.nanoTime();
         Process broker = null;
-        String bootstrap = run.param("bootstrap-servers");
+        String bootstrap = p.text("bootstrap-servers");
         try {
-            if (system.equals("kafka")) {
+            if (cell.system().equals("kafka")) {
                 if (bootstrap.isBlank()) {
-                    broker = startBroker();
-                    bootstrap = brokerAddress;
+                    broker = startBroker(cell);
+                    bootstrap = "127.0.0.1:" + brokerPort;
                 } else {
                     KafkaTransport.checkReachable(bootstrap, 15);
                     String external = bootstrap;
@@ -120,28 +192,10 @@ final class Sweep {
                     });
                 }
             }
-            long good = 0, steps = 0, n = 1;
-            Long bad = null;
-            String stop;
-            while (true) {
-                double elapsed = (System.nanoTime() - startNanos) / 1e9;
-                if (elapsed + warmup + measure + drain + 15 > budget) { stop = "time budget of " + (long) budget + " s reached"; break; }
-                Step s = step(system, (int) n, bootstrap);
-                steps++;
-                if (s.meets) {
-                    good = n;
-                    if (s.saturated) { stop = "machine saturated at " + n + " instance(s)"; break; }
-                    if (n >= maxInstances) { stop = "reached --max-instances " + maxInstances; break; }
-                } else {
-                    bad = n;
-                }
-                if (bad != null && bad - good <= 1) {
-                    stop = good == 0 ? "1 instance already misses the SLO" : "found the wall: " + bad + " instance(s) miss the SLO";
-                    break;
-                }
-                n = bad == null ? Math.min(2 * n, maxInstances) : (good + bad) / 2;
-            }
-            return new String[]{String.valueOf(good), String.valueOf(steps), stop};
+            String servers = bootstrap;
+            double planned = p.seconds("warmup") + measure + STEP_OVERHEAD_SECONDS;
+            return CapacitySearch.search(maxInstances, budget, () -> (System.nanoTime() - cellStart) / 1e9,
+                    () -> Math.max(planned, lastStepSeconds), n -> step(cell, n, servers));
         } finally {
             if (broker != null) {
                 run.stopService("kafka-broker", broker);
@@ -150,29 +204,29 @@ final class Sweep {
         }
     }
 
-    private Process startBroker() throws Exception {
-        Path kafka = run.scratchDir().resolve("kafka");
-        Path tmp = java.nio.file.Files.createDirectories(kafka.resolve("tmp"));
-        int brokerPort = KafkaBroker.freePort(), controllerPort = KafkaBroker.freePort();
+    private int brokerPort;
+
+    private Process startBroker(Cell cell) throws Exception {
+        Path kafka = run.scratchDir().resolve("kafka-" + cell.policy());
+        Path tmp = Files.createDirectories(kafka.resolve("tmp"));
+        brokerPort = Sys.freePort();
+        int controllerPort = Sys.freePort();
         CountDownLatch ready = new CountDownLatch(1);
-        List<String> jvm = new ArrayList<>(split(run.param("broker-jvm-args")));
+        List<String> jvm = new ArrayList<>(Sys.jvmArgs(p.text("broker-jvm-args")));
         jvm.add("-Djava.io.tmpdir=" + tmp);
-        run.progress().phase("starting the Kafka broker", 5);
-        Process p = run.startService("kafka-broker", jvm,
+        run.progress().phase("starting a Kafka broker for " + cell.name(), 5);
+        Process proc = run.startService("kafka-broker", jvm,
                 List.of(KafkaBroker.FLAG, kafka.resolve("logs").toString(), String.valueOf(brokerPort), String.valueOf(controllerPort)),
                 line -> { if (line.startsWith("READY")) ready.countDown(); else System.err.println("[kafka-broker] " + line); });
-        if (!ready.await(90, TimeUnit.SECONDS) || !p.isAlive())
-            throw new IllegalStateException("the embedded Kafka broker did not start within 90 s" + (p.isAlive() ? "" : " (exit code " + p.exitValue() + ")"));
-        brokerAddress = "127.0.0.1:" + brokerPort;
-        brokerPid = p.pid();
-        run.notes().put("kafkaBroker", "pid " + p.pid() + ", " + brokerAddress);
+        if (!ready.await(90, TimeUnit.SECONDS) || !proc.isAlive())
+            throw new IllegalStateException("the embedded Kafka broker did not start within 90 s" + (proc.isAlive() ? "" : " (exit code " + proc.exitValue() + ")"));
+        brokerPid = proc.pid();
+        run.notes().put("kafkaBroker", "pid " + proc.pid() + ", 127.0.0.1:" + brokerPort);
         run.writeManifest();
-        return p;
+        return proc;
     }
 
-    record Step(boolean meets, boolean saturated) {}
-
-    /** CPU of the broker and the whole machine over the measurement window of a step. */
+    /** CPU of the broker and the whole machine over the measurement window of a step, sampled at the fork's phase edges. */
     private final class CpuWindow {
         long brokerTicks = -1, t0;
         double brokerPct = Double.NaN, systemPct = Double.NaN, stealPct = Double.NaN;
@@ -191,76 +245,89 @@ final class Sweep {
         }
     }
 
-    private Step step(String system, int n, String bootstrap) throws Exception {
-        Map<String, String> base = new LinkedHashMap<>(run.params());
-        base.put("system", system);
+    private StepVerdict step(Cell cell, int n, String bootstrap) throws Exception {
+        long began = System.nanoTime();
+        String name = cell.name() + "/n" + n;
+        Map<String, String> base = new LinkedHashMap<>(p.values());
+        base.put("system", cell.system());
+        base.put("policy", cell.policy());
+        base.put("cell", name);
         base.put("instances", String.valueOf(n));
         base.put("bootstrap", bootstrap == null ? "" : bootstrap);
         base.put("topic-prefix", topicPrefix);
+        base.put("broker-pid", String.valueOf(brokerPid));
         CpuWindow window = new CpuWindow();
-        double planned = warmup + measure + drain;
-        boolean perJvm = run.param("isolation").equals("jvm");
+        double planned = p.seconds("warmup-max") + measure + p.seconds("drain-timeout");
         List<ObjectNode> results;
-        if (!perJvm) {
-            Map<String, String> p = new LinkedHashMap<>(base);
-            p.put("first-instance", "0");
-            p.put("count", String.valueOf(n));
-            p.put("jvm-index", "1");
-            results = List.of(run.fork(system + "-n" + n, forkJvmArgs, p, planned, window::onPhase));
+        if (!p.text("isolation").equals("jvm")) {
+            Map<String, String> one = new LinkedHashMap<>(base);
+            one.put("first-instance", "0");
+            one.put("count", String.valueOf(n));
+            one.put("jvm-index", "1");
+            results = List.of(run.fork(name, forkJvmArgs, one, planned, window::onPhase));
         } else {
             List<String> series = new ArrayList<>();
             List<Map<String, String>> params = new ArrayList<>();
             for (int i = 0; i < n; i++) {
-                Map<String, String> p = new LinkedHashMap<>(base);
-                p.put("first-instance", String.valueOf(i));
-                p.put("count", "1");
-                p.put("jvm-index", String.valueOf(i + 1));
-                params.add(p);
-                series.add(system + "-n" + n + "/jvm" + (i + 1));
+                Map<String, String> one = new LinkedHashMap<>(base);
+                one.put("first-instance", String.valueOf(i));
+                one.put("count", "1");
+                one.put("jvm-index", String.valueOf(i + 1));
+                params.add(one);
+                series.add(name + "/jvm" + (i + 1));
             }
             results = run.forkAll(series, forkJvmArgs, params, planned, window::onPhase);
         }
-        Histogram e2e = merge(results, "-e2e.", ".corrected."), e2eRaw = merge(results, "-e2e.", ".uncorrected."), hop1 = merge(results, "-hop1.", ".corrected.");
-        long sent = sum(results, "sent"), received = sum(results, "received"), lost = sum(results, "lost"), dups = sum(results, "duplicates"),
-                order = sum(results, "outOfOrder"), hops = sum(results, "badHops");
-        double achieved = results.stream().mapToDouble(r -> r.get("achievedRate").asDouble()).sum();
-        double appCpu = results.stream().mapToDouble(r -> r.get("appCpuPct").asDouble()).sum();
-        double driverCpu = results.stream().mapToDouble(r -> r.get("driverCpuPct").asDouble()).sum();
-        List<String> reasons = new ArrayList<>();
-        if (achieved < 0.99 * rate * n) reasons.add(String.format(Locale.ROOT, "driver held %.0f of %d msg/s", achieved, rate * n));
-        if (lost > 0) reasons.add(lost + " lost");
-        if (dups > 0) reasons.add(dups + " duplicated");
-        if (order > 0) reasons.add(order + " out of order");
-        if (hops > 0) reasons.add(hops + " skipped a service");
-        if (e2e.getTotalCount() == 0) reasons.add("no message completed the chain in the window");
-        boolean valid = reasons.isEmpty();
+        StepResult r = StepResult.of(results);
+        Histogram e2e = merge(results, name + "/e2e", "corrected"), e2eRaw = merge(results, name + "/e2e", "uncorrected"),
+                hop1 = merge(results, name + "/hop1", "corrected");
+        double target = r.windowExpected() / measure, achieved = r.windowSentByEnd() / measure, delivered = r.windowDelivered() / measure;
+        List<String> problems = new ArrayList<>();
+        if (r.windowSent() < r.windowExpected()) problems.add((r.windowExpected() - r.windowSent()) + " in-window message(s) never sent");
+        if (r.duplicates() > 0) problems.add(r.duplicates() + " duplicated");
+        if (r.outOfOrder() > 0) problems.add(r.outOfOrder() + " out of order");
+        if (r.badHops() > 0) problems.add(r.badHops() + " skipped a service");
         double p999 = ms(e2e, 99.9);
-        boolean meets = valid && p999 <= slo;
-        boolean saturated = window.systemPct >= SATURATED * 100 * cores;
-        sweep.row(system, n, run.param("isolation"), rate * n, achieved, sent, received, lost, dups, order, hops,
-                ms(e2e, 50), ms(e2e, 90), ms(e2e, 99), p999, ms(e2e, 100), ms(e2eRaw, 50), ms(e2eRaw, 99), ms(e2eRaw, 99.9), ms(e2eRaw, 100),
-                ms(hop1, 99.9), window.brokerPct, appCpu, driverCpu, window.systemPct, window.stealPct, valid, String.join("; ", reasons), meets);
-        run.progress().say(String.format(Locale.ROOT, "%s x%d: p50 %.2f ms, p99.9 %.2f ms (uncorrected %.2f), system CPU %.0f%%, %s",
-                system, n, ms(e2e, 50), p999, ms(e2eRaw, 99.9), window.systemPct,
-                !valid ? "INVALID: " + String.join("; ", reasons) : meets ? "meets the SLO" : "misses the SLO"));
-        return new Step(meets, saturated);
+        StepVerdict v = StepVerdict.judge(new StepVerdict.Measurement(target, achieved, e2e.getTotalCount(), r.lost(), problems,
+                p999, slo, window.systemPct, window.stealPct, cores), VERDICT);
+        double testedCpu = r.appCpuPct() + (Double.isNaN(window.brokerPct) ? 0 : window.brokerPct);
+        if (!r.warmupSettled()) {
+            unsettled.add(name);
+            run.writeManifest();
+        }
+        sweep.write(Table.row().set("cell", name).set("variant", cell.name()).set("system", cell.system()).set("policy", cell.policy())
+                .set("instances", n).set("isolation", p.text("isolation")).set("target_rate", target).set("achieved_rate", achieved)
+                .set("delivered_rate", delivered).set("window_expected", r.windowExpected()).set("window_sent", r.windowSent())
+                .set("window_delivered", r.windowDelivered()).set("lost", r.lost()).set("duplicates", r.duplicates())
+                .set("out_of_order", r.outOfOrder()).set("bad_hops", r.badHops())
+                .set("p50_ms", ms(e2e, 50)).set("p90_ms", ms(e2e, 90)).set("p99_ms", ms(e2e, 99)).set("p99_9_ms", p999).set("max_ms", ms(e2e, 100))
+                .set("p50_uncorrected_ms", ms(e2eRaw, 50)).set("p99_uncorrected_ms", ms(e2eRaw, 99)).set("p99_9_uncorrected_ms", ms(e2eRaw, 99.9))
+                .set("max_uncorrected_ms", ms(e2eRaw, 100)).set("hop1_p99_9_ms", ms(hop1, 99.9))
+                .set("cpu_broker_pct", window.brokerPct).set("cpu_app_pct", r.appCpuPct()).set("cpu_driver_pct", r.driverCpuPct())
+                .set("cpu_system_pct", window.systemPct).set("steal_pct", window.stealPct)
+                // CPU time of the processes under test (services + driver JVM, and the broker) per message delivered end to end
+                .set("cpu_us_per_msg", delivered > 0 ? testedCpu / 100 * 1e6 / delivered : Double.NaN)
+                .set("warmup_s", r.warmupSeconds()).set("warmup_ended_ms", r.warmupEndedAtMs()).set("warmup_settled", r.warmupSettled())
+                .set("saturated", v.saturated()).set("verdict", v.status().label).set("valid", v.valid()).set("invalid_reason", v.valid() ? "" : v.reason())
+                .set("meets_slo", v.meets()));
+        run.progress().say(String.format(Locale.ROOT, "%s: warm-up %.0f s%s, p50 %.2f ms, p99.9 %.2f ms (uncorrected %.2f), system CPU %.0f%%: %s%s",
+                name, r.warmupSeconds(), r.warmupSettled() ? "" : " (never settled)", ms(e2e, 50), p999, ms(e2eRaw, 99.9), window.systemPct,
+                v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
+        lastStepSeconds = (System.nanoTime() - began) / 1e9;
+        return v;
     }
 
-    private Histogram merge(List<ObjectNode> results, String kind, String timing) throws Exception {
+    /** Merges the intervals of one latency series from every fork of a step, found by the manifest fields, not by file name. */
+    private Histogram merge(List<ObjectNode> results, String series, String timing) throws Exception {
         Histogram total = new Histogram(3);
         for (ObjectNode r : results)
             for (JsonNode f : r.get("files")) {
-                String path = f.get("path").asText();
-                if (!path.contains(kind) || !path.contains(timing)) continue;
-                try (HistogramLogReader reader = new HistogramLogReader(new File(run.dir().toFile(), path))) {
+                if (!series.equals(f.path("series").asText()) || !timing.equals(f.path("timing").asText())) continue;
+                try (HistogramLogReader reader = new HistogramLogReader(new File(run.dir().toFile(), f.get("path").asText()))) {
                     for (var h = reader.nextIntervalHistogram(); h != null; h = reader.nextIntervalHistogram()) total.add((Histogram) h);
                 }
             }
         return total;
-    }
-
-    private static long sum(List<ObjectNode> results, String field) {
-        return results.stream().mapToLong(r -> r.get(field).asLong()).sum();
     }
 
     private static double ms(Histogram h, double percentile) {

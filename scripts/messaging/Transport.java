@@ -29,8 +29,8 @@ interface Transport extends AutoCloseable {
     interface Receiver extends AutoCloseable {
         /**
          * Hands the messages available to the handler and returns how many there were. When there are none
-         * it waits up to {@code idleWaitNanos} in the system's own way (0 = return at once): this is the
-         * original's back-off of 1/8 of the message interval.
+         * it waits up to {@code idleWaitNanos} (0 = return at once), the original's back-off of 1/8 of the
+         * message interval, in the transport's idle policy (Kafka: {@link KafkaTransport.Poll}; Chronicle parks).
          */
         int poll(Handler handler, long idleWaitNanos) throws Exception;
 

@@ -1,8 +1,11 @@
 """The launcher's contract: clear one-line errors with exit code 2, help, and the study list."""
+import json
 import os
 import shutil
 import subprocess
 import sys
+
+import pytest
 
 from conftest import ROOT, bench
 
@@ -107,3 +110,41 @@ def test_demo_runs_every_study():
     demo = (ROOT / "bench").read_text().split("DEMO_RUNS=(")[1].split(")")[0]
     for name in aliases:
         assert f'"{name} --quick' in demo, f"./bench demo does not run {name}"
+
+
+# Every bad input the hardening review found, through the real launcher: one line, exit 2, no run folder.
+BAD_INPUTS = [
+    (["queues", "--capacity", "2147483648"], "--capacity"),
+    (["queues", "--measure", "Infinity"], "--measure"),
+    (["queues", "--measure", "0"], "--measure"),
+    (["queues", "--warmup", "-1"], "--warmup"),
+    (["queues", "--rate", "1__000"], "--rate"),
+    (["queues", "--forks", "zero"], "--forks"),
+    (["queues", "--variants", "abq-1,abq-9"], "--variants"),
+    (["harness", "--iterations", "0"], "--iterations"),
+    (["messaging", "--instances", "0"], "--instances"),
+    (["workflow", "--job-types", "fixed,slow"], "--job-types"),
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD_INPUTS, ids=[" ".join(a) for a, _ in BAD_INPUTS])
+def test_bad_input_is_one_line_and_leaves_no_run(tmp_path, args, needle):
+    r = bench("run", *args, "--out", str(tmp_path / "runs"))
+    assert_one_line_error(r, needle)
+    assert not any(tmp_path.rglob("run.json"))
+
+
+def test_out_must_be_a_folder_that_can_be_made(tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert_one_line_error(bench("run", "queues", "--out", str(a_file)), "--out", "it is a file")
+    assert_one_line_error(bench("run", "queues", "--out", str(a_file / "below")), "--out", "is not a folder")
+    assert a_file.read_text() == "x", "nothing is lost"
+
+
+def test_underscores_in_numbers_reach_the_forks_normalised(tmp_path):
+    r = bench("run", "queues", "--quick", "--variants", "abq-1", "--warmup", "0.2", "--measure", "0.5",
+              "--rate", "1_000", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    m = json.loads(next(tmp_path.rglob("run.json")).read_text())
+    assert m["params"]["rate"] == "1000" and m["status"] == "complete"

@@ -5,7 +5,10 @@ import pytest
 
 from conftest import bench, decode_hlog, hdr_jar, manifest, read_csv, run_dir_of, validate
 
-VARIANTS = ["abq-1", "abq-3", "abq-5", "disruptor-1", "disruptor-3", "disruptor-5"]
+VARIANTS = ["abq-1", "abq-3", "abq-5", "disruptor-1", "disruptor-shard-3", "disruptor-shard-5",
+            "disruptor-work-3", "disruptor-work-5"]
+QUICK_STRATEGIES = ["blocking", "yielding"]
+CELLS = [v if v.startswith("abq") else f"{v}/{s}" for v in VARIANTS for s in ([""] if v.startswith("abq") else QUICK_STRATEGIES)]
 
 
 def test_manifest_validates_and_says_what_ran(tiny_queues_run):
@@ -13,13 +16,19 @@ def test_manifest_validates_and_says_what_ran(tiny_queues_run):
     validate(m)
     assert m["status"] == "complete" and m["error"] is None and m["endedAt"]
     assert m["study"] == "queues" and m["runId"] == tiny_queues_run.name and m["tag"] == "e2e"
-    assert m["variants"] == VARIANTS
+    assert m["mode"] == "throughput"
+    assert m["variants"] == CELLS
     assert m["params"]["measure"] == "1" and m["params"]["forks"] == "1" and m["quick"] is True
     assert m["measurement"] == {"warmupSeconds": 0.5, "measureSeconds": 1.0, "repetitions": 1,
                                 "repetitionKind": "jvm-fork", "warmupExcluded": True}
     assert m["host"]["logicalCores"] >= 1 and m["jvm"]["version"].startswith("17")
     assert "-Xmx512m" in m["jvm"]["forkInputArguments"]
     assert "allocates one event object per put" in m["notes"]["abqProducer"]
+    # the sharded design is named for what it is, beside the true work-sharing one
+    assert "sharded broadcast" in m["notes"]["disruptor-shard-N"]
+    assert "shared counter" in m["notes"]["disruptor-work-N"]
+    assert not any("fair" in str(v) for v in m["notes"].values())
+    assert "busy-spin" in m["notes"]["waitStrategies"], "the quick run says which strategy it leaves out"
 
 
 def test_every_listed_file_exists_and_every_file_is_listed(tiny_queues_run):
@@ -30,22 +39,61 @@ def test_every_listed_file_exists_and_every_file_is_listed(tiny_queues_run):
     assert {"throughput.csv", "consumers.csv", "timeseries.csv"} <= listed
 
 
-def test_throughput_is_positive_and_complete_per_variant(tiny_queues_run):
+def test_the_wait_strategy_is_a_factor_of_every_disruptor_variant(tiny_queues_run):
     rows = read_csv(tiny_queues_run / "throughput.csv")
-    assert sorted(r["variant"] for r in rows) == sorted(VARIANTS)
+    assert [r["cell"] for r in rows] == CELLS
     for r in rows:
+        if r["variant"].startswith("abq"):
+            assert r["cell"] == r["variant"] and r["wait_strategy"] == ""
+        else:
+            assert r["cell"] == f'{r["variant"]}/{r["wait_strategy"]}' and r["wait_strategy"] in QUICK_STRATEGIES
+    for v in VARIANTS[3:]:
+        assert {r["wait_strategy"] for r in rows if r["variant"] == v} == set(QUICK_STRATEGIES), v
+
+
+def test_throughput_is_positive_per_cell(tiny_queues_run):
+    for r in read_csv(tiny_queues_run / "throughput.csv"):
         assert float(r["events_per_s"]) > 10_000, r
         assert abs(float(r["events_per_s"]) - int(r["events"]) / float(r["seconds"])) < 1
         assert 0.9 < float(r["seconds"]) < 2.0
 
 
-def test_per_consumer_counts_add_up(tiny_queues_run):
-    events = {r["variant"]: int(r["events"]) for r in read_csv(tiny_queues_run / "throughput.csv")}
+def test_every_event_is_consumed_exactly_once_and_per_consumer_counts_add_up(tiny_queues_run):
+    assert manifest(tiny_queues_run)["valid"], manifest(tiny_queues_run)["invalidReasons"]
     consumers = read_csv(tiny_queues_run / "consumers.csv")
-    for variant, total in events.items():
-        mine = [int(c["events"]) for c in consumers if c["variant"] == variant]
-        assert len(mine) == int(variant.split("-")[1])
-        assert sum(mine) == total
+    for row in read_csv(tiny_queues_run / "throughput.csv"):
+        mine = [c for c in consumers if c["cell"] == row["cell"]]
+        assert len(mine) == int(row["consumers"]) == int(row["variant"].rsplit("-", 1)[1])
+        assert sum(int(c["events"]) for c in mine) == int(row["events"])
+        assert row["exactly_once"] == "true", row
+        assert sum(int(c["events_total"]) for c in mine) == int(row["consumed_total"]) == int(row["produced_total"]) > int(row["events"])
+
+
+@pytest.fixture(scope="module")
+def tiny_ring_run(tmp_path_factory):
+    """Work-sharing and sharded consumers on a 4-slot ring: the producer wraps constantly, so a wrong gate loses or repeats events."""
+    out = tmp_path_factory.mktemp("ring")
+    return run_dir_of(bench("run", "queues", "--quick", "--variants", "disruptor-work-3,disruptor-work-5,disruptor-shard-3",
+                            "--wait-strategy", "blocking,busy-spin", "--capacity", "4", "--warmup", "0.2", "--measure", "0.5",
+                            "--out", str(out)))
+
+
+def test_work_sharing_delivers_every_event_exactly_once(tiny_ring_run):
+    m = manifest(tiny_ring_run)
+    assert m["valid"], m["invalidReasons"]
+    consumers = read_csv(tiny_ring_run / "consumers.csv")
+    rows = read_csv(tiny_ring_run / "throughput.csv")
+    assert {r["cell"] for r in rows} == {f"{v}/{s}" for v in ("disruptor-work-3", "disruptor-work-5", "disruptor-shard-3")
+                                         for s in ("blocking", "busy-spin")}
+    for row in rows:
+        totals = [int(c["events_total"]) for c in consumers if c["cell"] == row["cell"]]
+        assert sum(totals) == int(row["produced_total"]) == int(row["consumed_total"]) > 0, row
+        assert row["exactly_once"] == "true", row
+        if row["variant"].startswith("disruptor-shard"):
+            # sharded by sequence: each handler's share is fixed, whoever is faster
+            assert max(totals) - min(totals) <= 1, totals
+        else:
+            assert sum(1 for t in totals if t > 0) >= 2, f"work is shared, not taken by one consumer: {totals}"
 
 
 def test_disruptor_producer_does_not_allocate_per_event(tiny_queues_run):
@@ -62,53 +110,116 @@ def test_timeseries_has_throughput_and_cpu(tiny_queues_run):
     metrics = {(r["series"].split(":")[0] if r["series"].startswith("proc:") else r["series"], r["metric"]) for r in rows}
     assert ("system", "cpu_pct") in metrics and ("system", "steal_pct") in metrics
     assert ("proc", "cpu_pct") in metrics
-    measured = [r for r in rows if r["phase"] == "measure" and r["metric"] == "events_per_s"]
-    assert measured and all(float(r["value"]) >= 0 for r in measured)
-    assert {r["series"] for r in rows if r["series"].startswith("proc:")} >= {"proc:queues", "proc:abq-1/fork1"}
+    # with a 1 s window the first per-second rate may only land in the drain that follows it
+    rates = [r for r in rows if r["phase"] in ("measure", "drain") and r["metric"] == "events_per_s"]
+    assert rates and all(float(r["value"]) >= 0 for r in rates)
+    assert {r["series"] for r in rows if r["series"].startswith("proc:")} >= {"proc:queues", "proc:abq-1/fork1",
+                                                                             "proc:disruptor-work-3/yielding/fork1"}
 
 
 @pytest.fixture(scope="module")
 def fixed_rate_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rate")
-    return run_dir_of(bench("run", "queues", "--quick", "--rate", "2000", "--variants", "abq-3,disruptor-1",
+    # 2_000: Cli normalises the underscore once, so the forks read the same number
+    return run_dir_of(bench("run", "queues", "--quick", "--rate", "2_000", "--variants", "abq-3,disruptor-1", "--wait-strategy", "yielding",
                             "--warmup", "0.5", "--measure", "2", "--out", str(out)))
 
 
 def test_fixed_rate_run_is_invalid_exactly_when_the_producer_fell_behind(fixed_rate_run):
     m = manifest(fixed_rate_run)
     validate(m)
-    assert m["notes"]["mode"] == "fixed-rate"
+    assert m["mode"] == "fixed-rate" and m["params"]["rate"] == "2000"
     rows = read_csv(fixed_rate_run / "throughput.csv")
-    behind = [r["variant"] for r in rows if float(r["achieved_rate"]) < 0.99 * 2000]
+    assert [r["cell"] for r in rows] == ["abq-3", "disruptor-1/yielding"]
+    expected = []
     for r in rows:
         # a late producer catches up in bursts, so a window may also see more than the target
         assert 1000 < float(r["achieved_rate"]) < 4000, r
-    assert m["valid"] == (not behind), m["invalidReasons"]
-    assert len(m["invalidReasons"]) == len(behind)
-    for variant, reason in zip(behind, m["invalidReasons"]):
-        assert reason.startswith(variant) and "producer held only" in reason
+        if float(r["achieved_rate"]) < 0.99 * 2000:
+            expected.append(f'{r["cell"]} fork 1: producer held only')
+        if r["exactly_once"] != "true":
+            expected.append(f'{r["cell"]} fork 1: consumers took')
+        if r["latency_samples"] != r["scheduled_in_window"]:
+            expected.append(f'{r["cell"]} fork 1: ')
+    assert m["valid"] == (not expected), m["invalidReasons"]
+    assert len(m["invalidReasons"]) == len(expected)
+    for prefix, reason in zip(expected, m["invalidReasons"]):
+        assert reason.startswith(prefix), (prefix, reason)
+
+
+def files_of(m, series, timing="corrected"):
+    (f,) = [f for f in m["files"] if f["kind"] == "hlog" and f["series"] == series and f["timing"] == timing]
+    return f
 
 
 def test_hlogs_decode_and_corrected_dominates_uncorrected(fixed_rate_run):
-    for variant in ("abq-3", "disruptor-1"):
-        corrected, n_c = decode_hlog(fixed_rate_run / f"latency/{variant}.fork1.corrected.hlog")
-        uncorrected, n_u = decode_hlog(fixed_rate_run / f"latency/{variant}.fork1.uncorrected.hlog")
+    m = manifest(fixed_rate_run)
+    for row in read_csv(fixed_rate_run / "throughput.csv"):
+        cell = row["cell"]
+        c_file, u_file = files_of(m, cell), files_of(m, cell, "uncorrected")
+        assert c_file["cell"] == cell and c_file["fork"] == 1
+        corrected, n_c = decode_hlog(fixed_rate_run / c_file["path"])
+        uncorrected, n_u = decode_hlog(fixed_rate_run / u_file["path"])
         assert n_c >= 2 and n_u == n_c
-        # one sample per event consumed in the 2 s window at 2000/s (a late producer shifts a few in or out)
-        assert 2000 < corrected.get_total_count() < 8000
+        # every event scheduled in the 2 s window at 2000/s is one sample, however late it arrived
+        assert corrected.get_total_count() == int(row["latency_samples"])
+        assert int(row["scheduled_in_window"]) == 4000
         assert corrected.get_total_count() == uncorrected.get_total_count()
         for p in (50, 90, 99, 99.9, 100):
             assert corrected.get_value_at_percentile(p) >= uncorrected.get_value_at_percentile(p)
 
 
+def test_lateness_is_its_own_series_sharing_the_window(fixed_rate_run):
+    m = manifest(fixed_rate_run)
+    for row in read_csv(fixed_rate_run / "throughput.csv"):
+        cell = row["cell"]
+        e2e, late = files_of(m, cell), files_of(m, f"{cell}/lateness")
+        assert late["cell"] == cell and files_of(m, f"{cell}/lateness", "uncorrected")
+        assert late["window"] == e2e["window"], "one window by intended time for all logs of a step"
+        assert e2e["window"]["endMs"] - e2e["window"]["startMs"] == pytest.approx(2000, abs=1)
+        lateness, _ = decode_hlog(fixed_rate_run / late["path"])
+        delivered, _ = decode_hlog(fixed_rate_run / e2e["path"])
+        assert lateness.get_total_count() == delivered.get_total_count()
+        # per event, sent - intended <= consumed - intended, so every percentile of lateness is at most e2e's
+        for p in (50, 90, 99, 100):
+            assert lateness.get_value_at_percentile(p) <= delivered.get_value_at_percentile(p)
+
+
+def test_throughput_mode_writes_no_latency_logs(tiny_queues_run):
+    assert not [f for f in manifest(tiny_queues_run)["files"] if f["kind"] == "hlog"]
+
+
 def test_hlogs_decode_with_hdrhistograms_own_log_processor(fixed_rate_run):
-    log = fixed_rate_run / "latency/disruptor-1.fork1.corrected.hlog"
+    log = fixed_rate_run / files_of(manifest(fixed_rate_run), "disruptor-1/yielding")["path"]
     r = subprocess.run(["java", "-cp", str(hdr_jar()), "org.HdrHistogram.HistogramLogProcessor", "-i", str(log)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     total = int(r.stdout.split("Total count    =")[1].split("]")[0])
     expected, _ = decode_hlog(log)
     assert total == expected.get_total_count() > 0
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--capacity", "2147483648"], "--capacity"),   # overflowed an int in the fork
+    (["--capacity", "1"], "--capacity"),
+    (["--measure", "0"], "--measure"),              # a "complete" run with an empty window
+    (["--measure", "Infinity"], "--measure"),       # never ends
+    (["--measure", "NaN"], "--measure"),
+    (["--warmup", "-1"], "--warmup"),
+    (["--rate", "-5"], "--rate"),
+    (["--rate", "1e9"], "--rate"),
+    (["--forks", "0"], "--forks"),
+    (["--wait-strategy", "yielding,spin"], "--wait-strategy"),
+    (["--variants", "disruptor-3"], "--variants"),
+    (["--keep-warmup"], "--keep-warmup"),           # latency is only recorded at a fixed rate
+])
+def test_bad_input_is_one_line_and_exit_2_before_any_run_folder(tmp_path, args, needle):
+    r = bench("run", "queues", "--quick", *args, "--out", str(tmp_path))
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    lines = [l for l in r.stderr.splitlines() if l.strip() and not l.startswith("[jbang]")]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], r.stderr
+    assert "Exception" not in r.stderr and "\tat " not in r.stderr
+    assert not list(tmp_path.glob("queues/*")), "no run folder for a typo"
 
 
 def test_a_fork_that_cannot_start_fails_the_run_with_a_reason(tmp_path):

@@ -1,7 +1,14 @@
-"""The workflow study on a real PostgreSQL: each job type drains exactly, two engines share the backlog
-under the global lock, bad input fails cleanly, and no database or engine outlives a run."""
+"""The workflow study on a real PostgreSQL: each job type drains exactly once, completions are counted as committed
+in the database, database CPU is measured, bad input fails before a run folder exists, secrets stay out of command
+lines and files, and no database, schema or engine outlives a run."""
 import glob
 import json
+import os
+import pathlib
+import secrets
+import shutil
+import signal
+import socket
 import subprocess
 import time
 
@@ -9,7 +16,8 @@ import pytest
 
 from conftest import bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
-QUICK = ["--quick", "--jobs", "300", "--acquire-sizes", "32"]
+QUICK = ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32"]
+PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 
 
 def our_postgres_processes():
@@ -25,48 +33,87 @@ def assert_nothing_left(run_dir):
 
 @pytest.fixture(scope="module")
 def each_job_type(tmp_path_factory):
+    """One quick run of every job type at the default --threads auto, so the calibration drain runs too."""
     out = tmp_path_factory.mktemp("workflow")
-    return run_dir_of(bench("run", "workflow", *QUICK, "--instances", "1", "--locks", "off", "--out", str(out), timeout=900))
+    return run_dir_of(bench("run", "workflow", *QUICK, "--instances", "1", "--locks", "off", "--out", str(out), timeout=1200))
 
 
-def test_each_job_type_drains_exactly_once(each_job_type):
+def test_each_job_type_commits_every_job_exactly_once(each_job_type):
     m = manifest(each_job_type)
     validate(m)
-    assert m["status"] == "complete" and m["variants"] == ["fixed", "timer", "noop"]
+    assert m["status"] == "complete" and m["mode"] == "drain" and m["variants"] == ["fixed", "timer", "noop"]
     assert "private PostgreSQL cluster" in m["notes"]["database"]
     assert "dropped ACT_IDX_RU_ACTI_END" in m["notes"]["indexFix"]
     rows = read_csv(each_job_type / "throughput.csv")
     assert [r["job_type"] for r in rows] == ["fixed", "timer", "noop"]
     for r in rows:
         assert r["valid"] == "true", r["invalid_reason"]
-        assert r["succeeded"] == r["jobs"] == r["at_wait_state"] == "300"
+        assert r["committed"] == r["commit_events"] == r["wait_arrivals"] == r["at_wait_state"] == r["jobs"] == "300", r
         assert r["left"] == r["dead_letters"] == r["failed"] == "0"
-        assert float(r["jobs_per_s"]) > 0 and float(r["drain_seconds"]) > 0
-    fixed = rows[0]
-    assert float(fixed["theoretical_max_per_s"]) == 32 * 1000 / 100  # 1 instance x 32 threads x 10 jobs/s
-    assert 0 < float(fixed["pct_of_max"]) == pytest.approx(100 * float(fixed["jobs_per_s"]) / 320, rel=1e-6)
+    assert rows[0]["body_runs"] == "300" and rows[1]["body_runs"] == rows[2]["body_runs"] == ""
 
 
-def test_latency_logs_hold_every_job(each_job_type):
+def test_threads_come_from_the_calibration_rule(each_job_type):
+    cal = manifest(each_job_type)["notes"]["calibration"]
+    (row,) = read_csv(each_job_type / "calibration.csv")
+    assert row["valid"] == "true" and row["job_type"] == "noop" and int(row["threads"]) == cal["calibrationThreads"]
+    rate = float(row["steady_jobs_per_s"] or row["jobs_per_s"])
+    assert cal["noopJobsPerS"] == pytest.approx(rate, rel=1e-6)
+    assert cal["threads"] == max(1, int(rate * cal["jobMs"] / 1000 * cal["headroom"]))
+    fixed = read_csv(each_job_type / "throughput.csv")[0]
+    assert int(fixed["threads"]) == cal["threads"]
+    assert float(fixed["theoretical_max_per_s"]) == cal["threads"] * 1000 / 100
+    assert float(fixed["pct_of_max"]) == pytest.approx(100 * float(fixed["jobs_per_s"]) / float(fixed["theoretical_max_per_s"]), rel=1e-6)
+    assert fixed["bottleneck"].split(":")[0] in ("cpu", "database-locks", "executor-threads", "acquisition")
+
+
+def test_completions_are_counted_committed_in_the_database(each_job_type):
+    m = manifest(each_job_type)
+    assert "ACT_RU_JOB" in m["notes"]["completions"]
+    ts = (each_job_type / "timeseries.csv").read_text()
     for r in read_csv(each_job_type / "throughput.csv"):
-        name = f"latency/{r['job_type']}-k1-a32-lockoff-r1.fork1"
-        merged, intervals = decode_hlog(each_job_type / f"{name}.corrected.hlog")
-        assert intervals >= 1 and merged.get_total_count() == 300
+        assert r["drain_end_source"] == "database", "the drain ends at the poll that finds the backlog gone"
+        assert float(r["jobs_per_s"]) * float(r["drain_seconds"]) == pytest.approx(int(r["committed"]), rel=1e-3)
+    assert ",db:perfkit_" in ts, "the monitor's committed count is in the time series"
+
+
+def test_database_cpu_is_measured_and_plausible(each_job_type):
+    rows = read_csv(each_job_type / "throughput.csv") + read_csv(each_job_type / "calibration.csv")
+    for r in rows:
+        db, engines, system = float(r["cpu_db_pct"]), float(r["cpu_engines_pct"]), float(r["cpu_system_pct"])
+        assert 0 < db < system, r
+        assert engines + db <= system + 15, "engines and database cannot use more than the machine (15 points of sampling slack)"
+        assert int(r["cores"]) * 100 + 5 >= system
+    ts = read_csv(each_job_type / "timeseries.csv")
+    assert any(t["series"] == "proc:postgres" and float(t["value"]) > 0 for t in ts), "database CPU per second, backends included"
+
+
+def test_latency_logs_exclude_warm_up_as_the_manifest_says(each_job_type):
+    m = manifest(each_job_type)
+    assert m["measurement"]["warmupExcluded"] is True and m["measurement"]["warmupSeconds"] == 1
+    rows = {r["cell"]: r for r in read_csv(each_job_type / "throughput.csv")}
+    logs = [f for f in m["files"] if f["kind"] == "hlog" and f["timing"] == "corrected" and f["cell"] in rows]
+    assert {f["cell"] for f in logs} == set(rows)
+    for f in logs:
+        merged, intervals = decode_hlog(each_job_type / f["path"])
+        assert merged.get_total_count() == int(rows[f["cell"]]["latency_samples"]) <= 300
+        assert f["window"] and f["window"]["endMs"] > f["window"]["startMs"], "each log says when measuring began"
 
 
 def test_database_and_engines_are_gone_after_the_run(each_job_type):
     assert_nothing_left(each_job_type)
     rows = read_csv(each_job_type / "engines.csv")
-    assert len(rows) == 3 and all(int(r["succeeded"]) == 300 for r in rows)
+    assert len(rows) == 3 and all(int(r["commit_events"]) == 300 for r in rows)
 
 
 def test_two_engines_share_the_backlog_with_the_lock_on(tmp_path):
-    run = run_dir_of(bench("run", "workflow", *QUICK, "--job-types", "noop", "--instances", "2", "--locks", "on",
+    run = run_dir_of(bench("run", "workflow", *QUICK, "--job-types", "noop", "--threads", "8", "--instances", "2", "--locks", "on",
                            "--out", str(tmp_path), timeout=600))
     (row,) = read_csv(run / "throughput.csv")
     assert row["valid"] == "true" and row["lock"] == "on" and row["instances"] == "2", row
     engines = read_csv(run / "engines.csv")
-    assert len(engines) == 2 and sum(int(e["succeeded"]) for e in engines) == 300
+    assert len(engines) == 2 and sum(int(e["commit_events"]) for e in engines) == 300
+    assert not (run / "calibration.csv").exists(), "an explicit --threads needs no calibration"
     assert_nothing_left(run)
 
 
@@ -77,34 +124,146 @@ def one_error_line(result):
     return errors[0]
 
 
-def test_unknown_job_type_fails_the_run_with_one_line(tmp_path):
-    r = bench("run", "workflow", "--quick", "--job-types", "noop,bogus", "--out", str(tmp_path))
-    assert r.returncode == 2
-    assert "unknown job type 'bogus'" in one_error_line(r)
-    (run_dir,) = list(tmp_path.glob("workflow/*"))
-    m = manifest(run_dir)
-    validate(m)
-    assert m["status"] == "failed" and "bogus" in m["error"]
+@pytest.mark.parametrize("args,expected", [
+    (["--job-types", "noop,bogus"], "--job-types"),
+    (["--jobs", "0"], "--jobs"),
+    (["--jobs", "1.5"], "--jobs"),
+    (["--instances", "1,x"], "--instances"),
+    (["--acquire-sizes", "0"], "--acquire-sizes"),
+    (["--locks", "maybe"], "--locks"),
+    (["--threads", "many"], "--threads"),
+    (["--threads", "0"], "--threads"),
+    (["--headroom", "101"], "--headroom"),
+    (["--calibration-jobs", "5"], "--calibration-jobs"),
+    (["--queue-size", "0"], "--queue-size"),
+    (["--job-ms", "0"], "--job-ms"),
+    (["--repetitions", "0"], "--repetitions"),
+    (["--warmup", "-1"], "--warmup"),
+    (["--max-drain", "0"], "--max-drain"),
+    (["--warmup", "10", "--max-drain", "5"], "--warmup must be shorter"),
+    (["--database", "mysql"], "--database"),
+    (["--database", "h2", "--instances", "2"], "H2 supports one engine instance"),
+    (["--database", "h2", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x"], "exclude each other"),
+    (["--jdbc-url", "postgres://127.0.0.1/x"], "--jdbc-url"),
+    (["--jdbc-password-file", "/nonexistent/pw"], "--jdbc-password-file"),
+    (["--index-fix", "maybe"], "--index-fix"),
+    (["--fork-jvm-args", "Xmx1g"], "--fork-jvm-args"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_a_typo_in_any_option_is_one_line_exit_2_and_no_run_folder(tmp_path, args, expected):
+    r = bench("run", "workflow", "--quick", *args, "--out", str(tmp_path), timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert expected in one_error_line(r)
+    assert not (tmp_path / "workflow").exists() or not any((tmp_path / "workflow").iterdir()), "no run folder is left behind"
 
 
-def test_unreachable_database_fails_fast_and_keeps_the_password_out(tmp_path):
+def test_unreachable_database_is_refused_before_the_run_and_keeps_the_password_out(tmp_path):
     r = bench("run", "workflow", "--quick", "--jdbc-url", "jdbc:postgresql://bench:hunter2@127.0.0.1:1/flow",
-              "--jdbc-password", "hunter2", "--out", str(tmp_path), timeout=120)
-    assert r.returncode == 1
-    assert "cannot connect to jdbc:postgresql://bench:***@127.0.0.1:1/flow" in one_error_line(r)
-    (run_dir,) = list(tmp_path.glob("workflow/*"))
+              "--out", str(tmp_path), timeout=120)
+    assert r.returncode == 2
+    line = one_error_line(r)
+    assert "cannot connect to jdbc:postgresql://127.0.0.1:1/flow" in line
+    assert "hunter2" not in r.stderr + r.stdout
+    assert not (tmp_path / "workflow").exists() or not any((tmp_path / "workflow").iterdir())
+
+
+# ---- a user's own database: a throwaway PostgreSQL started here, with a password ------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def users_database(tmp_path_factory):
+    """A PostgreSQL server standing in for the user's own, with scram-sha-256 and a random password."""
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip("PostgreSQL server binaries not installed")
+    root = pathlib.Path(tmp_path_factory.mktemp("userdb"))
+    password, port = "pk-" + secrets.token_hex(12), free_port()
+    as_postgres = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] if os.geteuid() == 0 else []
+    (root / "pw").write_text(password + "\n")
+    if as_postgres:
+        shutil.chown(root, "postgres", "postgres")
+        shutil.chown(root / "pw", "postgres", "postgres")
+    os.chmod(root, 0o700)
+    subprocess.run([*as_postgres, str(PG_BIN / "initdb"), "-D", str(root / "data"), "-U", "postgres", "--auth=scram-sha-256",
+                    f"--pwfile={root / 'pw'}", "--no-sync", "-E", "UTF8", "--no-locale"], check=True, capture_output=True)
+    (root / "pw").unlink()
+    server = subprocess.Popen([*as_postgres, str(PG_BIN / "postgres"), "-D", str(root / "data"), "-p", str(port), "-k", str(root),
+                               "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if subprocess.run([str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        yield {"url": f"jdbc:postgresql://127.0.0.1:{port}/postgres", "port": port, "password": password}
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def perfkit_schemas(db):
+    out = subprocess.run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(db["port"]), "-U", "postgres", "-d", "postgres", "-Atc",
+                          "select schema_name from information_schema.schemata where schema_name like 'perfkit_%'"],
+                         capture_output=True, text=True, env=dict(os.environ, PGPASSWORD=db["password"]), check=True)
+    return out.stdout.split()
+
+
+def descendants(pid):
+    """Every live process under pid, from /proc's parent links."""
+    children = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            text = pathlib.Path(stat).read_text()
+        except OSError:
+            continue
+        ppid = int(text[text.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(stat.split("/")[2]))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def test_users_database_keeps_its_password_secret_and_loses_the_schema_on_ctrl_c(tmp_path, users_database, monkeypatch):
+    db = users_database
+    monkeypatch.setenv("PERFKIT_JDBC_PASSWORD", db["password"])
+    seen = {"processes": 0}
+
+    def draining():
+        for ts in tmp_path.glob("workflow/*/timeseries.csv"):
+            if ",execute," in ts.read_text() and perfkit_schemas(db):
+                run_pid = json.loads((ts.parent / "run.json").read_text())["pid"]
+                for pid in [run_pid, *descendants(run_pid)]:
+                    try:
+                        cmdline = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+                    except OSError:
+                        continue
+                    seen["processes"] += 1
+                    assert db["password"].encode() not in cmdline, f"password in the command line of {pid}"
+                return ts.parent, None
+        return None
+
+    code, err, run_dir, _ = interrupt_run(["workflow", "--quick", "--jobs", "3000", "--job-types", "fixed", "--threads", "4",
+                                           "--jdbc-url", db["url"], "--out", str(tmp_path)], draining, timeout=300)
+    assert code == 130, err
+    assert seen["processes"] >= 2, "the run's JVM and at least one engine were checked"
     m = manifest(run_dir)
     validate(m)
-    assert m["status"] == "failed"
-    assert "hunter2" not in json.dumps(m)
+    assert m["status"] == "interrupted" and m["notes"]["database"] == "user database " + db["url"]
+    assert perfkit_schemas(db) == [], "the run's schema is dropped on Ctrl-C"
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert db["password"].encode() not in f.read_bytes(), f"password in {f}"
+    assert db["password"] not in err
 
 
-def test_h2_refuses_more_than_one_engine(tmp_path):
-    r = bench("run", "workflow", "--quick", "--database", "h2", "--instances", "2", "--out", str(tmp_path))
-    assert r.returncode == 2 and "H2 supports one engine instance" in one_error_line(r)
-
-
-def test_interrupted_run_stops_the_database_and_engines(tmp_path):
+def test_interrupted_run_stops_the_private_database_and_engines(tmp_path):
     def draining():
         for ts in tmp_path.glob("workflow/*/timeseries.csv"):
             if ",execute," in ts.read_text():

@@ -9,18 +9,20 @@ import org.flowable.engine.ManagementService;
 import org.flowable.engine.ProcessEngine;
 import org.flowable.engine.ProcessEngineConfiguration;
 import org.flowable.engine.impl.cfg.ProcessEngineConfigurationImpl;
-import org.flowable.job.api.Job;
+import org.flowable.job.service.impl.asyncexecutor.DefaultAsyncJobExecutor;
+import org.flowable.job.service.impl.persistence.entity.JobInfoEntity;
 import perfkit.harness.Fork;
 import perfkit.harness.LatencyLog;
 import perfkit.harness.LatencyRecorder;
+import perfkit.harness.Params;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Flowable engines for the two phases of a cell: generating the backlog (executor off) and draining it (executor on). */
@@ -42,7 +44,8 @@ final class Engine {
         return "<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" xmlns:flowable=\"http://flowable.org/bpmn\" targetNamespace=\"perfkit\">"
                 + "<process id=\"" + type + "\" isExecutable=\"true\"><startEvent id=\"start\"/>"
                 + "<sequenceFlow id=\"f1\" sourceRef=\"start\" targetRef=\"job\"/>" + job
-                + "<sequenceFlow id=\"f2\" sourceRef=\"job\" targetRef=\"wait\"/><receiveTask id=\"wait\"/>"
+                + "<sequenceFlow id=\"f2\" sourceRef=\"job\" targetRef=\"wait\"/><receiveTask id=\"wait\"><extensionElements>"
+                + "<flowable:executionListener event=\"start\" class=\"perfkit.workflow.Arrivals\"/></extensionElements></receiveTask>"
                 + "<sequenceFlow id=\"f3\" sourceRef=\"wait\" targetRef=\"end\"/><endEvent id=\"end\"/></process></definitions>";
     }
 
@@ -55,20 +58,22 @@ final class Engine {
         if (!f.param("db-schema").isEmpty()) c.setDatabaseSchema(f.param("db-schema"));
         c.setDatabaseSchemaUpdate(executor ? ProcessEngineConfiguration.DB_SCHEMA_UPDATE_FALSE : ProcessEngineConfiguration.DB_SCHEMA_UPDATE_TRUE);
         c.setHistoryLevel(HistoryLevel.NONE);
-        int threads = Integer.parseInt(f.param("threads"));
+        Params p = f.params();
+        int threads = p.intValue("threads");
         c.setJdbcMaxActiveConnections(threads + 10);
         c.setAsyncExecutorActivate(false); // started by hand once the engine is built, so the drain's clock starts with it
         c.setAsyncExecutorCorePoolSize(threads);
         c.setAsyncExecutorMaxPoolSize(threads);
-        c.setAsyncExecutorThreadPoolQueueSize(Integer.parseInt(f.param("queue-size")));
-        int acquire = Integer.parseInt(f.param("acquire-size"));
-        c.setAsyncExecutorMaxAsyncJobsDuePerAcquisition(acquire);
-        c.setAsyncExecutorMaxTimerJobsPerAcquisition(acquire);
+        c.setAsyncExecutorThreadPoolQueueSize(p.intValue("queue-size"));
+        int acquire = p.intValue("acquire-size");
+        var ex = c.getAsyncExecutorConfiguration();
+        ex.setMaxAsyncJobsDuePerAcquisition(acquire);
+        ex.setMaxTimerJobsPerAcquisition(acquire);
         // The 8.x defaults wait 10 s after an empty acquisition and 5 s when the queue is full: a crawl.
-        c.setAsyncExecutorDefaultAsyncJobAcquireWaitTime(100);
-        c.setAsyncExecutorDefaultTimerJobAcquireWaitTime(100);
-        c.setAsyncExecutorDefaultQueueSizeFullWaitTime(100);
-        c.getAsyncExecutorConfiguration().setGlobalAcquireLockEnabled(f.param("lock").equals("on"));
+        ex.setDefaultAsyncJobAcquireWaitTime(Duration.ofMillis(100));
+        ex.setDefaultTimerJobAcquireWaitTime(Duration.ofMillis(100));
+        ex.setDefaultQueueSizeFullWaitTime(Duration.ofMillis(100));
+        ex.setGlobalAcquireLockEnabled(f.param("lock").equals("on"));
         return c;
     }
 
@@ -119,69 +124,103 @@ final class Engine {
         return "dropped ACT_IDX_RU_ACTI_END on PostgreSQL, so activity-instance lookups do not scan";
     }
 
-    /** Phase 2: one engine with its async executor on, until the database holds no job. */
+    /**
+     * Phase 2: one engine with its async executor on, until the database holds no job. Each job's latency sample runs
+     * from its acquisition by this engine (intended) or its pick-up by a thread (actual) to its commit; samples of jobs
+     * acquired in the first {@code --warmup} seconds are warm-up and not written.
+     */
     static void execute(Fork f) throws Exception {
+        Params p = f.params();
         ProcessEngineConfigurationImpl config = config(f, true);
         ProcessEngine engine = config.buildProcessEngine();
-        long drainStartMs = System.currentTimeMillis();
-        AtomicLong succeeded = new AtomicLong(), failed = new AtomicLong(), lastDoneMs = new AtomicLong();
-        LatencyLog latency = f.latencyLog("latency/" + f.param("cell") + ".fork" + f.param("jvm-index"),
-                "workflow " + f.param("cell") + ", engine " + f.param("jvm-index") + ": job due (the drain's start for a backlog) -> completed; "
-                        + "both files hold the same values, a backlog has no separate service time");
-        LatencyRecorder recorder = latency.newRecorder(); // the listener runs on executor threads: guard the single writer
-        long drainStartNs = System.nanoTime();
-        engine.getRuntimeService().addEventListener(new FlowableEventListener() {
-            public void onEvent(FlowableEvent event) {
-                if (event.getType() == FlowableEngineEventType.JOB_EXECUTION_SUCCESS) {
-                    Job job = (Job) ((FlowableEngineEntityEvent) event).getEntity();
-                    long due = job.getDuedate() == null ? job.getCreateTime().getTime() : job.getDuedate().getTime();
-                    long waitedMs = System.currentTimeMillis() - Math.max(due, drainStartMs);
-                    long now = System.nanoTime();
-                    synchronized (recorder) { recorder.record(now - waitedMs * 1_000_000L, now - waitedMs * 1_000_000L, now); }
-                    succeeded.incrementAndGet();
-                    lastDoneMs.set(System.currentTimeMillis());
-                } else if (event.getType() == FlowableEngineEventType.JOB_EXECUTION_FAILURE) {
-                    failed.incrementAndGet();
-                }
+        DefaultAsyncJobExecutor executor = (DefaultAsyncJobExecutor) config.getAsyncExecutor();
+        if (executor.getTaskExecutor() == null) throw new IllegalStateException("Flowable built no task executor for the async executor");
+        MeteredTaskExecutor pool = new MeteredTaskExecutor(executor.getTaskExecutor());
+        executor.setTaskExecutor(pool);
+        int engineNo = p.intValue("jvm-index"), threads = p.intValue("threads");
+        String cell = p.text("cell");
+        LatencyLog latency = f.latencyLog(cell, cell, engineNo, "workflow " + cell + ", engine " + engineNo
+                + ": job acquired by the engine (corrected) or picked up by a thread (uncorrected) -> committed");
+        LatencyRecorder recorder = latency.newRecorder(); // listeners run on executor threads: guard the single writer
+        long lockMs = config.getAsyncExecutorConfiguration().getAsyncJobLockTime().toMillis();
+        AtomicLong committed = new AtomicLong(), failed = new AtomicLong(), lastCommitMs = new AtomicLong();
+        // fired after the job's transaction commits, so these counts and latencies are of committed completions
+        engine.getRuntimeService().addEventListener(new Listener("COMMITTED", e -> {
+            long nowNs = System.nanoTime(), nowMs = System.currentTimeMillis();
+            Long picked = MeteredTaskExecutor.STARTED_NS.get();
+            long startNs = picked == null ? nowNs : picked, intendedNs = startNs;
+            if (((FlowableEngineEntityEvent) e).getEntity() instanceof JobInfoEntity j && j.getLockExpirationTime() != null) {
+                long agoMs = nowMs - (j.getLockExpirationTime().getTime() - lockMs); // Flowable locks a job for lockMs when it acquires it
+                if (agoMs >= 0 && agoMs * 1_000_000L >= nowNs - startNs) intendedNs = nowNs - agoMs * 1_000_000L;
             }
-            public boolean isFailOnException() { return false; }
-            public boolean isFireOnTransactionLifecycleEvent() { return false; }
-            public String getOnTransaction() { return null; }
-        });
-        long cpu0 = processCpuNs();
-        f.phase("execute", Double.parseDouble(f.param("max-drain")));
-        latency.startMeasuring();
-        config.getAsyncExecutor().start();
+            synchronized (recorder) { recorder.record(intendedNs, startNs, nowNs); }
+            committed.incrementAndGet();
+            lastCommitMs.set(nowMs);
+        }), FlowableEngineEventType.JOB_EXECUTION_SUCCESS);
+        engine.getRuntimeService().addEventListener(new Listener(null, e -> failed.incrementAndGet()), FlowableEngineEventType.JOB_EXECUTION_FAILURE);
+
+        double maxDrain = p.seconds("max-drain"), warmup = p.seconds("warmup");
+        f.phase("execute", maxDrain);
+        long drainStartMs = System.currentTimeMillis(), t0 = System.nanoTime(), cpu0 = processCpuNs();
+        executor.start();
+        long tDone;
+        double queuedSum = 0;
+        int queuedSamples = 0;
+        boolean measuring = false;
         try {
             ManagementService m = engine.getManagementService();
-            long deadline = System.nanoTime() + (long) (Double.parseDouble(f.param("max-drain")) * 1e9);
-            while (m.createJobQuery().count() + m.createTimerJobQuery().count() > 0 && System.nanoTime() < deadline)
-                f.await(0.25, succeeded::get);
+            long deadline = t0 + (long) (maxDrain * 1e9);
+            while (m.createJobQuery().count() + m.createTimerJobQuery().count() > 0 && System.nanoTime() < deadline) {
+                if (!measuring && System.nanoTime() - t0 >= warmup * 1e9) {
+                    latency.startMeasuring();
+                    measuring = true;
+                }
+                queuedSum += pool.queued();
+                queuedSamples++;
+                f.await(0.25, committed::get);
+            }
+            tDone = System.nanoTime();
+            f.result().put("cpuPct", 100.0 * (processCpuNs() - cpu0) / (tDone - t0));
+            f.result().put("threadsBusy", pool.busyNanos() / ((double) threads * (tDone - t0)));
             f.phase("done", 0);
         } finally {
             engine.close();
             latency.close();
         }
-        double seconds = (System.nanoTime() - drainStartNs) / 1e9;
-        Map.of("succeeded", succeeded.get(), "failed", failed.get(), "sleepRuns", SleepTask.RUNS.get())
-                .forEach((k, v) -> f.result().put(k, v));
+        f.result().put("committed", committed.get());
+        f.result().put("failed", failed.get());
+        f.result().put("arrivals", Arrivals.COUNT.get());
+        f.result().put("sleepRuns", SleepTask.RUNS.get());
         f.result().put("drainStartMs", drainStartMs);
-        f.result().put("lastDoneMs", lastDoneMs.get());
-        f.result().put("cpuPct", 100.0 * (processCpuNs() - cpu0) / 1e9 / seconds);
+        f.result().put("drainSeconds", (tDone - t0) / 1e9);
+        f.result().put("lastCommitMs", lastCommitMs.get());
+        f.result().put("queuedMean", queuedSamples == 0 ? 0 : queuedSum / queuedSamples);
+        f.result().put("latencySamples", latency.measuredCount());
+    }
+
+    /** An event listener; {@code onTransaction} "COMMITTED" defers it until the job's transaction has committed. */
+    private record Listener(String onTransaction, java.util.function.Consumer<FlowableEvent> body) implements FlowableEventListener {
+        public void onEvent(FlowableEvent event) { body.accept(event); }
+        public boolean isFailOnException() { return false; }
+        public boolean isFireOnTransactionLifecycleEvent() { return onTransaction != null; }
+        public String getOnTransaction() { return onTransaction; }
     }
 
     static long processCpuNs() {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
+    /** What the database holds after a drain. */
+    record Verification(long jobsLeft, long deadLetters, long atWaitState) {}
+
     /** After the drain: jobs left, dead letters, and instances resting at the wait state. */
-    static long[] verify(String url, String user, String password, String schema) throws Exception {
+    static Verification verify(String url, String user, String password, String schema) throws Exception {
         String p = schema.isEmpty() ? "" : schema + ".";
         try (Connection c = DriverManager.getConnection(url, user, password); Statement s = c.createStatement()) {
-            long jobs = count(s, "select count(*) from " + p + "act_ru_job") + count(s, "select count(*) from " + p + "act_ru_timer_job");
-            long dead = count(s, "select count(*) from " + p + "act_ru_deadletter_job");
-            long waiting = count(s, "select count(*) from " + p + "act_ru_execution where act_id_ = 'wait'");
-            return new long[]{jobs, dead, waiting};
+            return new Verification(
+                    count(s, "select count(*) from " + p + "act_ru_job") + count(s, "select count(*) from " + p + "act_ru_timer_job"),
+                    count(s, "select count(*) from " + p + "act_ru_deadletter_job"),
+                    count(s, "select count(*) from " + p + "act_ru_execution where act_id_ = 'wait'"));
         }
     }
 

@@ -6,7 +6,7 @@ import java.nio.file.Path;
 
 /**
  * CPU use from {@code /proc}, in percent of one core (as {@code top} shows it: 200% = two busy cores).
- * Call {@link #sample} once per interval; each call returns usage since the previous one.
+ * Call {@link #sampleSystem} once per interval; each call returns usage since the previous one.
  */
 public final class CpuSampler {
     /** Linux reports process times in clock ticks; USER_HZ is 100 on every mainstream kernel. */

@@ -47,3 +47,21 @@ fun relativeCost(cost: Double, baseline: Double): Double = cost / baseline
 
 /** Saving of [cost] against [baseline] in percent (99.8 means 1/500 of the baseline). */
 fun savingPercent(cost: Double, baseline: Double): Double = 100.0 * (1 - cost / baseline)
+
+/** This machine priced per vCPU-hour like [host]: [pricePerHour] for its cores, and a one-line Markdown [description]. */
+data class PricedMachine(val name: String, val cores: Int, val pricePerHour: Double, val host: HostType, val description: String)
+
+/**
+ * Prices a machine of [cores] vCPUs at the per-vCPU rate of the host type [hostType] from the catalog:
+ * the machine running the study usually has no price of its own.
+ */
+fun pricedMachine(hostType: String, cores: Int, hosts: Map<String, HostType> = loadHosts()): PricedMachine {
+    require(cores > 0) { "cores must be positive, got $cores" }
+    val host = hosts[hostType] ?: throw RunFormatException("unknown host type '$hostType' (env/hosts.yaml has: ${hosts.keys.joinToString()})")
+    val hostPrice = host.pricePerHour ?: throw RunFormatException("host type '$hostType' has no price in env/hosts.yaml: choose one with a price")
+    val price = hostPrice / host.vcpu * cores
+    val date = host.priceDate?.let { ", price of $it" } ?: ""
+    val description = "Priced as **${escapeHtml(host.name)}** per vCPU-hour (\$${formatNumber(hostPrice)}/h for ${host.vcpu} vCPUs, " +
+        "${escapeHtml(host.source)}$date): \$${formatNumber(price)}/h for this $cores-vCPU machine."
+    return PricedMachine(host.name, cores, price, host, description)
+}

@@ -36,7 +36,17 @@ fun readIntervals(file: Path): List<Histogram> {
 fun merge(histograms: Iterable<Histogram>): Histogram =
     histograms.fold(Histogram(3)) { acc, h -> acc.add(h); acc }
 
-/** Drops the intervals that started within [seconds] of the first one (for logs written with warm-up kept). */
+/**
+ * The intervals of the measurement window: drops warm-up intervals (logs written with --keep-warmup), cutting
+ * at the end of warm-up, [windowStartMs] (epoch ms, the file's `window.startMs`). An interval belongs to the
+ * side of the cut its midpoint falls on, so the first measured interval, which the writer may open a
+ * millisecond before the window, is kept.
+ */
+fun trimWarmup(intervals: List<Histogram>, windowStartMs: Long): List<Histogram> =
+    intervals.filter { (it.startTimeStamp + it.endTimeStamp) / 2 >= windowStartMs }
+
+/** Drops the intervals that started within [seconds] of the first one. */
+@Deprecated("cuts at log creation, not at the end of warm-up; use trimWarmup(intervals, windowStartMs) or HlogFile.measuredIntervals()")
 fun trimWarmup(intervals: List<Histogram>, seconds: Double): List<Histogram> {
     if (intervals.isEmpty()) return intervals
     val cutoff = intervals.first().startTimeStamp + (seconds * 1000).toLong()
@@ -50,29 +60,47 @@ fun Histogram.percentilesMs(points: List<Double> = STANDARD_PERCENTILES): Map<Do
 /**
  * The full percentile spectrum for plotting on the "nines" axis: x = log10(1 / (1 - p)), latency in ms.
  * The maximum (p = 100%) has no place on that axis; it is drawn at the sample count's own resolution,
- * x = log10(total count), so the line ends at the worst sample.
+ * x = log10(total count) (and always right of the last percentile), with the exact maximum value, so the
+ * line ends at the worst sample.
  */
-fun Histogram.spectrum(): List<Pair<Double, Double>> = percentiles(5).map { v ->
-    val p = v.percentileLevelIteratedTo / 100.0
-    val nines = if (p >= 1.0) log10(totalCount.toDouble().coerceAtLeast(1.0)) else log10(1.0 / (1.0 - p))
-    nines to v.valueIteratedTo / 1e6
-}.let { points -> points.filterIndexed { i, pt -> i == 0 || pt.first > points[i - 1].first } }
-
-/** One latency log of a run: which variant and fork, corrected or not. */
-class LatencyLog(val run: Run, val variant: String, val fork: Int, val corrected: Boolean, val file: Path)
-
-private val LOG_NAME = Regex("""latency/(.+)\.fork(\d+)\.(corrected|uncorrected)\.hlog""")
-
-/** The latency logs a run lists, parsed from their names (latency/<variant>.fork<k>.<corrected|uncorrected>.hlog). */
-fun Run.latencyLogs(): List<LatencyLog> = filesOfKind("hlog").mapNotNull { path ->
-    LOG_NAME.matchEntire(path)?.let { m -> LatencyLog(this, m.groupValues[1], m.groupValues[2].toInt(), m.groupValues[3] == "corrected", file(path)) }
+fun Histogram.spectrum(): List<Pair<Double, Double>> {
+    if (totalCount == 0L) return emptyList()
+    // the iterator reuses one value object: read each step before filtering
+    val points = percentiles(5).map { it.percentileLevelIteratedTo to it.valueIteratedTo }.filter { it.first < 100.0 }.map { (level, value) ->
+        log10(1.0 / (1.0 - level / 100.0)) to value / 1e6
+    }.let { pts -> pts.filterIndexed { i, pt -> i == 0 || pt.first > pts[i - 1].first } }
+    val lastX = points.lastOrNull()?.first ?: 0.0
+    val maxX = maxOf(log10(totalCount.toDouble()), lastX + 0.05)
+    return points + (maxX to maxValue / 1e6)
 }
 
-/** Merged histogram per (run label, variant, corrected): all intervals of all forks added together. */
+/**
+ * One latency log a run lists: its [series] (e.g. `abq-1`, `kafka-original-n2/e2e`), the measured [cell],
+ * the 1-based [fork], corrected or not, and the measurement [window] (null: every interval is measured).
+ */
+class HlogFile(val run: Run, val series: String, val cell: String?, val fork: Int, val corrected: Boolean, val window: Window?, val file: Path) {
+    @Deprecated("a latency log belongs to a series", ReplaceWith("series"))
+    val variant: String get() = series
+
+    /** The intervals of the measurement window, warm-up dropped when the log kept it. */
+    fun measuredIntervals(): List<Histogram> = readIntervals(file).let { if (window == null) it else trimWarmup(it, window.startMs) }
+}
+
+@Deprecated("renamed: it clashes with the harness's Java writer LatencyLog", ReplaceWith("HlogFile"))
+typealias LatencyLog = HlogFile
+
+/** The latency logs a run lists, described by the manifest's fields (series, cell, fork, timing, window). */
+fun Run.latencyLogs(): List<HlogFile> = files.filter { it.kind == "hlog" }.map { f ->
+    val series = f.series ?: throw RunFormatException("run $id: hlog ${f.path} has no series in run.json")
+    val timing = f.timing ?: throw RunFormatException("run $id: hlog ${f.path} has no timing in run.json")
+    HlogFile(this, series, f.cell, f.fork ?: 1, timing == "corrected", f.window, file(f.path))
+}
+
+/** Merged histogram per (run label, series, corrected): all measured intervals of all forks added together. */
 fun List<Run>.mergedLatency(): Map<Triple<String, String, Boolean>, Histogram> =
     flatMap { it.latencyLogs() }
-        .groupBy { Triple(it.run.label, it.variant, it.corrected) }
-        .mapValues { (_, logs) -> merge(logs.flatMap { readIntervals(it.file) }) }
+        .groupBy { Triple(it.run.label, it.series, it.corrected) }
+        .mapValues { (_, logs) -> merge(logs.flatMap { it.measuredIntervals() }) }
 
 /** A percentile table from merged histograms: one row per series, one column per percentile (ms). */
 fun latencyTable(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFrame {
@@ -87,10 +115,13 @@ fun latencyTable(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFr
     return dataFrameOf(cols)
 }
 
-/** Spectrum points of every series, stacked, for [spectrumPlot]. */
+/** Spectrum points of every series, stacked, for [spectrumPlot]; `max` marks each series' worst sample. */
 fun spectra(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFrame {
-    val rows = merged.flatMap { (k, h) -> h.spectrum().map { (nines, ms) -> listOf(k.first, k.second, if (k.third) "corrected" else "uncorrected", nines, ms) } }
-    return dataFrameOf(listOf("label", "variant", "timing", "nines", "latency_ms").mapIndexed { i, name -> rows.map { it[i] }.toColumn(name, Infer.Type) })
+    val rows = merged.flatMap { (k, h) ->
+        val points = h.spectrum()
+        points.mapIndexed { i, (nines, ms) -> listOf(k.first, k.second, if (k.third) "corrected" else "uncorrected", nines, ms, i == points.lastIndex) }
+    }
+    return dataFrameOf(listOf("label", "variant", "timing", "nines", "latency_ms", "max").mapIndexed { i, name -> rows.map { it[i] }.toColumn(name, Infer.Type) })
 }
 
 fun percentileName(p: Double): String = if (p >= 100.0) "max_ms" else "p" + p.toString().removeSuffix(".0").replace('.', '_') + "_ms"

@@ -1,7 +1,9 @@
 package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.filter
+import org.jetbrains.kotlinx.dataframe.api.values
 import org.jetbrains.kotlinx.dataframe.api.toMap
 import org.jetbrains.letsPlot.Stat
 import org.jetbrains.letsPlot.geom.geomBar
@@ -23,18 +25,32 @@ import org.jetbrains.letsPlot.themes.themeLight
 fun houseTheme() = themeLight() + theme().legendPositionBottom()
 
 /** Where the "nines" axis puts its labels: x = log10(1 / (1 - p)). */
-private val NINES_BREAKS = listOf(0.30103, 1.0, 2.0, 3.0, 4.0, 5.0)
-private val NINES_LABELS = listOf("50%", "90%", "99%", "99.9%", "99.99%", "99.999%")
+private val NINES_BREAKS = listOf(0.30103, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
+private val NINES_LABELS = listOf("50%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%", "99.99999%", "99.999999%")
 
-/** Latency against percentile on the nines axis, log latency; one line per variant, dashed when uncorrected. */
-fun spectrumPlot(spectra: AnyFrame, title: String = "Latency by percentile"): Plot =
-    letsPlot(spectra.toMap()) +
+/** The right end of the nines axis: past the furthest point (the maxima), so no point is cut off. */
+internal fun ninesAxisEnd(spectra: AnyFrame): Double =
+    maxOf(5.2, (spectra["nines"].values().maxOfOrNull { (it as Number).toDouble() } ?: 0.0) + 0.2)
+
+/**
+ * Latency against percentile on the nines axis, log latency; one line per variant, dashed when uncorrected.
+ * Each line ends at its maximum, marked with a point.
+ */
+fun spectrumPlot(spectra: AnyFrame, title: String = "Latency by percentile"): Plot {
+    val end = ninesAxisEnd(spectra)
+    val breaks = NINES_BREAKS.indices.filter { NINES_BREAKS[it] <= end }
+    var p = letsPlot(spectra.toMap()) +
         geomLine { x = "nines"; y = "latency_ms"; color = "variant"; linetype = "timing" } +
-        scaleXContinuous(name = "percentile", breaks = NINES_BREAKS, labels = NINES_LABELS, limits = 0 to 5.2) +
+        scaleXContinuous(name = "percentile (points: maximum)", breaks = breaks.map { NINES_BREAKS[it] },
+            labels = breaks.map { NINES_LABELS[it] }, limits = 0 to end) +
         scaleYLog10(name = "latency (ms, log scale)") +
         labs(title = title) + houseTheme()
+    if ("max" in spectra.columnNames())
+        p += geomPoint(data = spectra.filter { it["max"] == true }.toMap(), showLegend = false) { x = "nines"; y = "latency_ms"; color = "variant" }
+    return p
+}
 
-/** Mean per group as bars, with the bootstrap confidence interval as error bars (columns of [summarize]). */
+/** Mean per group as bars, with the confidence interval (or the range, under 3 repetitions) as error bars (columns of [summarize]). */
 fun throughputBars(summary: AnyFrame, x: String = "variant", fill: String = "label",
                    title: String = "Throughput", yLabel: String = "events per second"): Plot =
     letsPlot(summary.toMap()) +

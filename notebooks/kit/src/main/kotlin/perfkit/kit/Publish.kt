@@ -38,7 +38,7 @@ fun md(text: String) = Markdown(text.trimIndent())
 fun AnyFrame.toMarkdown(digits: Int = 3): Markdown {
     val names = columnNames()
     val sb = StringBuilder()
-    sb.append("| ").append(names.joinToString(" | ")).append(" |\n")
+    sb.append("| ").append(names.joinToString(" | ") { formatCell(it) }).append(" |\n")
     sb.append("|").append(names.joinToString("|") { "---" }).append("|\n")
     for (row in rows()) sb.append("| ").append(names.joinToString(" | ") { formatCell(row[it], digits) }).append(" |\n")
     return Markdown(sb.toString())
@@ -48,8 +48,15 @@ fun formatCell(v: Any?, digits: Int = 3): String = when (v) {
     null -> ""
     is Int, is Long -> String.format(Locale.ROOT, "%,d", v)
     is Double, is Float -> formatNumber((v as Number).toDouble(), digits)
-    else -> v.toString().replace("|", "\\|")
+    else -> escapeHtml(v.toString()).replace("|", "\\|").replace("\n", " ")
 }
+
+/**
+ * Escapes `& < >` so that data (a `--tag`, a host name, a label) reads as text wherever the kit writes
+ * Markdown or SVG: Markdown passes raw HTML through, and the site must never run a run's strings.
+ * Use it for data interpolated into [md] text.
+ */
+fun escapeHtml(text: String): String = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 /** Large numbers as grouped integers, small ones with [digits] significant digits. */
 fun formatNumber(d: Double, digits: Int = 3): String = when {

@@ -4,12 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.Infer
+import org.jetbrains.kotlinx.dataframe.api.at
 import org.jetbrains.kotlinx.dataframe.api.concat
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
-import org.jetbrains.kotlinx.dataframe.api.toColumn
 import org.jetbrains.kotlinx.dataframe.api.insert
-import org.jetbrains.kotlinx.dataframe.api.at
 import org.jetbrains.kotlinx.dataframe.api.select
+import org.jetbrains.kotlinx.dataframe.api.toColumn
 import java.nio.file.Files
 import java.nio.file.Path
 import kotlin.io.path.exists
@@ -22,38 +22,79 @@ class RunFormatException(message: String, cause: Throwable? = null) : RuntimeExc
 private val JSON = ObjectMapper()
 private val RUN_ID = Regex("""\d{8}T\d{6}Z-[a-z0-9-]+-[0-9a-f]{6}""")
 
-/** One run: its directory and manifest (see data/README.md). */
+/** The measurement window of a latency log by intended time (epoch ms); earlier intervals are warm-up. */
+data class Window(val startMs: Long, val endMs: Long)
+
+/** One entry of the manifest's `files[]` (see data/README.md); fields that do not apply are null. */
+data class RunFile(
+    val path: String, val kind: String, val description: String,
+    val cell: String?, val series: String?, val fork: Int?, val timing: String?, val window: Window?,
+)
+
+/** One run: its directory and manifest (see data/README.md), with typed accessors for what cells need. */
 class Run(val dir: Path, val manifest: JsonNode) {
     val id: String get() = manifest["runId"].asText()
     val study: String get() = manifest["study"].asText()
     val status: String get() = manifest["status"].asText()
-    val valid: Boolean get() = manifest["valid"].asBoolean()
-    val mode: String get() = manifest.path("notes").path("mode").asText("")
-    val host: String get() = manifest["host"]["hostname"].asText()
-    val jdk: String get() = manifest["jvm"]["version"].asText()
+    val schemaVersion: Int get() = manifest.path("schemaVersion").asInt()
+    val valid: Boolean get() = manifest.path("valid").asBoolean(true)
+    val invalidReasons: List<String> get() = manifest.path("invalidReasons").map { it.asText() }
+    val mode: String get() = manifest.path("mode").asText(null) ?: V1.mode(this)
+    val hostname: String get() = manifest["host"].path("hostname").asText("")
+    val host: String get() = hostname
+    val cores: Int get() = manifest["host"].path("logicalCores").asInt()
+    val cpuModel: String get() = manifest["host"].path("cpuModel").asText("")
+    val containerCpuLimit: Double? get() = manifest["host"].path("containerCpuLimit").takeIf { it.isNumber }?.asDouble()
+    val jdk: String get() = manifest["jvm"].path("version").asText("")
     val tag: String get() = manifest.path("tag").asText("")
-    val startedAt: String get() = manifest["startedAt"].asText()
+    val quick: Boolean get() = manifest.path("quick").asBoolean(false)
+    val startedAt: String get() = manifest.path("startedAt").asText("")
+    val commit: String get() = manifest.path("kit").path("commit").asText("")
+    val dirty: Boolean? get() = manifest.path("kit").path("dirty").takeIf { it.isBoolean }?.asBoolean()
+    val repetitions: Int get() = manifest.path("measurement").path("repetitions").asInt()
+    val warmupSeconds: Double get() = manifest.path("measurement").path("warmupSeconds").asDouble()
+    val measureSeconds: Double get() = manifest.path("measurement").path("measureSeconds").asDouble()
+    val params: Map<String, String> get() = manifest.path("params").properties().associate { (k, v) -> k to v.asText() }
     val isReference: Boolean get() = dir.parent?.parent?.name == "reference"
 
-    /** How plots and tables name this run: host, JDK, and the tag if there is one. */
-    val label: String get() = listOf(host, "JDK $jdk", tag).filter { it.isNotBlank() }.joinToString(" · ")
+    /** A study-specific note from the manifest (`notes.<name>`), as text; null when absent. */
+    fun note(name: String): String? = manifest.path("notes").get(name)?.takeIf { !it.isNull }?.asText()
+
+    /** Set by [findRuns] when runs sharing host, JDK and tag differ in a parameter that changes the measurement. */
+    internal var distinction: String = ""
+
+    /** How plots and tables name this run: host, JDK, the tag if there is one, and any parameter that sets it apart. */
+    val label: String get() = listOf(hostname, "JDK $jdk", tag, distinction).filter { it.isNotBlank() }.joinToString(" · ")
 
     fun param(name: String): String? = manifest["params"]?.get(name)?.asText()
 
+    /** Every data file the manifest lists, with its cell, series, fork, timing and window. */
+    val files: List<RunFile> by lazy {
+        manifest["files"].map { f -> if (schemaVersion >= 2) v2File(f) else V1.file(this, f) }
+    }
+
     /** A data file listed in the manifest; a clear error when it is not listed or not on disk. */
     fun file(path: String): Path {
-        val listed = manifest["files"].map { it["path"].asText() }
+        val listed = files.map { it.path }
         if (path !in listed) throw RunFormatException("run $id has no file '$path' (it lists: ${listed.joinToString()})")
         val file = dir.resolve(path)
         if (!file.exists()) throw RunFormatException("run $id lists '$path' but it is missing: $file")
         return file
     }
 
-    fun filesOfKind(kind: String): List<String> = manifest["files"].filter { it["kind"].asText() == kind }.map { it["path"].asText() }
+    fun filesOfKind(kind: String): List<String> = files.filter { it.kind == kind }.map { it.path }
 
     fun table(path: String): AnyFrame = readCsv(file(path))
 
     override fun toString() = "$study/$id ($status)"
+}
+
+private fun v2File(f: JsonNode): RunFile {
+    fun text(name: String) = f.path(name).takeIf { it.isTextual }?.asText()
+    val w = f.path("window")
+    return RunFile(f["path"].asText(), f["kind"].asText(), f.path("description").asText(""),
+        text("cell"), text("series"), f.path("fork").takeIf { it.isInt }?.asInt(), text("timing"),
+        if (w.isObject) Window(w["startMs"].asLong(), w["endMs"].asLong()) else null)
 }
 
 /** Reads a run directory; a missing or corrupt manifest is an error that names the file. */
@@ -65,9 +106,15 @@ fun loadRun(dir: Path): Run {
     }
     if (manifest == null || !manifest.isObject) throw RunFormatException("corrupt manifest $file: not a JSON object")
     val version = manifest.path("schemaVersion").asInt(-1)
-    if (version != 1) throw RunFormatException("unsupported manifest $file: schemaVersion $version (this kit reads 1)")
-    for (field in listOf("runId", "study", "status", "host", "jvm", "files", "params"))
-        if (!manifest.has(field)) throw RunFormatException("corrupt manifest $file: no '$field'")
+    if (version != 1 && version != 2) throw RunFormatException("unsupported manifest $file: schemaVersion $version (this kit reads 1 and 2)")
+    val required = listOf("runId", "study", "status", "host", "jvm", "files", "params") + (if (version >= 2) listOf("mode") else emptyList())
+    for (field in required) if (!manifest.has(field)) throw RunFormatException("corrupt manifest $file: no '$field'")
+    for ((field, ok) in listOf("host" to manifest["host"].isObject, "jvm" to manifest["jvm"].isObject,
+            "files" to manifest["files"].isArray, "params" to manifest["params"].isObject,
+            "runId" to manifest["runId"].isTextual, "study" to manifest["study"].isTextual))
+        if (!ok) throw RunFormatException("corrupt manifest $file: '$field' has the wrong type")
+    if (manifest["files"].any { !it.isObject || !it.path("path").isTextual || !it.path("kind").isTextual })
+        throw RunFormatException("corrupt manifest $file: a files[] entry without path or kind")
     return Run(dir, manifest)
 }
 
@@ -83,38 +130,77 @@ fun dataRoot(): Path {
 }
 
 /**
+ * Parameters that do not change what a run measures, so runs differing only in them may be pooled under
+ * one label: bookkeeping (out, tag, quick), how many repetitions, which variants or cells were chosen (each
+ * row still names its own), limits and credentials. Every other parameter (rate, wait strategy, warm-up,
+ * JVM flags, ...) sets runs apart: [findRuns] adds it to their labels.
+ */
+val POOLABLE_PARAMS = setOf(
+    "out", "tag", "quick", "keep-warmup", "forks", "repetitions", "variants", "systems", "job-types",
+    "budget", "max-instances", "max-drain", "drain-timeout", "jdbc-user", "jdbc-password",
+)
+
+/**
  * Finds the runs a notebook analyses. [selection] is one of:
  * - `latest`: the newest complete run of each mode under data/runs/<study>, or the reference runs when there are none;
  * - `reference`: the committed reference runs; `all`: every complete run;
  * - a run id; or a path to a run directory or to a folder of runs (e.g. runs from two hosts to compare).
+ *
+ * Unreadable runs are skipped with a one-line warning unless the selection names them. Runs that share a
+ * label but differ in a parameter that changes the measurement get that parameter in their labels, so
+ * they are never pooled by accident.
  */
 fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot()): List<Run> {
-    val user = runsUnder(root.resolve("runs").resolve(study), study)
-    val reference = runsUnder(root.resolve("reference").resolve(study), study)
+    val user by lazy { runsUnder(root.resolve("runs").resolve(study), study) }
+    val reference by lazy { runsUnder(root.resolve("reference").resolve(study), study) }
     val chosen = when {
-        selection == "latest" -> newestPerMode(user.filter { it.status == "complete" }).ifEmpty { reference }
-        selection == "reference" -> reference
-        selection == "all" -> (user + reference).filter { it.status == "complete" }
-        RUN_ID.matches(selection) -> (user + reference).filter { it.id == selection }
+        selection == "latest" -> newestPerMode(user.runs.filter { it.status == "complete" }).ifEmpty { reference.runs }
+        selection == "reference" -> reference.runs
+        selection == "all" -> (user.runs + reference.runs).filter { it.status == "complete" }
+        RUN_ID.matches(selection) -> {
+            (user.unreadable + reference.unreadable)[selection]?.let { throw RunFormatException(it) }
+            (user.runs + reference.runs).filter { it.id == selection }
+        }
         else -> {
             val path = Path.of(selection).let { if (it.isAbsolute || it.exists()) it else root.resolve(selection) }
             if (!path.isDirectory()) throw RunFormatException("no run id, folder or keyword '$selection' (use latest, reference, all, a run id or a folder)")
-            if (path.resolve("run.json").exists()) listOf(loadRun(path)) else runsUnder(path, study)
+            if (path.resolve("run.json").exists()) listOf(loadRun(path)) else runsUnder(path, study).runs
         }
     }
     if (chosen.isEmpty()) throw RunFormatException("no $study runs match '$selection' under $root")
-    return chosen.sortedBy { it.id }
+    return chosen.sortedBy { it.id }.also { distinguish(it) }
 }
 
-private fun runsUnder(folder: Path, study: String): List<Run> {
-    if (!folder.isDirectory()) return emptyList()
-    return Files.walk(folder).use { paths ->
-        paths.filter { it.name == "run.json" }.map { loadRun(it.parent) }.toList()
-    }.filter { it.study == study }
+private class Found(val runs: List<Run>, val unreadable: Map<String, String>)
+
+/** Every readable run of [study] under [folder]; unreadable ones are reported once on stderr and kept by folder name. */
+private fun runsUnder(folder: Path, study: String): Found {
+    if (!folder.isDirectory()) return Found(emptyList(), emptyMap())
+    val manifests = Files.walk(folder).use { paths -> paths.filter { it.name == "run.json" }.toList() }
+    val runs = mutableListOf<Run>()
+    val unreadable = mutableMapOf<String, String>()
+    for (m in manifests) {
+        try { runs += loadRun(m.parent) } catch (e: RunFormatException) {
+            unreadable[m.parent.name] = e.message!!
+            System.err.println("perfkit: skipping an unreadable run: ${e.message}")
+        }
+    }
+    return Found(runs.filter { it.study == study }, unreadable)
 }
 
 private fun newestPerMode(runs: List<Run>): List<Run> =
     runs.groupBy { it.mode }.values.map { group -> group.maxBy { it.id } }
+
+/** Appends to the labels of runs that share host, JDK and tag the parameters in which they differ. */
+internal fun distinguish(runs: List<Run>) {
+    runs.forEach { it.distinction = "" }
+    for (group in runs.groupBy { it.label }.values) {
+        if (group.size < 2) continue
+        val keys = group.flatMap { it.params.keys }.toSortedSet() - POOLABLE_PARAMS
+        val differing = keys.filter { k -> group.map { it.params[k] }.distinct().size > 1 }
+        for (run in group) run.distinction = differing.joinToString(" · ") { "$it=${run.params[it] ?: "-"}" }
+    }
+}
 
 /** One row per run: what ran, where, and how. */
 fun List<Run>.manifests(): AnyFrame {
@@ -126,16 +212,16 @@ fun List<Run>.manifests(): AnyFrame {
         col("valid") { it.valid },
         col("mode") { it.mode },
         col("started_at") { it.startedAt },
-        col("host") { it.host },
-        col("cpu") { it.manifest["host"]["cpuModel"].asText() },
-        col("cores") { it.manifest["host"]["logicalCores"].asInt() },
+        col("host") { it.hostname },
+        col("cpu") { it.cpuModel },
+        col("cores") { it.cores },
         col("jdk") { it.jdk },
-        col("commit") { it.manifest["kit"]["commit"].asText("").take(10) },
-        col("dirty") { it.manifest["kit"]["dirty"].let { d -> if (d.isNull) null else d.asBoolean() } },
-        col("quick") { it.manifest.path("quick").asBoolean() },
-        col("repetitions") { it.manifest["measurement"]["repetitions"].asInt() },
-        col("warmup_s") { it.manifest["measurement"]["warmupSeconds"].asDouble() },
-        col("measure_s") { it.manifest["measurement"]["measureSeconds"].asDouble() },
+        col("commit") { it.commit.take(10) },
+        col("dirty") { it.dirty },
+        col("quick") { it.quick },
+        col("repetitions") { it.repetitions },
+        col("warmup_s") { it.warmupSeconds },
+        col("measure_s") { it.measureSeconds },
         col("reference") { it.isReference },
     ))
 }
@@ -154,7 +240,7 @@ class RunsSummary(val runs: List<Run>) {
     val json: String get() = JSON.writeValueAsString(mapOf(
         "study" to runs.map { it.study }.distinct().joinToString(),
         "runIds" to runs.map { it.id },
-        "hosts" to runs.map { "${it.host} (${it.manifest["host"]["logicalCores"].asInt()} cores, ${it.manifest["host"]["cpuModel"].asText()})" }.distinct(),
+        "hosts" to runs.map { "${it.hostname} (${it.cores} cores, ${it.cpuModel})" }.distinct(),
         "jdks" to runs.map { it.jdk }.distinct(),
         "reference" to runs.all { it.isReference },
     ))

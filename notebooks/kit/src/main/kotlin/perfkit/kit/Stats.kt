@@ -2,73 +2,205 @@ package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.Infer
+import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.toColumn
-import kotlin.random.Random
+import kotlin.math.abs
+import kotlin.math.sqrt
 
-/** A mean with a bootstrap confidence interval, over [n] repetitions. */
-data class Estimate(val n: Int, val mean: Double, val low: Double, val high: Double) {
-    /** True when the two intervals share any value: then the data does not show which is larger. */
+/** Fewer repetitions than this give a range, never an interval, and never support a claim. */
+const val MIN_REPETITIONS_FOR_CLAIM = 3
+
+/** The significance level of every claim the kit makes: a 5% chance of claiming a difference that is not there. */
+const val ALPHA = 0.05
+
+/**
+ * A mean with its interval over [n] repetitions (JVM forks). With at least 3 repetitions, [low]..[high] is
+ * a Student-t confidence interval; with fewer it is only the [range] of the values, min to max, and
+ * supports no claim. [sd] is the sample standard deviation (NaN under 2 values).
+ */
+data class Estimate(val n: Int, val mean: Double, val low: Double, val high: Double, val sd: Double = Double.NaN) {
+    /** True when [low]..[high] is only the spread of fewer than 3 values, not a confidence interval. */
+    val range: Boolean get() = n < MIN_REPETITIONS_FOR_CLAIM
+
+    /** What the interval is, for tables: "95% t" or "range". */
+    val interval: String get() = if (range) "range" else "95% t"
+
+    /** True when the two intervals share any value (descriptive only: claims come from [welchTest]). */
     fun overlaps(other: Estimate) = low <= other.high && other.low <= high
 }
 
-/**
- * Percentile bootstrap of the mean. With one repetition the interval is that single value: it says
- * nothing about spread, and [Estimate.n] shows it.
- */
-fun bootstrapMean(values: List<Double>, level: Double = 0.95, resamples: Int = 10_000, seed: Int = 42): Estimate {
+/** Student-t interval of the mean; under 3 values, the range (min..max). */
+fun meanInterval(values: List<Double>, level: Double = 0.95): Estimate {
     require(values.isNotEmpty()) { "no values to estimate from" }
-    val random = Random(seed)
-    val means = DoubleArray(resamples) { values.indices.sumOf { values[random.nextInt(values.size)] } / values.size }
-    return Estimate(values.size, values.average(), quantile(means, (1 - level) / 2), quantile(means, 1 - (1 - level) / 2))
+    val n = values.size
+    val mean = values.average()
+    val sd = if (n > 1) sqrt(values.sumOf { (it - mean) * (it - mean) } / (n - 1)) else Double.NaN
+    if (n < MIN_REPETITIONS_FOR_CLAIM) return Estimate(n, mean, values.min(), values.max(), sd)
+    val half = tQuantile(1 - (1 - level) / 2, (n - 1).toDouble()) * sd / sqrt(n.toDouble())
+    return Estimate(n, mean, mean - half, mean + half, sd)
 }
 
-/** Bootstrap of mean(numerator) / mean(denominator), resampling each side independently (separate forks). */
-fun bootstrapRatio(numerator: List<Double>, denominator: List<Double>, level: Double = 0.95, resamples: Int = 10_000, seed: Int = 42): Estimate {
+/**
+ * Interval of mean(numerator) / mean(denominator) from independent repetitions (separate forks): Fieller's
+ * interval with a Welch-type degrees of freedom. Unbounded (infinite) when the denominator's mean is not
+ * clearly away from zero. Under 3 values on either side, the range of possible ratios (min/max..max/min).
+ */
+fun ratioInterval(numerator: List<Double>, denominator: List<Double>, level: Double = 0.95): Estimate {
     require(numerator.isNotEmpty() && denominator.isNotEmpty()) { "no values to estimate from" }
-    val random = Random(seed)
-    fun resampledMean(xs: List<Double>) = xs.indices.sumOf { xs[random.nextInt(xs.size)] } / xs.size
-    val ratios = DoubleArray(resamples) { resampledMean(numerator) / resampledMean(denominator) }
-    return Estimate(minOf(numerator.size, denominator.size), numerator.average() / denominator.average(),
-        quantile(ratios, (1 - level) / 2), quantile(ratios, 1 - (1 - level) / 2))
+    val a = meanInterval(numerator, level); val b = meanInterval(denominator, level)
+    val ratio = a.mean / b.mean
+    val n = minOf(a.n, b.n)
+    if (a.range || b.range) {
+        val candidates = listOf(numerator.min() / denominator.max(), numerator.max() / denominator.min())
+        return Estimate(n, ratio, candidates.min(), candidates.max())
+    }
+    val va = a.sd * a.sd / a.n; val vb = b.sd * b.sd / b.n
+    val df = welchDf(va, a.n, ratio * ratio * vb, b.n)
+    val t = tQuantile(1 - (1 - level) / 2, df)
+    val qa = b.mean * b.mean - t * t * vb
+    if (qa <= 0) return Estimate(n, ratio, Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY)
+    val qb = -2 * a.mean * b.mean
+    val qc = a.mean * a.mean - t * t * va
+    val disc = sqrt(maxOf(0.0, qb * qb - 4 * qa * qc))
+    return Estimate(n, ratio, (-qb - disc) / (2 * qa), (-qb + disc) / (2 * qa))
 }
 
-internal fun quantile(values: DoubleArray, q: Double): Double {
-    val sorted = values.sorted()
-    val pos = q * (sorted.size - 1)
-    val lo = pos.toInt()
-    val hi = minOf(lo + 1, sorted.size - 1)
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo)
+/** A Welch two-sample t-test: [p] is the two-sided p-value for "the means are equal". */
+data class WelchTest(val t: Double, val df: Double, val p: Double)
+
+fun welchTest(a: Estimate, b: Estimate): WelchTest {
+    require(a.n >= 2 && b.n >= 2) { "a t-test needs at least 2 values per side" }
+    val va = a.sd * a.sd / a.n; val vb = b.sd * b.sd / b.n
+    if (va + vb == 0.0) return WelchTest(if (a.mean == b.mean) 0.0 else Double.POSITIVE_INFINITY, Double.NaN, if (a.mean == b.mean) 1.0 else 0.0)
+    val t = (a.mean - b.mean) / sqrt(va + vb)
+    val df = welchDf(va, a.n, vb, b.n)
+    return WelchTest(t, df, 2 * (1 - tCdf(abs(t), df)))
 }
 
-/** Estimates the mean of [value] per group of [keys] (e.g. label and variant), keyed by the group's values. */
+fun welchTest(a: List<Double>, b: List<Double>): WelchTest = welchTest(meanInterval(a), meanInterval(b))
+
+/** True when the data supports a difference: at least 3 repetitions each, and Welch's p below [alpha]. */
+fun differs(a: Estimate, b: Estimate, alpha: Double = ALPHA): Boolean =
+    !a.range && !b.range && welchTest(a, b).p < alpha
+
+private fun welchDf(va: Double, na: Int, vb: Double, nb: Int): Double {
+    val den = va * va / (na - 1) + vb * vb / (nb - 1)
+    return if (den == 0.0) (na + nb - 2).toDouble() else (va + vb) * (va + vb) / den
+}
+
+/** Groups rows by [keys] and estimates the mean of [value] per group, keyed by the group's values. */
 fun estimates(df: AnyFrame, keys: List<String>, value: String): Map<List<Any?>, Estimate> =
     df.rows().groupBy { row -> keys.map { row[it] } }
-        .mapValues { (_, rows) -> bootstrapMean(rows.map { (it[value] as Number).toDouble() }) }
+        .mapValues { (_, rows) -> meanInterval(rows.map { (it[value] as Number).toDouble() }) }
 
-/** Groups rows by [keys] and estimates the mean of [value] per group: n, mean, ci_low, ci_high. */
+/**
+ * Groups rows by [keys] and estimates the mean of [value] per group: n, mean, ci_low, ci_high, interval
+ * ("95% t", or "range" under 3 repetitions) and, for stacked run tables, pooled_runs (how many runs the
+ * group pools).
+ */
 fun summarize(df: AnyFrame, keys: List<String>, value: String): AnyFrame {
-    val est = estimates(df, keys, value)
-    val cols = keys.mapIndexed { i, k -> est.keys.map { it[i] }.toColumn(k, Infer.Type) } + listOf(
+    val groups = df.rows().groupBy { row -> keys.map { row[it] } }
+    val est = groups.mapValues { (_, rows) -> meanInterval(rows.map { (it[value] as Number).toDouble() }) }
+    val cols = keys.mapIndexed { i, k -> est.keys.map { it[i] }.toColumn(k, Infer.Type) } + listOfNotNull(
         est.values.map { it.n }.toColumn("n"),
         est.values.map { it.mean }.toColumn("mean"),
         est.values.map { it.low }.toColumn("ci_low"),
         est.values.map { it.high }.toColumn("ci_high"),
+        est.values.map { it.interval }.toColumn("interval"),
+        if ("run_id" in df.columnNames()) groups.values.map { rows -> rows.map { it["run_id"] }.distinct().size }.toColumn("pooled_runs") else null,
     )
     return dataFrameOf(cols)
 }
 
 /**
- * One sentence comparing two estimates that claims only what the data supports: a difference only
- * when the 95% intervals do not overlap, and nothing firm from single repetitions.
+ * One sentence comparing two estimates that claims only what the data supports: a difference only when
+ * each side has at least 3 repetitions and a Welch t-test rejects equal means at the 5% level.
  */
 fun describeDifference(nameA: String, a: Estimate, nameB: String, b: Estimate): String {
-    val pct = kotlin.math.abs(100.0 * (a.mean / b.mean - 1))
+    val pct = abs(100.0 * (a.mean / b.mean - 1))
     val direction = if (a.mean >= b.mean) "faster" else "slower"
     return when {
-        a.n < 2 || b.n < 2 -> "$nameA looks ${"%.0f".format(pct)}% $direction than $nameB, from a single repetition: indicative only"
-        a.overlaps(b) -> "$nameA and $nameB cannot be told apart: their 95% intervals overlap"
-        else -> "$nameA is ${"%.0f".format(pct)}% $direction than $nameB (95% intervals do not overlap)"
+        a.range || b.range ->
+            "$nameA looks ${"%.0f".format(pct)}% $direction than $nameB, but with ${minOf(a.n, b.n)} fork(s) there are not enough forks to claim a difference (at least $MIN_REPETITIONS_FOR_CLAIM needed)"
+        !differs(a, b) -> "$nameA and $nameB cannot be told apart (Welch t-test, p = ${"%.2f".format(welchTest(a, b).p)})"
+        else -> "$nameA is ${"%.0f".format(pct)}% $direction than $nameB (Welch t-test, p = ${formatP(welchTest(a, b).p)})"
     }
+}
+
+private fun formatP(p: Double) = if (p < 0.001) "< 0.001" else "%.3f".format(p)
+
+@Deprecated("not a bootstrap any more: a Student-t interval (a range under 3 values)", ReplaceWith("meanInterval(values, level)"))
+@Suppress("UNUSED_PARAMETER")
+fun bootstrapMean(values: List<Double>, level: Double = 0.95, resamples: Int = 10_000, seed: Int = 42): Estimate = meanInterval(values, level)
+
+@Deprecated("not a bootstrap any more: Fieller's interval (a range under 3 values)", ReplaceWith("ratioInterval(numerator, denominator, level)"))
+@Suppress("UNUSED_PARAMETER")
+fun bootstrapRatio(numerator: List<Double>, denominator: List<Double>, level: Double = 0.95, resamples: Int = 10_000, seed: Int = 42): Estimate =
+    ratioInterval(numerator, denominator, level)
+
+// ---- Student's t distribution (no statistics library in the kernel's classpath) ---------------------
+
+/** P(T <= t) for Student's t with [df] degrees of freedom. */
+fun tCdf(t: Double, df: Double): Double {
+    if (t.isInfinite()) return if (t > 0) 1.0 else 0.0
+    val x = df / (df + t * t)
+    val tail = 0.5 * regularizedBeta(x, df / 2, 0.5)
+    return if (t >= 0) 1 - tail else tail
+}
+
+/** The [p] quantile of Student's t with [df] degrees of freedom (bisection on [tCdf]). */
+fun tQuantile(p: Double, df: Double): Double {
+    require(p > 0 && p < 1) { "p must be in (0, 1)" }
+    if (p < 0.5) return -tQuantile(1 - p, df)
+    var lo = 0.0; var hi = 1.0
+    while (tCdf(hi, df) < p) hi *= 2
+    repeat(100) { val mid = (lo + hi) / 2; if (tCdf(mid, df) < p) lo = mid else hi = mid }
+    return (lo + hi) / 2
+}
+
+/** I_x(a, b), by the continued fraction of Numerical Recipes (Lentz's method). */
+private fun regularizedBeta(x: Double, a: Double, b: Double): Double {
+    if (x <= 0) return 0.0
+    if (x >= 1) return 1.0
+    val front = kotlin.math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * kotlin.math.ln(x) + b * kotlin.math.ln(1 - x))
+    return if (x < (a + 1) / (a + b + 2)) front * betaFraction(x, a, b) / a
+    else 1 - front * betaFraction(1 - x, b, a) / b
+}
+
+private fun betaFraction(x: Double, a: Double, b: Double): Double {
+    val tiny = 1e-300
+    var c = 1.0
+    var d = 1 - (a + b) * x / (a + 1)
+    if (abs(d) < tiny) d = tiny
+    d = 1 / d
+    var h = d
+    for (m in 1..300) {
+        val m2 = 2 * m
+        var aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2))
+        d = 1 + aa * d; if (abs(d) < tiny) d = tiny
+        c = 1 + aa / c; if (abs(c) < tiny) c = tiny
+        d = 1 / d; h *= d * c
+        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))
+        d = 1 + aa * d; if (abs(d) < tiny) d = tiny
+        c = 1 + aa / c; if (abs(c) < tiny) c = tiny
+        d = 1 / d
+        val del = d * c
+        h *= del
+        if (abs(del - 1) < 1e-15) break
+    }
+    return h
+}
+
+/** ln Γ(x), Lanczos approximation (g = 7, n = 9), accurate to about 1e-15 for x > 0. */
+private fun lnGamma(x: Double): Double {
+    val g = doubleArrayOf(0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+        -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+    if (x < 0.5) return kotlin.math.ln(Math.PI / kotlin.math.sin(Math.PI * x)) - lnGamma(1 - x)
+    val xx = x - 1
+    var sum = g[0]
+    for (i in 1 until 9) sum += g[i] / (xx + i)
+    val t = xx + 7.5
+    return 0.5 * kotlin.math.ln(2 * Math.PI) + (xx + 0.5) * kotlin.math.ln(t) - t + kotlin.math.ln(sum)
 }

@@ -63,4 +63,43 @@ class CostAndPublishTest {
         val md = dataFrameOf("variant", "events", "rate")("abq-1", 12_345_678L, 0.123456, "x|y", 5L, 2500.4).toMarkdown().text
         assertEquals("| variant | events | rate |\n|---|---|---|\n| abq-1 | 12,345,678 | 0.123 |\n| x\\|y | 5 | 2,500 |\n", md)
     }
+
+    private val payload = "<img src=x onerror=alert(1)>"
+
+    @Test
+    fun `data in tables is escaped`() {
+        val md = dataFrameOf("tag & <b>", "host")(payload, "a&b").toMarkdown().text
+        assertEquals("| tag &amp; &lt;b&gt; | host |\n|---|---|\n| &lt;img src=x onerror=alert(1)&gt; | a&amp;b |\n", md)
+        assertEquals("a\\|b &lt;", formatCell("a|b <"))
+    }
+
+    @Test
+    fun `labels, titles and legends in figures are escaped`() {
+        val plot = letsPlot(mapOf("x" to listOf(1, 2), "y" to listOf(2, 1), "series" to listOf(payload, "ok"))) +
+            geomPoint { x = "x"; y = "y"; color = "series" } + org.jetbrains.letsPlot.label.labs(title = payload, x = payload)
+        val svg = figure("hostile", "caption", plot).svg
+        assertTrue(!svg.contains("<img") && !svg.contains(payload), svg.take(300))
+        javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(svg.byteInputStream())
+    }
+
+    @Test
+    fun `published values by variant and metric`() {
+        val pub = dataFrameOf("source", "variant", "metric", "value")("w", "a", "m", 2L, "p", "a", "m", 3.5, "w", "b", "m", 1.0)
+        assertEquals(1.0, pub.publishedValue("b", "m"))
+        assertEquals(3.5, pub.publishedValue("a", "m", source = "p"))
+        assertTrue(assertThrows<RunFormatException> { pub.publishedValue("a", "m") }.message!!.contains("name the source"))
+        assertTrue(assertThrows<RunFormatException> { pub.publishedValue("c", "m") }.message!!.contains("no published number"))
+    }
+
+    @Test
+    fun `a machine priced per vCPU like a host type`() {
+        val hosts = mapOf("big" to HostType("big", 8, 16.0, 0.40, "USD", "2024-06", "list <price>"),
+            "free" to HostType("free", 2, 4.0, null, "USD", null, ""))
+        val m = pricedMachine("big", 2, hosts)
+        assertEquals(0.10, m.pricePerHour, 1e-12)
+        assertEquals("big", m.name); assertEquals(8, m.host.vcpu)
+        assertEquals("Priced as **big** per vCPU-hour (\$0.4/h for 8 vCPUs, list &lt;price&gt;, price of 2024-06): \$0.1/h for this 2-vCPU machine.", m.description)
+        assertTrue(assertThrows<RunFormatException> { pricedMachine("free", 2, hosts) }.message!!.contains("no price"))
+        assertTrue(assertThrows<RunFormatException> { pricedMachine("none", 2, hosts) }.message!!.contains("unknown host type 'none'"))
+    }
 }

@@ -18,13 +18,14 @@ class RunsTest {
         .first { Files.exists(it.resolve("data/schema/run.schema.json")) }.resolve("data")
 
     private fun run(where: String, id: String, status: String = "complete", mode: String = "max-throughput",
-                    files: Map<String, String> = mapOf("t.csv" to "variant,fork,value\na,1,1.5\n")): Path {
+                    files: Map<String, String> = mapOf("t.csv" to "variant,fork,value\na,1,1.5\n"),
+                    params: String = "{}", tag: String = ""): Path {
         val dir = root.resolve(where).resolve("queues").resolve(id)
         Files.createDirectories(dir)
         files.forEach { (name, text) -> Files.createDirectories(dir.resolve(name).parent); Files.writeString(dir.resolve(name), text) }
         val listed = files.keys.joinToString(",") { """{"path":"$it","kind":"table","description":"test"}""" }
         Files.writeString(dir.resolve("run.json"), """
-            {"schemaVersion":1,"study":"queues","runId":"$id","tag":"","quick":false,"variants":["a"],"params":{},
+            {"schemaVersion":1,"study":"queues","runId":"$id","tag":"$tag","quick":false,"variants":["a"],"params":$params,
              "status":"$status","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":null,"pid":1,
              "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1,"os":"Linux","kernel":"6","containerCpuLimit":null},
              "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[]},"kit":{"commit":"abc","dirty":false},
@@ -76,15 +77,78 @@ class RunsTest {
     fun `a corrupt manifest is named`() {
         val dir = run("runs", id1)
         Files.writeString(dir.resolve("run.json"), "{\"schemaVersion\": 1, \"study\": ")
-        val e = assertThrows<RunFormatException> { findRuns("queues", "latest", root) }
+        val e = assertThrows<RunFormatException> { findRuns("queues", id1, root) }
         assertTrue(e.message!!.startsWith("corrupt manifest ") && e.message!!.contains(dir.resolve("run.json").toString()), e.message)
     }
 
     @Test
     fun `a manifest of another schema version is refused`() {
         val dir = run("runs", id1)
-        Files.writeString(dir.resolve("run.json"), Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":2"))
-        assertTrue(assertThrows<RunFormatException> { loadRun(dir) }.message!!.contains("schemaVersion 2"))
+        Files.writeString(dir.resolve("run.json"), Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":3"))
+        assertTrue(assertThrows<RunFormatException> { loadRun(dir) }.message!!.contains("schemaVersion 3"))
+    }
+
+    @Test
+    fun `latest and all skip unreadable runs, naming one fails with one line`() {
+        run("runs", id1); run("runs", id2)
+        val bad = listOf("null", "{\"host\":\"x\"}", "{\"schemaVersion\": 1, \"study\": ", "[]",
+            Files.readString(run("runs", id3).resolve("run.json")).replace("\"host\":{", "\"host\":\"x\",\"h\":{"))
+        for (text in bad) {
+            Files.writeString(root.resolve("runs/queues/$id3/run.json"), text)
+            val err = captureStderr {
+                assertEquals(listOf(id2), findRuns("queues", "latest", root).map { it.id })
+                assertEquals(listOf(id1, id2), findRuns("queues", "all", root).map { it.id })
+            }
+            assertTrue(err.lines().count { it.startsWith("perfkit: skipping an unreadable run:") && it.contains(id3) } == 2, err)
+            val named = assertThrows<RunFormatException> { findRuns("queues", id3, root) }.message!!
+            assertTrue(named.contains(id3) && !named.contains("\n"), named)
+        }
+    }
+
+    private fun captureStderr(block: () -> Unit): String {
+        val old = System.err
+        val buffer = java.io.ByteArrayOutputStream()
+        System.setErr(java.io.PrintStream(buffer, true))
+        try { block() } finally { System.setErr(old) }
+        return buffer.toString()
+    }
+
+    @Test
+    fun `runs that differ in a measurement parameter are not pooled under one label`() {
+        run("runs", id1, params = """{"rate":"0","forks":"3","out":"/a"}""")
+        run("runs", id2, params = """{"rate":"0","forks":"1","out":"/b"}""")
+        run("runs", id3, params = """{"rate":"10000","forks":"3","out":"/a"}""")
+        val labels = findRuns("queues", "all", root).associate { it.id to it.label }
+        assertEquals(labels[id1], labels[id2], "forks and out are bookkeeping: pooled")
+        assertEquals("h1 · JDK 17.0.15 · rate=0", labels[id1])
+        assertEquals("h1 · JDK 17.0.15 · rate=10000", labels[id3])
+        val t = findRuns("queues", "all", root).table("t.csv")
+        val pooled = summarize(t, listOf("label", "variant"), "value").rows().associate { (it["label"] as String) to (it["pooled_runs"] as Int) }
+        assertEquals(mapOf("h1 · JDK 17.0.15 · rate=0" to 2, "h1 · JDK 17.0.15 · rate=10000" to 1), pooled)
+    }
+
+    @Test
+    fun `typed accessors read the manifest`() {
+        val r = loadRun(run("runs", id1, tag = "jdk21"))
+        assertEquals(2, r.cores); assertEquals("h1", r.hostname); assertEquals("17.0.15", r.jdk)
+        assertEquals("max-throughput", r.mode, "version 1: the mode from notes"); assertEquals("jdk21", r.tag)
+        assertEquals(false, r.quick); assertEquals(true, r.valid); assertEquals(emptyList<String>(), r.invalidReasons)
+        assertEquals(1, r.repetitions); assertEquals(2.0, r.measureSeconds); assertEquals("abc", r.commit)
+        assertEquals("h1 · JDK 17.0.15 · jdk21", r.label)
+    }
+
+    @Test
+    fun `version 2 manifests give mode and file fields directly`() {
+        val dir = run("runs", id1)
+        val v2 = Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":2,\"mode\":\"throughput\"")
+            .replace("\"kind\":\"table\",\"description\":\"test\"}",
+                "\"kind\":\"table\",\"description\":\"test\",\"cell\":null,\"series\":null,\"fork\":null,\"timing\":null}")
+        Files.writeString(dir.resolve("run.json"), v2)
+        val r = loadRun(dir)
+        assertEquals("throughput", r.mode)
+        assertEquals(RunFile("t.csv", "table", "test", null, null, null, null, null), r.files.single())
+        Files.writeString(dir.resolve("run.json"), v2.replace("\"mode\":\"throughput\",", ""))
+        assertTrue(assertThrows<RunFormatException> { loadRun(dir) }.message!!.contains("no 'mode'"))
     }
 
     @Test

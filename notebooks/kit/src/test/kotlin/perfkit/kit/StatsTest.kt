@@ -3,7 +3,12 @@ package perfkit.kit
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.junit.jupiter.api.Test
-import kotlin.math.abs
+import kotlin.math.PI
+import kotlin.math.cos
+import kotlin.math.exp
+import kotlin.math.ln
+import kotlin.math.sqrt
+import kotlin.random.Random
 import kotlin.test.assertEquals
 import kotlin.test.assertFalse
 import kotlin.test.assertNull
@@ -12,39 +17,82 @@ import kotlin.test.assertTrue
 class StatsTest {
     @Test
     fun `identical repetitions give a zero-width interval`() {
-        val e = bootstrapMean(listOf(5.0, 5.0, 5.0))
-        assertEquals(Estimate(3, 5.0, 5.0, 5.0), e)
+        assertEquals(Estimate(3, 5.0, 5.0, 5.0, 0.0), meanInterval(listOf(5.0, 5.0, 5.0)))
     }
 
     @Test
-    fun `the interval brackets the mean and lies within the data`() {
+    fun `student t quantiles match the tables`() {
+        for ((df, t) in listOf(1.0 to 12.706, 2.0 to 4.303, 4.0 to 2.776, 10.0 to 2.228, 30.0 to 2.042, 1e6 to 1.960))
+            assertEquals(t, tQuantile(0.975, df), 0.001, "t(0.975, $df)")
+        assertEquals(0.5, tCdf(0.0, 3.0), 1e-12)
+        assertEquals(-tQuantile(0.9, 5.0), tQuantile(0.1, 5.0), 1e-9)
+    }
+
+    @Test
+    fun `the mean interval is the textbook t interval`() {
         val xs = listOf(9.1, 10.4, 9.8, 10.9, 10.2)
-        val e = bootstrapMean(xs)
+        val e = meanInterval(xs)
+        val sd = sqrt(xs.sumOf { (it - xs.average()).let { d -> d * d } } / (xs.size - 1))
         assertEquals(xs.average(), e.mean, 1e-12)
-        assertTrue(e.low < e.mean && e.mean < e.high)
-        assertTrue(e.low >= xs.min() && e.high <= xs.max())
+        assertEquals(2.776 * sd / sqrt(5.0), (e.high - e.low) / 2, 1e-3)
+        assertEquals("95% t", e.interval)
+    }
+
+    @Test
+    fun `under three forks the interval is only a range and claims nothing`() {
+        val two = meanInterval(listOf(10.0, 12.0))
+        assertTrue(two.range); assertEquals("range", two.interval)
+        assertEquals(10.0, two.low); assertEquals(12.0, two.high)
+        assertEquals(Estimate(1, 7.0, 7.0, 7.0), meanInterval(listOf(7.0)))
+        val far = meanInterval(listOf(100.0, 101.0))
+        assertFalse(differs(two, far), "ranges never support a claim, however far apart")
+        assertTrue(describeDifference("a", far, "b", two).contains("not enough forks to claim a difference"))
     }
 
     @Test
     fun `more repetitions narrow the interval`() {
         val noise = listOf(-1.0, 1.0, -0.5, 0.5, 0.0)
-        val few = bootstrapMean(noise.map { 10 + it })
-        val many = bootstrapMean(List(8) { noise }.flatten().map { 10 + it })
+        val few = meanInterval(noise.map { 10 + it })
+        val many = meanInterval(List(8) { noise }.flatten().map { 10 + it })
         assertTrue(many.high - many.low < few.high - few.low)
     }
 
+    /** Share of simulated experiments in which [claim] says the variants differ. */
+    private fun claimRate(n: Int, trials: Int, seed: Int, sample: (Random) -> Double, scaleB: Double = 1.0): Double {
+        val random = Random(seed)
+        return (1..trials).count {
+            val a = List(n) { sample(random) }; val b = List(n) { sample(random) * scaleB }
+            differs(meanInterval(a), meanInterval(b))
+        }.toDouble() / trials
+    }
+
+    private fun normal(r: Random) = sqrt(-2 * ln(1 - r.nextDouble())) * cos(2 * PI * r.nextDouble())
+
     @Test
-    fun `a 95 percent interval of normal-ish data is close to the textbook one`() {
-        val xs = listOf(98.0, 101.0, 99.5, 100.5, 102.0, 97.0, 100.0, 99.0, 101.5, 100.5)
-        val e = bootstrapMean(xs, resamples = 20_000)
-        val sd = kotlin.math.sqrt(xs.sumOf { (it - xs.average()).let { d -> d * d } } / (xs.size - 1))
-        val half = 1.96 * sd / kotlin.math.sqrt(xs.size.toDouble())
-        assertTrue(abs((e.high - e.low) / 2 - half) < 0.25 * half, "bootstrap half-width ${(e.high - e.low) / 2} vs normal $half")
+    fun `equal variants are claimed different less than 6 percent of the time`() {
+        val noises = mapOf<String, (Random) -> Double>(
+            "normal" to { r -> 100 + 10 * normal(r) },
+            "lognormal" to { r -> 100 * exp(0.3 * normal(r)) },
+        )
+        for ((name, noise) in noises) for (n in listOf(3, 5)) {
+            val rate = claimRate(n, 4000, 11 * n + name.length, noise)
+            assertTrue(rate < 0.06, "$name noise, n=$n: false claims $rate")
+            assertTrue(rate > 0.01, "$name noise, n=$n: $rate is suspiciously low for a 5% test")
+        }
     }
 
     @Test
-    fun `one repetition says nothing about spread`() {
-        assertEquals(Estimate(1, 7.0, 7.0, 7.0), bootstrapMean(listOf(7.0)))
+    fun `a real twofold difference is found at five forks`() {
+        val power = claimRate(5, 2000, 3, { r -> 100 * exp(0.3 * normal(r)) }, scaleB = 2.0)
+        assertTrue(power > 0.8, "power $power")
+    }
+
+    @Test
+    fun `describeDifference claims only what the test supports`() {
+        val a = meanInterval(listOf(100.0, 102.0, 98.0)); val b = meanInterval(listOf(50.0, 51.0, 49.0))
+        assertTrue(describeDifference("a", a, "b", b).startsWith("a is 100% faster than b (Welch t-test"))
+        val c = meanInterval(listOf(99.0, 103.0, 97.0))
+        assertTrue(describeDifference("a", a, "c", c).contains("cannot be told apart"))
     }
 
     @Test
@@ -54,19 +102,37 @@ class StatsTest {
     }
 
     @Test
-    fun `ratio interval brackets the ratio of means`() {
-        val r = bootstrapRatio(listOf(20.0, 22.0, 21.0), listOf(10.0, 10.5, 9.5))
+    fun `ratio interval brackets the ratio of means and covers it at its level`() {
+        val r = ratioInterval(listOf(20.0, 22.0, 21.0), listOf(10.0, 10.5, 9.5))
         assertEquals(2.1, r.mean, 1e-12)
         assertTrue(r.low < 2.1 && 2.1 < r.high)
+        val random = Random(5)
+        val covered = (1..2000).count {
+            val num = List(4) { 200 + 20 * normal(random) }; val den = List(4) { 100 + 10 * normal(random) }
+            ratioInterval(num, den).let { it.low <= 2.0 && 2.0 <= it.high }
+        } / 2000.0
+        assertTrue(covered in 0.93..0.98, "coverage $covered")
+        assertTrue(ratioInterval(listOf(2.0, 3.0), listOf(1.0)).range)
     }
 
     @Test
-    fun `summarize estimates per group`() {
+    @Suppress("DEPRECATION")
+    fun `the old names still work`() {
+        assertEquals(meanInterval(listOf(1.0, 2.0, 4.0)), bootstrapMean(listOf(1.0, 2.0, 4.0)))
+        assertEquals(ratioInterval(listOf(2.0, 3.0, 4.0), listOf(1.0, 1.1, 0.9)), bootstrapRatio(listOf(2.0, 3.0, 4.0), listOf(1.0, 1.1, 0.9)))
+    }
+
+    @Test
+    fun `summarize estimates per group and says what it pooled`() {
         val df = dataFrameOf("variant", "value")("a", 1.0, "a", 3.0, "b", 10.0)
         val rows = summarize(df, listOf("variant"), "value").rows().associateBy { it["variant"] }
         assertEquals(2.0, rows["a"]!!["mean"])
         assertEquals(2, rows["a"]!!["n"])
+        assertEquals("range", rows["a"]!!["interval"])
         assertEquals(10.0, rows["b"]!!["ci_low"])
+        val stacked = dataFrameOf("run_id", "variant", "value")("r1", "a", 1.0, "r2", "a", 2.0, "r2", "a", 3.0, "r2", "b", 4.0)
+        val pooled = summarize(stacked, listOf("variant"), "value").rows().associateBy { it["variant"] }
+        assertEquals(2, pooled["a"]!!["pooled_runs"]); assertEquals(1, pooled["b"]!!["pooled_runs"])
     }
 
     @Test

@@ -1,0 +1,49 @@
+"""Installs the kit's Kotlin kernel spec, named `kotlin` like the package's, into KERNELS_DIR/kotlin.
+
+Usage: python install.py KERNELS_DIR LOGBACK_XML
+
+The kotlin-jupyter-kernel package's jar_args.json has "debuggerPort": "generate", so every kernel opens an
+unauthenticated JDWP port (127.0.0.1:1044) through which any local user can run code as the notebook user,
+and prints "Listening for transport dt_socket". Ours is the same spec with the debugger port removed; the
+launcher puts KERNELS_DIR's parent first on JUPYTER_PATH so Lab and headless runs both pick it. Idempotent:
+files are rewritten only when their content changes.
+"""
+import json
+import pathlib
+import sys
+
+import run_kotlin_kernel.run_kernel as run_kernel
+
+
+def write_if_changed(path: pathlib.Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def main() -> int:
+    kernels, logback = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]).resolve()
+    package = pathlib.Path(run_kernel.module_install_path())
+    jar_args = json.loads((package / "config" / "jar_args.json").read_text())
+    jar_args["debuggerPort"] = None  # no JDWP agent, no -debugPort
+    target = kernels / "kotlin"
+    target.mkdir(parents=True, exist_ok=True)
+    write_if_changed(target / "jar_args.json", json.dumps(jar_args, indent=2) + "\n")
+    spec = {
+        "display_name": "Kotlin (perfkit)",
+        "language": "kotlin",
+        "interrupt_mode": "message",
+        # run_kotlin_kernel takes the jar_args file as its second argument
+        "argv": ["python", "-m", "run_kotlin_kernel", "{connection_file}", str(target / "jar_args.json")],
+        # the kernel logs DEBUG to stderr from its bundled logback config; ours says WARN
+        "env": {"KOTLIN_JUPYTER_KERNEL_EXTRA_JVM_OPTS": f"-Dlogback.configurationFile={logback}"},
+        "metadata": {"perfkit": "no debugger port; see env/kernel/install.py"},
+    }
+    write_if_changed(target / "kernel.json", json.dumps(spec, indent=2) + "\n")
+    for logo in package.parent.joinpath("..", "..", "..", "share", "jupyter", "kernels", "kotlin").glob("logo-*.png"):
+        if not (target / logo.name).exists():
+            (target / logo.name).write_bytes(logo.read_bytes())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Kills at random points leave nothing behind: no process, no listening port, no temp folder, no run at `running`.
+
+Each run gets a marker in its environment, which every process it starts inherits (forks, the Kafka broker, the
+private PostgreSQL and their watchdogs), so the test finds exactly that run's processes in /proc. Hard kills
+(SIGKILL of the run's JVM, with or without its own watchdog) must be cleaned up within 10 s; soft ones (Ctrl-C
+to the process group, SIGTERM to the run) before the run exits.
+"""
+import glob
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import ROOT, bench, validate
+
+MARK = "PERFKIT_TEST_RUN"
+RUNS = {
+    "queues": ["queues", "--quick", "--variants", "abq-1,disruptor-1", "--warmup", "1", "--measure", "20"],
+    "messaging": ["messaging", "--quick", "--systems", "kafka"],
+    "workflow": ["workflow", "--quick"],
+}
+# 20 kills across the three studies: 5 SIGKILLs each of a Kafka and a workflow run, then a mix.
+CASES = ([("messaging", "sigkill")] * 5 + [("workflow", "sigkill")] * 5
+         + [("queues", "sigkill"), ("queues", "sigint"), ("queues", "sigterm"), ("messaging", "sigint"), ("messaging", "sigterm"),
+            ("workflow", "sigint"), ("workflow", "sigterm"), ("messaging", "sigkill+watchdog"), ("workflow", "sigkill+watchdog"),
+            ("queues", "sigkill+watchdog")])
+SEED = int(os.environ.get("PERFKIT_KILL_SEED", "20261122"))
+
+
+def running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        return stat[stat.rindex(")") + 2] not in "ZX"
+    except (OSError, ValueError):
+        return False
+
+
+def marked(token):
+    """Pids of live processes whose environment carries the run's marker."""
+    found = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(d + "/environ", "rb") as f:
+                if f"{MARK}={token}".encode() in f.read().split(b"\0") and running(int(d[6:])):
+                    found.append(int(d[6:]))
+        except OSError:
+            continue
+    return found
+
+
+def listening_ports(pids):
+    """TCP ports in LISTEN owned by these processes (socket inodes from their fds, matched in /proc/net/tcp*)."""
+    inodes = set()
+    for pid in pids:
+        for fd in glob.glob(f"/proc/{pid}/fd/*"):
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    return {port for port, inode in listening() if inode in inodes}
+
+
+def listening():
+    rows = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if f[3] == "0A":
+                rows.append((int(f[1].rsplit(":", 1)[1], 16), f[9]))
+    return rows
+
+
+def pg_dirs():
+    return set(glob.glob("/tmp/perfkit-pg-*"))
+
+
+def wait_for(condition, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
+@pytest.mark.parametrize("study,how", CASES, ids=[f"{i + 1:02d}-{s}-{h}" for i, (s, h) in enumerate(CASES)])
+def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, request):
+    rng = random.Random(f"{SEED}-{request.node.name}")
+    delay = rng.uniform(0.5, 12.0)
+    token = uuid.uuid4().hex
+    pg_before = pg_dirs()
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", *RUNS[study], "--out", str(tmp_path)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, **{MARK: token}))
+    try:
+        assert wait_for(lambda: list(tmp_path.glob("*/*/run.json")), 180), "the run never started"
+        run_dir = next(tmp_path.glob("*/*/run.json")).parent
+        time.sleep(delay)
+        pids = marked(token)
+        ports = listening_ports(pids)
+        if proc.poll() is not None:
+            pytest.skip(f"the run ended by itself within {delay:.1f} s")
+        if how.startswith("sigkill"):
+            if how == "sigkill+watchdog":  # the run's own watchdog dies too: the janitor must do its work
+                for pid in pids:
+                    if "--reap" in open(f"/proc/{pid}/cmdline").read():
+                        os.kill(pid, signal.SIGKILL)
+            os.kill(proc.pid, signal.SIGKILL)
+        elif how == "sigint":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=90)
+        limit = 10 if how.startswith("sigkill") else 0.5
+        assert wait_for(lambda: not marked(token), limit), \
+            f"{how} at {delay:.1f} s: left running: {[open(f'/proc/{p}/cmdline').read()[:120] for p in marked(token)]}"
+        still = {p for p, _ in listening()} & ports
+        assert not still, f"ports still listening: {still}"
+        assert wait_for(lambda: not (pg_dirs() - pg_before), limit), f"temp folders left: {pg_dirs() - pg_before}"
+        if how != "sigkill+watchdog":
+            assert wait_for(lambda: not (run_dir / "scratch").exists(), limit), "scratch folder left"
+        if how.startswith("sigkill") and (how == "sigkill+watchdog" or rng.random() < 0.3):
+            listed = janitor_list(tmp_path)
+            assert run_dir.name in listed and "interrupted" in listed.split(run_dir.name, 1)[1].splitlines()[0], listed
+            assert not (run_dir / "scratch").exists()
+        m = json.loads((run_dir / "run.json").read_text())
+        assert m["status"] == "interrupted", (how, delay, m["status"], m["error"])
+        validate(m)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def janitor_list(out):
+    """What ./bench list does, on this test's runs folder: the janitor, then the listing."""
+    script = ROOT / "scripts/queues/Queues.java"
+    r = subprocess.run([str(ROOT / "env/setup/jbang"), "--quiet", str(script), "--perfkit-janitor", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(["python3", str(ROOT / "env/setup/list_runs.py"), str(out.parent)], capture_output=True, text=True)
+    return r.stdout
+
+
+def test_bench_list_runs_the_janitor_on_a_dead_run(tmp_path):
+    """The listing itself marks a run whose process and watchdog are gone: here a manifest left at running by a dead pid."""
+    data = ROOT / "data/runs/queues"
+    data.mkdir(parents=True, exist_ok=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    run = data / f"20200101T000000Z-{os.uname().nodename.lower()[:24]}-{uuid.uuid4().hex[:6]}"
+    run.mkdir()
+    (run / "scratch").mkdir()
+    (run / "run.json").write_text(json.dumps({"status": "running", "pid": dead.pid, "host": {"hostname": os.uname().nodename}, "files": []}))
+    try:
+        r = bench("list")
+        assert r.returncode == 0, r.stderr
+        line = next(l for l in r.stdout.splitlines() if run.name in l)
+        assert "interrupted" in line, line
+        assert not (run / "scratch").exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(run)])
