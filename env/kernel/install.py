@@ -34,8 +34,11 @@ def main() -> int:
         "interrupt_mode": "message",
         # run_kotlin_kernel takes the jar_args file as its second argument
         "argv": ["python", "-m", "run_kotlin_kernel", "{connection_file}", str(target / "jar_args.json")],
-        # the kernel logs DEBUG to stderr from its bundled logback config; ours says WARN
-        "env": {"KOTLIN_JUPYTER_KERNEL_EXTRA_JVM_OPTS": f"-Dlogback.configurationFile={logback}"},
+        # - the kernel logs DEBUG to stderr from its bundled logback config; ours says WARN;
+        # - C1 only: a notebook's kernel lives for a minute, and C2 compiling the Kotlin compiler cost about
+        #   half of its CPU (kernel CPU for a small notebook: 25.8 s with C2, 12.0 s without; measured on a
+        #   loaded 2-vCPU machine, so read the ratio, not the numbers). Long computations in Lab run slower.
+        "env": {"KOTLIN_JUPYTER_KERNEL_EXTRA_JVM_OPTS": f"-Dlogback.configurationFile={logback} -XX:TieredStopAtLevel=1"},
         "metadata": {"perfkit": "no debugger port; see env/kernel/install.py"},
     }
     write_if_changed(target / "kernel.json", json.dumps(spec, indent=2) + "\n")

@@ -97,7 +97,7 @@ def test_a_new_run_shows_up_with_no_edits(tmp_path):
 def test_a_bad_selection_fails_with_the_kits_message(tmp_path):
     r = bench("notebooks", "--runs", "no-such-run", "--out", str(tmp_path), str(ROOT / "notebooks/queues.ipynb"))
     assert r.returncode == 1
-    assert "queues.ipynb failed in cell 5: " in r.stderr
+    assert re.search(r"^notebook queues.ipynb failed in cell \d+: ", r.stderr, re.M), r.stderr
     assert "no run id, folder or keyword 'no-such-run'" in r.stderr
     failed = [l for l in r.stderr.splitlines() if not l.startswith("[")]
     assert len(failed) == 2 and "full kernel output: " in failed[1], r.stderr
@@ -222,13 +222,13 @@ def api(port, token, method, path, body=None):
 def test_lab_starts_and_runs_a_kotlin_kernel(tmp_path):
     port, token = free_port(), secrets.token_hex(16)
     proc = subprocess.Popen([str(ROOT / "bench"), "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-                             f"--ServerApp.token={token}", f"--ServerApp.root_dir={tmp_path}"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             f"--ServerApp.token={token}"],
+                            cwd=ROOT, stdout=(tmp_path / "lab.log").open("w"), stderr=subprocess.STDOUT, text=True,
                             env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime")))
     try:
-        deadline = time.time() + 300
+        deadline = time.time() + 900  # a kit rebuild and a cold kernel on a loaded 2-vCPU machine
         while True:
-            assert proc.poll() is None, proc.stdout.read()[-3000:]
+            assert proc.poll() is None, (tmp_path / "lab.log").read_text()[-3000:]
             try:
                 api(port, token, "GET", "/api/status")
                 break
@@ -254,7 +254,7 @@ def test_lab_starts_and_runs_a_kotlin_kernel(tmp_path):
                 os.kill(pid, 9)
             except OSError:
                 pass
-    output = proc.stdout.read()
+    output = (tmp_path / "lab.log").read_text()
     assert proc.returncode == 0, output[-3000:]
     if os.geteuid() == 0:
         assert "running as root (as in most containers): adding --allow-root" in output

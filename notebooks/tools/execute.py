@@ -35,6 +35,43 @@ def cell_seconds(cell) -> float:
         return 0.0
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time (user + system) of a process and its descendants: the kernel's work, whatever the machine's load."""
+    children, cpu = {}, {}
+    for d in pathlib.Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                f = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                children.setdefault(int(f[1]), []).append(int(d.name))
+                cpu[int(d.name)] = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, IndexError, ValueError):
+                pass
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += cpu.get(pid, 0.0)
+        todo += children.get(pid, [])
+    return total
+
+
+class CpuMeter:
+    """Kernel CPU seconds per cell (nbclient's on_cell_executed hook), for --timings."""
+
+    def __init__(self, client):
+        self.client, self.last, self.per_cell = client, 0.0, {}
+
+    def pid(self):
+        process = getattr(getattr(self.client.km, "provisioner", None), "process", None)
+        return getattr(process, "pid", None)
+
+    def __call__(self, cell, cell_index, **_):
+        pid = self.pid()
+        if pid:
+            now = tree_cpu_seconds(pid)
+            self.per_cell[cell_index + 1] = now - self.last
+            self.last = now
+
+
 def failure(nb, error: Exception):
     """(cell number, one line) for the first cell with an error output."""
     for i, cell in enumerate(nb.cells, start=1):
@@ -63,15 +100,21 @@ def execute(path: pathlib.Path, out_dir: pathlib.Path, log_dir: pathlib.Path, ti
     client = nbclient.NotebookClient(
         nb, kernel_name="kotlin", timeout=600, startup_timeout=300,
         resources={"metadata": {"path": str(NOTEBOOKS)}})
+    meter = CpuMeter(client)
+    if timings:
+        client.on_cell_executed = meter
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = log_dir / f"{path.stem}.log"
     started = time.time()
     try:
-        client.execute()
+        # the kernel's own output (protocol errors, JVM warnings) goes to the log, not the terminal
+        with open(log, "w") as kernel_output:
+            client.execute(stdout=kernel_output, stderr=kernel_output)
     except (CellExecutionError, DeadKernelError, RuntimeError, TimeoutError) as e:
         cell, line = failure(nb, e)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        log = log_dir / f"{path.stem}.log"
         partial = log_dir / f"{path.stem}.failed.ipynb"
-        log.write_text(ANSI.sub("", str(e)) + "\n")
+        with open(log, "a") as out:
+            out.write("\n---- the failing cell ----\n" + ANSI.sub("", str(e)) + "\n")
         nbformat.write(nb, partial)
         where = f"cell {cell}" if cell else "the kernel"
         print(f"notebook {path.name} failed in {where}: {line}", file=sys.stderr)
@@ -85,6 +128,10 @@ def execute(path: pathlib.Path, out_dir: pathlib.Path, log_dir: pathlib.Path, ti
         in_cells = sum(s for s, _ in cells)
         print(f"  kernel start and set-up outside cells: {elapsed - in_cells:.1f} s; in cells: {in_cells:.1f} s; slowest: "
               + ", ".join(f"cell {i} {s:.1f} s" for s, i in cells[:4]), file=sys.stderr)
+        if meter.per_cell:
+            cpu = sorted(((s, i) for i, s in meter.per_cell.items()), reverse=True)
+            print(f"  kernel CPU: {meter.last:.1f} s in all (start-up included); by cell: "
+                  + ", ".join(f"cell {i} {s:.1f} s" for s, i in cpu[:5]), file=sys.stderr)
     return elapsed
 
 

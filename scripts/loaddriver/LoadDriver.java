@@ -32,8 +32,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
  * The kit's HTTP load driver, in a JVM of its own because Hyperfoil 0.25.2 brings Vert.x 4.3 and Netty 4.1, older
@@ -83,6 +81,7 @@ public class LoadDriver {
         if (args.length % 2 != 0 || !opts.containsKey("benchmark") || !opts.containsKey("hlog-dir") || !opts.containsKey("result"))
             usage("--benchmark, --hlog-dir and --result are required");
         Path yaml = Path.of(opts.get("benchmark")), hlogDir = Path.of(opts.get("hlog-dir")), result = Path.of(opts.get("result"));
+        watchParent();
         try {
             Map<String, Long> watch = new LinkedHashMap<>();
             for (String w : split(opts.getOrDefault("watch", ""))) {
@@ -105,6 +104,43 @@ public class LoadDriver {
         }
     }
 
+    /**
+     * The driver must not outlive whoever started it: it exits when its stdin reaches EOF (the run's watchdog holds
+     * the other end) or its parent process is gone. Run by hand from a terminal, stdin stays open and nothing happens.
+     */
+    private static void watchParent() {
+        ProcessHandle parent = ProcessHandle.current().parent().orElse(null);
+        daemon("loaddriver-stdin", () -> {
+            try {
+                while (System.in.read() >= 0) { /* nothing is sent; EOF is the signal */ }
+            } catch (java.io.IOException ignored) {
+                // same as EOF
+            }
+            gone("its stdin closed");
+        });
+        if (parent != null) daemon("loaddriver-parent", () -> {
+            while (parent.isAlive()) {
+                try { Thread.sleep(200); } catch (InterruptedException e) { return; }
+            }
+            gone("its parent " + parent.pid() + " is gone");
+        });
+    }
+
+    private static synchronized void gone(String why) {
+        daemon("loaddriver-halt", () -> {
+            try { Thread.sleep(3000); } catch (InterruptedException ignored) { }
+            Runtime.getRuntime().halt(143);
+        });
+        System.err.println("LoadDriver: stopping: " + why);
+        System.exit(143);
+    }
+
+    private static void daemon(String name, Runnable body) {
+        Thread t = new Thread(body, name);
+        t.setDaemon(true);
+        t.start();
+    }
+
     private static void usage(String why) {
         System.err.println("LoadDriver: " + why + "\nusage: LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...]");
         System.exit(2);
@@ -114,11 +150,6 @@ public class LoadDriver {
     private final Map<String, Long> watch;
     private final Map<String, String> probes;
     private final Map<String, PhaseRecord> phases = new LinkedHashMap<>();
-    private final ExecutorService probeThreads = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "loaddriver-probe");
-        t.setDaemon(true);
-        return t;
-    });
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     LoadDriver(Path yaml, Path hlogDir, Map<String, Long> watch, Map<String, String> probes) {
@@ -147,8 +178,6 @@ public class LoadDriver {
             }
         };
         runner.run();
-        probeThreads.shutdown();
-        probeThreads.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
         Files.createDirectories(hlogDir);
         StringBuilder out = new StringBuilder("{\"benchmark\":").append(str(benchmark.name())).append(",\"phases\":[");
         boolean first = true;
@@ -166,36 +195,38 @@ public class LoadDriver {
         }
     }
 
-    /** A phase started or ended: sample CPU now, probe asynchronously (this may be an event-loop thread). */
+    /**
+     * A phase started or ended: sample CPU and ask the probes now, before Hyperfoil hears of the change, so the next
+     * phase cannot start before this one's numbers are taken. Probes answer stats since their previous call: the call
+     * at a phase's start discards what came before, the call at its end is the phase's.
+     */
     private void edge(Phase phase, PhaseInstance.Status status, boolean sessionLimitExceeded, Throwable error) {
         PhaseRecord r = record(phase.name());
-        long now = System.currentTimeMillis();
         synchronized (r) {
             if (sessionLimitExceeded) r.sessionLimitExceeded = true;
             if (error != null && r.error == null) r.error = String.valueOf(error.getMessage() == null ? error : error.getMessage());
             if (status == PhaseInstance.Status.RUNNING && r.startMs == 0) {
-                r.startMs = now;
+                probe(r, false);
+                r.startMs = System.currentTimeMillis();
                 r.startTicks = ticks();
                 r.startSys = systemTicks();
-                if (!r.warmup) probeThreads.submit(() -> probe(r, false));
             } else if (status == PhaseInstance.Status.TERMINATED && r.endMs == 0) {
-                r.endMs = now;
+                r.endMs = System.currentTimeMillis();
                 r.endTicks = ticks();
                 r.endSys = systemTicks();
-                if (!r.warmup) probeThreads.submit(() -> probe(r, true));
+                if (!r.warmup) probe(r, true);
             }
         }
     }
 
-    /** Probes answer stats since their previous call, so the call at the start discards what came before. */
     private void probe(PhaseRecord r, boolean keep) {
         probes.forEach((name, url) -> {
             try {
                 HttpResponse<String> resp = http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
                         HttpResponse.BodyHandlers.ofString());
-                if (keep) synchronized (r) { r.probes.put(name, resp.body().trim()); }
+                if (keep) r.probes.put(name, resp.body().trim());
             } catch (Exception e) {
-                if (keep) synchronized (r) { r.probes.put(name, "{\"error\":" + str(String.valueOf(e)) + "}"); }
+                if (keep) r.probes.put(name, "{\"error\":" + str(String.valueOf(e)) + "}");
             }
         });
     }
@@ -268,6 +299,11 @@ public class LoadDriver {
                 .append(",\"sessionLimitExceeded\":").append(r.sessionLimitExceeded)
                 .append(",\"error\":").append(r.error == null ? "null" : str(r.error))
                 .append(",\"histogramCount\":").append(s.histogram.getTotalCount());
+        Histogram h = s.histogram;
+        boolean any = h.getTotalCount() > 0;
+        b.append(",\"latencyMs\":{\"mean\":").append(any ? num(h.getMean() / 1e6) : "null");
+        for (double q : new double[]{50, 90, 99, 99.9}) b.append(",\"p").append(num(q).replaceAll("\\.?0+$", "").replace('.', '_')).append("\":").append(any ? num(h.getValueAtPercentile(q) / 1e6) : "null");
+        b.append(",\"max\":").append(any ? num(h.getMaxValue() / 1e6) : "null").append('}');
         b.append(",\"cpuPct\":{");
         int i = 0;
         for (String name : watch.keySet()) {

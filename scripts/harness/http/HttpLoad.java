@@ -29,9 +29,6 @@ public final class HttpLoad {
     /** Where the driver's YAML, results and logs go, relative to the run directory. */
     public static final String DIR = "load";
 
-    /** One phase of a closed-model sweep: {@code users} users at once, each doing {@code repeats} requests back to back. */
-    public record ClosedStep(String phase, int users, int repeats) {}
-
     private HttpLoad() {}
 
     /** The driver script: {@code <kit>/scripts/loaddriver/LoadDriver.java}. */
@@ -47,23 +44,71 @@ public final class HttpLoad {
         return Files.isExecutable(kit) ? kit.toString() : "jbang";
     }
 
-    /** Compiles the driver (and resolves Hyperfoil on first use) before anything is measured. */
+    /** The driver's classpath, resolved once per run by {@link #prepare}; the driver JVM then starts without JBang. */
+    private static volatile String driverClasspath;
+    /** The driver JVM's options (what its //JAVA_OPTIONS say, for a JBang user running it by hand). */
+    static final List<String> DRIVER_JVM = List.of("-Xmx512m", "-Dlog4j2.level=WARN", "-Dorg.apache.logging.log4j.level=WARN");
+
+    /**
+     * Compiles the driver (resolving Hyperfoil on first use) before anything is measured, and reads its classpath,
+     * so each driver run is a plain {@code java} child: no JBang start-up per step, and nothing between the
+     * run's watchdog and the driver JVM.
+     */
     public static void prepare(Run run) throws IOException, InterruptedException {
         Path script = driverScript();
         if (!Files.isRegularFile(script)) throw new IllegalStateException("load driver not found at " + script + " (set PERFKIT_HOME to the kit's checkout)");
         run.progress().say("preparing the HTTP load driver (Hyperfoil; the first time downloads it)");
         Path log = Files.createDirectories(run.dir().resolve(DIR)).resolve("driver-build.log");
-        Process p = new ProcessBuilder(jbang(), "--quiet", "build", script.toString()).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        jbang(log, "build", script.toString());
+        Path cp = run.dir().resolve(DIR).resolve("driver-classpath.txt");
+        jbang(cp, "info", "classpath", script.toString());
+        String classpath = Files.readString(cp).trim();
+        if (classpath.isEmpty() || classpath.contains("\n")) throw new IllegalStateException("could not read the load driver's classpath from jbang info classpath");
+        driverClasspath = classpath;
+        Files.deleteIfExists(log);
+        Files.deleteIfExists(cp);
+    }
+
+    private static void jbang(Path out, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(jbang(), "--quiet"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(out.resolveSibling("driver-build.err").toFile()))
+                .redirectOutput(out.toFile()).start();
         if (!p.waitFor(900, TimeUnit.SECONDS)) {
             p.destroyForcibly();
-            throw new IllegalStateException("building the load driver took over 15 minutes; see " + log);
+            throw new IllegalStateException("jbang " + args[0] + " of the load driver took over 15 minutes");
         }
-        if (p.exitValue() != 0) {
-            List<String> lines = Files.readAllLines(log);
-            throw new IllegalStateException("could not build the load driver (" + (lines.isEmpty() ? "exit " + p.exitValue() : lines.get(lines.size() - 1)) + ")");
-        }
-        Files.deleteIfExists(log);
+        Path err = out.resolveSibling("driver-build.err");
+        List<String> lines = Files.exists(err) ? Files.readAllLines(err) : List.of();
+        if (p.exitValue() != 0)
+            throw new IllegalStateException("could not " + args[0] + " the load driver (" + (lines.isEmpty() ? "exit " + p.exitValue() : lines.get(lines.size() - 1)) + ")");
+        Files.deleteIfExists(err);
+    }
+
+    /** The command that starts the driver JVM with {@code args}. */
+    static List<String> driverCommand(List<String> args) {
+        if (driverClasspath == null) throw new IllegalStateException("HttpLoad.prepare(run) must run before the load driver");
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(DRIVER_JVM);
+        cmd.addAll(List.of("-cp", driverClasspath, "perfkit.loaddriver.LoadDriver"));
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    /**
+     * Belt and braces for a run stopped by a signal: the harness then stops the watchdog, and if it dies before
+     * stopping its program, the program is orphaned. So remember the program's pids while it runs, and kill any
+     * still alive when the run finishes.
+     */
+    private static void reapOnFinish(Run run, Supervisor.Child child) {
+        java.util.Set<ProcessHandle> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        ChildProcess.daemon("perfkit-load-pids", () -> {
+            while (child.process().isAlive()) {
+                child.process().descendants().forEach(seen::add);
+                try { Thread.sleep(200); } catch (InterruptedException e) { return; }
+            }
+        });
+        run.onFinish(() -> seen.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly));
     }
 
     /**
@@ -77,8 +122,8 @@ public final class HttpLoad {
         Path bench = dir.resolve(name + ".yaml"), result = dir.resolve(name + ".result.json"), log = dir.resolve(name + ".log");
         Files.writeString(bench, yaml);
         run.addFile(DIR + "/" + name + ".yaml", "other", "Hyperfoil benchmark the load driver ran (replayable with Hyperfoil 0.25)");
-        List<String> cmd = new ArrayList<>(List.of(jbang(), "--quiet", driverScript().toString(),
-                "--benchmark", bench.toString(), "--hlog-dir", run.dir().resolve("latency").toString(), "--result", result.toString()));
+        List<String> cmd = new ArrayList<>(List.of("--benchmark", bench.toString(), "--hlog-dir", run.dir().resolve("latency").toString(),
+                "--result", result.toString()));
         List<String> w = new ArrayList<>(List.of("driver=self"));
         watch.forEach((k, pid) -> w.add(k + "=" + pid));
         cmd.addAll(List.of("--watch", String.join(",", w)));
@@ -87,7 +132,8 @@ public final class HttpLoad {
             probes.forEach((k, url) -> p.add(k + "=" + url));
             cmd.addAll(List.of("--probe", String.join(",", p)));
         }
-        Supervisor.Child child = run.startProgram("load-driver", cmd, log, "TERM", 5, List.of());
+        Supervisor.Child child = run.startProgram("load-driver", driverCommand(cmd), log, "TERM", 5, List.of());
+        reapOnFinish(run, child);
         run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
         try {
             if (!child.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS))
@@ -102,6 +148,26 @@ public final class HttpLoad {
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output");
         if (r.hasNonNull("error")) throw new IllegalStateException("load driver " + name + " failed: " + r.get("error").asText());
         return r;
+    }
+
+    /**
+     * Runs another load tool (e.g. siege or wrk) as a supervised child of the run, output to {@code load/<name>.out},
+     * and returns that output; null when it did not finish within the timeout (it is stopped then).
+     */
+    public static String runTool(Run run, String name, List<String> command, double timeoutSeconds) throws Exception {
+        Path out = Files.createDirectories(run.dir().resolve(DIR)).resolve(name + ".out");
+        Supervisor.Child child = run.startProgram(name, command, out, "INT", 5, List.of());
+        reapOnFinish(run, child);
+        run.timeSeries().watchProcessTree("proc:" + name, child.process().pid());
+        boolean done;
+        try {
+            done = child.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS);
+        } finally {
+            run.timeSeries().unwatchProcess("proc:" + name);
+            run.supervisor().stop(child, 10);
+        }
+        run.addFile(DIR + "/" + name + ".out", "log", "output of " + String.join(" ", command));
+        return done ? Files.readString(out) : null;
     }
 
     /** The phase named {@code phase} in a driver result. */
@@ -133,72 +199,81 @@ public final class HttpLoad {
     // ---- benchmark YAML --------------------------------------------------------------------------------
 
     /**
-     * A closed-model sweep, the shape of {@code siege -b -c N -r R}: an optional warm-up ({@code users} looping for
-     * {@code warmupSeconds}), then one {@code atOnce} phase per step, each starting when the previous one has
-     * terminated. {@code sharedConnections} is the largest step's user count, so no request waits for a connection.
+     * A benchmark of phases that run one after another in one driver JVM, against one origin. Kinds:
+     * <ul>
+     * <li>{@link #closed}: {@code users} users at once, each doing {@code repeats} requests back to back (a {@code loop}),
+     *     the shape of {@code siege -b -c N -r R}; the phase ends when every user is done;</li>
+     * <li>{@link #always}: {@code users} users looping for a duration (a closed-model warm-up);</li>
+     * <li>{@link #open}: a constant arrival rate, one new session (one request) per arrival, at most {@code concurrency}
+     *     in flight: a phase that needs more is invalid (blocked or out of sessions), never silently throttled.</li>
+     * </ul>
+     * Each phase starts when the previous one has terminated (all its requests answered), except a phase marked
+     * {@code continuous}, which starts as soon as the previous stops starting requests, so arrivals go on without a
+     * gap (a measurement right after its warm-up at the same rate). {@code sharedConnections} is the largest
+     * concurrency of any phase, so no request waits for a connection.
      */
-    public static String closedYaml(String name, String url, int warmupUsers, double warmupSeconds, List<ClosedStep> steps) {
-        Target t = Target.of(url);
-        int peak = Math.max(warmupUsers, steps.stream().mapToInt(ClosedStep::users).max().orElse(1));
-        StringBuilder y = header(name, t, peak);
-        String previous = null;
-        if (warmupSeconds > 0) {
-            y.append("- warmup:\n    always:\n      users: ").append(warmupUsers).append("\n      duration: ").append(millis(warmupSeconds))
-                    .append("\n      isWarmup: true\n      scenario:\n").append(scenario(t, 1, "        "));
-            previous = "warmup";
-        }
-        for (ClosedStep s : steps) {
-            y.append("- ").append(s.phase()).append(":\n    atOnce:\n      users: ").append(s.users()).append('\n');
-            if (previous != null) y.append("      startAfterStrict: ").append(previous).append('\n');
-            y.append("      scenario:\n").append(scenario(t, s.repeats(), "        "));
-            previous = s.phase();
-        }
-        return y.toString();
-    }
+    public static final class Plan {
+        private final String name;
+        private final Target target;
+        private final StringBuilder phases = new StringBuilder();
+        private String previous;
+        private int connections = 1;
 
-    /**
-     * One open-model step: {@code rate} new requests per second (each its own session) for {@code warmupSeconds}, then
-     * for {@code measureSeconds} in phase {@code phase}. {@code concurrency} bounds both the sessions and the
-     * connections: a step that needs more is invalid (blocked or out of sessions), never silently throttled.
-     */
-    public static String openYaml(String name, String url, double rate, double warmupSeconds, double measureSeconds, String phase, int concurrency) {
-        Target t = Target.of(url);
-        StringBuilder y = header(name, t, concurrency);
-        String r = String.format(Locale.ROOT, "%.3f", rate);
-        if (warmupSeconds > 0) {
-            y.append("- warmup:\n    constantRate:\n      usersPerSec: ").append(r).append("\n      duration: ").append(millis(warmupSeconds))
-                    .append("\n      maxSessions: ").append(concurrency).append("\n      isWarmup: true\n      scenario:\n").append(scenario(t, 1, "        "));
+        public Plan(String name, String url) {
+            this.name = name;
+            this.target = Target.of(url);
         }
-        y.append("- ").append(phase).append(":\n    constantRate:\n      usersPerSec: ").append(r).append("\n      duration: ").append(millis(measureSeconds))
-                .append("\n      maxSessions: ").append(concurrency).append('\n');
-        // startAfter (not strict): arrivals go on without a gap while the warm-up's last requests complete
-        if (warmupSeconds > 0) y.append("      startAfter: warmup\n");
-        y.append("      scenario:\n").append(scenario(t, 1, "        "));
-        return y.toString();
-    }
 
-    private static StringBuilder header(String name, Target t, int connections) {
-        return new StringBuilder("# generated by perfkit (scripts/harness/http/HttpLoad.java); run with Hyperfoil 0.25\n")
-                .append("name: ").append(name).append("\nhttp:\n  host: ").append(t.origin()).append("\n  sharedConnections: ").append(connections)
-                .append("\n  requestTimeout: 60s\nphases:\n");
+        /** The path and query of the plan's URL, for phases that load it as given. */
+        public String path() { return target.pathAndQuery(); }
+
+        public Plan closed(String phase, String path, int users, int repeats) {
+            return add(phase, "atOnce", "users: " + users, null, false, false, path, repeats, users);
+        }
+
+        public Plan always(String phase, String path, int users, double seconds, boolean warmup) {
+            return add(phase, "always", "users: " + users, seconds, warmup, false, path, 1, users);
+        }
+
+        public Plan open(String phase, String path, double rate, double seconds, int concurrency, boolean warmup, boolean continuous) {
+            return add(phase, "constantRate", String.format(Locale.ROOT, "usersPerSec: %.3f\n      maxSessions: %d", rate, concurrency),
+                    seconds, warmup, continuous, path, 1, concurrency);
+        }
+
+        private Plan add(String phase, String model, String load, Double seconds, boolean warmup, boolean continuous, String path, int repeats, int concurrency) {
+            phases.append("- ").append(phase).append(":\n    ").append(model).append(":\n      ").append(load).append('\n');
+            if (seconds != null) phases.append("      duration: ").append(millis(seconds)).append('\n');
+            if (warmup) phases.append("      isWarmup: true\n");
+            if (previous != null) phases.append(continuous ? "      startAfter: " : "      startAfterStrict: ").append(previous).append('\n');
+            phases.append("      scenario:\n").append(scenario(path, repeats, "        "));
+            previous = phase;
+            connections = Math.max(connections, concurrency);
+            return this;
+        }
+
+        public String yaml() {
+            return "# generated by perfkit (scripts/harness/http/HttpLoad.java); run with Hyperfoil 0.25\n"
+                    + "name: " + name + "\nhttp:\n  host: " + target.origin() + "\n  sharedConnections: " + connections
+                    + "\n  requestTimeout: 60s\nphases:\n" + phases;
+        }
     }
 
     /** One sequence: {@code repeats} synchronous GETs back to back (a loop when more than one). */
-    private static String scenario(Target t, int repeats, String indent) {
+    private static String scenario(String path, int repeats, String indent) {
         StringBuilder s = new StringBuilder(indent).append("- user:\n");
-        if (repeats == 1) return s.append(request(t, indent + "  ")).toString();
+        if (repeats == 1) return s.append(request(path, indent + "  ")).toString();
         String in = indent + "  ";
         return s.append(in).append("- loop:\n")
                 .append(in).append("    counterVar: repetition\n")
                 .append(in).append("    repeats: ").append(repeats).append('\n')
                 .append(in).append("    steps:\n")
-                .append(request(t, in + "    ")).toString();
+                .append(request(path, in + "    ")).toString();
     }
 
-    private static String request(Target t, String indent) {
+    private static String request(String path, String indent) {
         String in = indent + "    ";
         return indent + "- httpRequest:\n"
-                + in + "GET: " + t.pathAndQuery() + "\n"
+                + in + "GET: " + path + "\n"
                 + in + "metric: request\n"
                 + in + "sync: true\n"
                 + in + "headers:\n"

@@ -20,15 +20,17 @@ import java.util.Map;
 /**
  * The reactive app: Spring WebFlux on Reactor Netty with its default event loops. Each request calls the external
  * service with {@code WebClient} (Reactor Netty's client, sharing the server's event loops, as Spring Boot sets it
- * up) 1 or 2 times in sequence, maps the DTO and returns JSON; no thread waits on the back end.
+ * up by default) 1 or 2 times in sequence, maps the DTO and returns JSON; no thread waits on the back end.
  */
 @SpringBootApplication
 @RestController
 public class FluxApp {
     private final WebClient client;
 
-    FluxApp(WebClient.Builder builder, @Value("${perfkit.backend-url}") String backendUrl) {
-        this.client = builder.baseUrl(backendUrl).build();
+    FluxApp(@Value("${perfkit.backend-url}") String backendUrl) {
+        // Spring Boot 4 moved the WebClient.Builder bean to spring-boot-webclient; the plain builder is the same
+        // client: Reactor Netty with its global resources, i.e. the server's event loops
+        this.client = WebClient.builder().baseUrl(backendUrl).build();
     }
 
     @GetMapping("/users/{id}")

@@ -23,16 +23,19 @@ import java.util.concurrent.Executor;
 /**
  * The imperative app: Spring MVC on Tomcat with its default pool (200 threads). Each request blocks its Tomcat thread
  * on {@code RestClient} (the JDK HttpClient, chosen explicitly: with Reactor Netty on the classpath Spring would
- * otherwise pick its reactive client) for 1 or 2 sequential calls to the external service, maps the DTO and returns
+ * otherwise pick its reactive client; the JDK client completes responses on worker threads of its own, which the
+ * manifest's thread groups show) for 1 or 2 sequential calls to the external service, maps the DTO and returns
  * JSON. Its own package, so component scanning sees only this app.
  */
 @SpringBootApplication
 @RestController
 public class MvcApp {
     private final RestClient client;
+    private final boolean virtual;
     private volatile TomcatWebServer server;
 
-    MvcApp(@Value("${perfkit.backend-url}") String backendUrl) {
+    MvcApp(@Value("${perfkit.backend-url}") String backendUrl, @Value("${spring.threads.virtual.enabled:false}") boolean virtual) {
+        this.virtual = virtual;
         HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         this.client = RestClient.builder().baseUrl(backendUrl).requestFactory(new JdkClientHttpRequestFactory(jdk)).build();
     }
@@ -54,14 +57,14 @@ public class MvcApp {
         info.put("stack", "Spring MVC on Tomcat, RestClient on the JDK HttpClient (blocking)");
         info.put("server", "Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
         Executor e = server == null ? null : server.getTomcat().getConnector().getProtocolHandler().getExecutor();
-        if (e instanceof java.util.concurrent.ThreadPoolExecutor tpe) {
+        if (e instanceof org.apache.tomcat.util.threads.ThreadPoolExecutor tpe) { // Tomcat's own, not java.util.concurrent's
             info.put("requestThreadsMax", tpe.getMaximumPoolSize());
             info.put("requestThreadsCore", tpe.getCorePoolSize());
             info.put("requestThreadsLargest", tpe.getLargestPoolSize());
         } else if (e != null) {
             info.put("executor", e.toString());
         }
-        info.put("virtualThreads", Boolean.getBoolean("spring.threads.virtual.enabled"));
+        info.put("virtualThreads", virtual);
         info.putAll(Dto.threads());
         return info;
     }

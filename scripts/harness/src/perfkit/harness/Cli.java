@@ -41,6 +41,13 @@ public final class Cli {
         flag("quick", "quick scale: short windows and fewer repetitions, for demos and tests");
         add("out", "data/runs", null, "root folder for run directories (the run goes to <out>/<study>/<run-id>)", "folder", Cli::folder);
         text("tag", "", "free-form label stored in the manifest, e.g. 'jdk21' or 'after-fix'");
+        add("java", envOr("PERFKIT_JAVA", ""), null, "JDK (folder or java executable) that runs the forks and services, to compare JVMs "
+                + "on one host; none means the JVM running the study; $PERFKIT_JAVA sets it too", "jdk", Cli::jdk);
+    }
+
+    private static String envOr(String name, String fallback) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? fallback : v;
     }
 
     public String study() { return study; }
@@ -74,7 +81,12 @@ public final class Cli {
 
     /** A comma-separated subset of {@code allowed}; stored without blanks or duplicates, in the order given. */
     public Cli choices(String name, List<String> allowed, String defaultValue, String help) {
-        return add(name, defaultValue, null, help, "list of " + String.join("|", allowed), v -> {
+        return choices(name, allowed, defaultValue, null, help);
+    }
+
+    /** The same, with another default at quick scale. */
+    public Cli choices(String name, List<String> allowed, String defaultValue, String quickValue, String help) {
+        return add(name, defaultValue, quickValue, help, "list of " + String.join("|", allowed), v -> {
             LinkedHashSet<String> items = new LinkedHashSet<>(split(v));
             if (items.isEmpty() || !allowed.containsAll(items)) throw new IllegalArgumentException("one or more of " + String.join(", ", allowed));
             return String.join(",", items);
@@ -253,6 +265,33 @@ public final class Cli {
         if (existing == null || !Files.isDirectory(existing)) throw new IllegalArgumentException("a folder that can be created (" + existing + " is not a folder)");
         if (!Files.isWritable(existing)) throw new IllegalArgumentException("a writable folder (" + existing + " is not writable)");
         return v;
+    }
+
+    /** A JDK folder or a java executable, 17 or newer (the harness is compiled for 17); stored as the executable's path. */
+    private static String jdk(String v) {
+        if (v.isBlank()) return "";
+        Path p = Path.of(v).toAbsolutePath().normalize();
+        Path exe = Files.isDirectory(p) ? p.resolve("bin/java") : p;
+        if (!Files.isExecutable(exe)) throw new IllegalArgumentException("a JDK folder or java executable (no bin/java in " + p + ")");
+        int major = javaMajor(exe);
+        if (major < 17) throw new IllegalArgumentException("a JDK 17 or newer (" + exe + " is " + (major < 0 ? "not a working java" : "Java " + major) + ")");
+        return exe.toString();
+    }
+
+    private static int javaMajor(Path exe) {
+        try {
+            Process p = new ProcessBuilder(exe.toString(), "-version").redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) { p.destroyForcibly(); return -1; }
+            var m = java.util.regex.Pattern.compile("version \"(1\\.)?(\\d+)").matcher(out);
+            return m.find() ? Integer.parseInt(m.group(2)) : -1;
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
     }
 
     static List<String> split(String v) {

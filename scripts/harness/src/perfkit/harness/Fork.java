@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -30,8 +29,7 @@ public final class Fork {
         this.params = new Params(params);
         result.put("series", series);
         result.putArray("files");
-        ArrayNode jvmArgs = result.putArray("jvmInputArguments");
-        ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> jvmArgs.add(Manifest.jvmArgument(a)));
+        result.set("jvm", HostInfo.jvm());
     }
 
     /** args: FLAG runDir series; the parameters arrive as the first line of stdin. */

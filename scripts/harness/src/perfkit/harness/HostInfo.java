@@ -40,6 +40,7 @@ public final class HostInfo {
         j.put("version", System.getProperty("java.version"));
         j.put("vmName", System.getProperty("java.vm.name"));
         j.put("vmVersion", System.getProperty("java.vm.version"));
+        j.put("home", Manifest.jvmArgument(System.getProperty("java.home")));
         var args = j.putArray("inputArguments");
         ManagementFactory.getRuntimeMXBean().getInputArguments().forEach(a -> args.add(Manifest.jvmArgument(a)));
         return j;

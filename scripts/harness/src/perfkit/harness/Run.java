@@ -52,7 +52,7 @@ public final class Run {
         this.dir = dir;
         this.progress = new Progress(study);
         this.manifest = new RunManifest(dir, study, params);
-        this.supervisor = new Supervisor(dir, mainClass);
+        this.supervisor = new Supervisor(dir, mainClass, params.get("java"));
         this.timeSeries = new TimeSeries(dir.resolve(TimeSeries.FILE_NAME), CpuSampler.forThisMachine());
         manifest.addFile(RunFile.of(TimeSeries.FILE_NAME, "timeseries", "per-second throughput per series, CPU% per process and for the system, steal%"));
     }
@@ -213,7 +213,7 @@ public final class Run {
             timeSeries.phase("between");
             supervisor.forget(child);
         }
-        manifest.forkJvm(result.get().path("jvmInputArguments"));
+        manifest.forkJvm(result.get().path("jvm"));
         for (JsonNode f : result.get().path("files")) manifest.addFile(RunFile.fromJson(f));
         return result.get();
     }

@@ -87,11 +87,16 @@ final class RunManifest {
         write();
     }
 
-    /** Forks run with other JVM options than the run itself; the manifest shows them beside its own. */
-    synchronized void forkJvm(JsonNode args) {
+    /**
+     * Forks run with other JVM options than the run itself, and with --java even another JVM: the manifest shows
+     * the measuring JVM beside its own ({@code jvm.fork}, and its flags as {@code jvm.forkInputArguments}).
+     */
+    synchronized void forkJvm(JsonNode forkJvm) {
         ObjectNode jvm = (ObjectNode) m.get("jvm");
-        if (args.isArray() && !jvm.has("forkInputArguments")) {
-            jvm.set("forkInputArguments", args);
+        if (forkJvm.isObject() && !jvm.has("fork")) {
+            jvm.set("forkInputArguments", forkJvm.path("inputArguments"));
+            ObjectNode fork = jvm.putObject("fork");
+            for (String k : List.of("vendor", "version", "vmName", "vmVersion", "home")) if (forkJvm.has(k)) fork.set(k, forkJvm.get(k));
             write();
         }
     }

@@ -29,15 +29,18 @@ final class Supervisor {
 
     private final Path runDir;
     private final Class<?> mainClass;
+    /** The java that runs forks and services (--java); watchdogs always use the run's own. */
+    private final String childJava;
     private final List<Child> children = new CopyOnWriteArrayList<>();
     private final List<Path> tempDirs = new CopyOnWriteArrayList<>();
     private final Map<Process, Child> byProcess = new ConcurrentHashMap<>();
     private final Sys.Pid runner = Sys.Pid.of(ProcessHandle.current());
     private Process reaper;
 
-    Supervisor(Path runDir, Class<?> mainClass) {
+    Supervisor(Path runDir, Class<?> mainClass, String childJava) {
         this.runDir = runDir;
         this.mainClass = mainClass;
+        this.childJava = childJava == null || childJava.isBlank() ? ownJava() : childJava;
     }
 
     /** The reaper: a watchdog JVM that cleans up after this one if it is killed with SIGKILL. */
@@ -53,7 +56,9 @@ final class Supervisor {
         List<String> childArgs = new ArrayList<>();
         childArgs.add(mainClass.getName());
         childArgs.addAll(args);
-        ProcessBuilder pb = new ProcessBuilder(javaCommand(jvmArgs, ChildProcess.class, childArgs)).redirectError(ProcessBuilder.Redirect.INHERIT);
+        List<String> cmd = javaCommand(jvmArgs, ChildProcess.class, childArgs);
+        cmd.set(0, childJava);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put(ChildProcess.PARENT_ENV, Long.toString(runner.pid()));
         Child c = start(name, pb);
         c.stdin().write((firstLine + "\n").getBytes(StandardCharsets.UTF_8));
@@ -171,7 +176,7 @@ final class Supervisor {
 
     private static List<String> javaCommand(List<String> jvmArgs, Class<?> main, List<String> args) {
         List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.add(ownJava());
         cmd.addAll(jvmArgs);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
@@ -190,6 +195,10 @@ final class Supervisor {
         List<String> out = new ArrayList<>(List.of("/usr/bin/setsid"));
         out.addAll(cmd);
         return out;
+    }
+
+    private static String ownJava() {
+        return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 
     private static void closeQuietly(OutputStream s) {

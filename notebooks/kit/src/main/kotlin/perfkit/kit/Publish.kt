@@ -3,6 +3,7 @@ package perfkit.kit
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.take
 import org.jetbrains.letsPlot.commons.encoding.UnsupportedRGBEncoder
 import org.jetbrains.letsPlot.commons.geometry.DoubleVector
 import org.jetbrains.letsPlot.core.util.PlotSvgExportCommon
@@ -42,6 +43,12 @@ fun AnyFrame.toMarkdown(digits: Int = 3): Markdown {
     sb.append("|").append(names.joinToString("|") { "---" }).append("|\n")
     for (row in rows()) sb.append("| ").append(names.joinToString(" | ") { formatCell(row[it], digits) }).append(" |\n")
     return Markdown(sb.toString())
+}
+
+/** The first [rows] rows as a Markdown table, with a note of how many more there are: how the kernel shows a frame. */
+fun AnyFrame.preview(rows: Int = 20): Markdown {
+    val shown = if (rowsCount() > rows) take(rows).toMarkdown().text + "\n*… ${rowsCount() - rows} more rows (${rowsCount()} in all)*\n" else toMarkdown().text
+    return Markdown(shown)
 }
 
 fun formatCell(v: Any?, digits: Int = 3): String = when (v) {

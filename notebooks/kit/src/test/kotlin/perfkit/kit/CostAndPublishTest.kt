@@ -102,4 +102,14 @@ class CostAndPublishTest {
         assertTrue(assertThrows<RunFormatException> { pricedMachine("free", 2, hosts) }.message!!.contains("no price"))
         assertTrue(assertThrows<RunFormatException> { pricedMachine("none", 2, hosts) }.message!!.contains("unknown host type 'none'"))
     }
+
+    @Test
+    fun `frames are shown as a short markdown preview`() {
+        val df = dataFrameOf("n")(*(1..30).map { it.toLong() }.toTypedArray())
+        val text = df.preview(5).text
+        assertEquals(1 + 1 + 5, text.lines().count { it.startsWith("|") })
+        assertTrue(text.contains("25 more rows (30 in all)"), text)
+        val small = dataFrameOf("n")(1L, 2L)
+        assertEquals(small.toMarkdown().text, small.preview().text, "short frames are shown whole")
+    }
 }

@@ -1,0 +1,140 @@
+package perfkit.kit
+
+import org.HdrHistogram.Histogram
+import org.HdrHistogram.HistogramLogWriter
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import org.junit.jupiter.api.io.TempDir
+import java.io.PrintStream
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.random.Random
+import kotlin.test.assertEquals
+import kotlin.test.assertTrue
+
+class CompareTest {
+    @TempDir lateinit var root: Path
+
+    /** A schema-2 queues run with one throughput row per fork, and optionally a latency log per fork. */
+    private fun run(id: String, rates: List<Double>, tag: String = "", forkJdk: String? = null, kernel: String = "6.1",
+                    params: Map<String, String> = emptyMap(), latencyNs: List<Long>? = null): Path {
+        val dir = root.resolve("runs/queues/$id")
+        Files.createDirectories(dir.resolve("latency"))
+        Files.writeString(dir.resolve("throughput.csv"), "cell,fork,events_per_s\n" + rates.mapIndexed { i, r -> "abq-1,${i + 1},$r" }.joinToString("\n") + "\n")
+        val files = mutableListOf("""{"path":"throughput.csv","kind":"table","description":"t","cell":null,"series":null,"fork":null}""")
+        if (latencyNs != null) rates.indices.forEach { i ->
+            val path = "latency/abq-1.fork${i + 1}.corrected.hlog"
+            writeLog(dir.resolve(path), latencyNs)
+            files += """{"path":"$path","kind":"hlog","description":"l","cell":"abq-1","series":"abq-1","fork":${i + 1},"timing":"corrected","window":null}"""
+        }
+        val fork = forkJdk?.let { ""","fork":{"vendor":"Eclipse Adoptium","version":"$it","vmName":"OpenJDK 64-Bit Server VM"}""" } ?: ""
+        val allParams = mapOf("variants" to "abq-1", "forks" to "${rates.size}", "tag" to tag) + params
+        Files.writeString(dir.resolve("run.json"), """
+            {"schemaVersion":2,"study":"queues","runId":"$id","mode":"throughput","tag":"$tag","quick":true,"variants":["abq-1"],
+             "params":{${allParams.entries.joinToString(",") { (k, v) -> "\"$k\":\"$v\"" }}},
+             "status":"complete","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":null,"pid":1,
+             "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1073741824,"os":"Linux","kernel":"$kernel","containerCpuLimit":null},
+             "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[],"forkInputArguments":[]$fork},"kit":{"commit":"abc","dirty":false},
+             "measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":${rates.size},"repetitionKind":"jvm-fork","warmupExcluded":true},
+             "valid":true,"invalidReasons":[],"notes":{},"files":[${files.joinToString(",")}]}""".trimIndent())
+        return dir
+    }
+
+    private fun writeLog(file: Path, values: List<Long>) = PrintStream(file.toFile()).use { out ->
+        val w = HistogramLogWriter(out)
+        val t0 = 1_795_000_000_000L
+        w.outputLogFormatVersion(); w.outputStartTime(t0); w.setBaseTime(t0); w.outputBaseTime(t0); w.outputLegend()
+        val h = Histogram(3)
+        values.forEach { h.recordValue(it) }
+        h.startTimeStamp = t0; h.endTimeStamp = t0 + 1000
+        w.outputIntervalHistogram(h)
+    }
+
+    private val a1 = "20260101T000000Z-h1-aaaaaa"
+    private val a2 = "20260101T000001Z-h1-aaaaab"
+    private val b1 = "20260102T000000Z-h1-bbbbbb"
+
+    @Test
+    fun `a spec names a study and two or more groups`() {
+        assertEquals(CompareSpec("queues", listOf("tag=jdk17", "tag=jdk25 & mode=throughput")), parseCompareSpec("queues: tag=jdk17 vs tag=jdk25 & mode=throughput"))
+        assertTrue(parseCompareSpec("queues").auto && parseCompareSpec("queues: auto").auto)
+        for (bad in listOf("Queues!: a vs b", "queues: tag=a", "queues: tag=a vs ", "queues: tag=a vs tag=a"))
+            assertThrows<IllegalArgumentException>(bad) { parseCompareSpec(bad) }
+    }
+
+    @Test
+    fun `groups select by tag, by the JVM that ran the forks, and by a parameter`() {
+        run(a1, listOf(1.0), tag = "jdk17"); run(a2, listOf(1.0), tag = "jdk17"); run(b1, listOf(1.0), tag = "jdk25", forkJdk = "25.0.1")
+        val pool = findRuns("queues", "all", root)
+        assertEquals(listOf(a1, a2), selectGroup("queues", pool, "tag=jdk17", root).map { it.id })
+        assertEquals(listOf(b1), selectGroup("queues", pool, "jdk=25", root).map { it.id })
+        assertEquals(listOf(a1, a2), selectGroup("queues", pool, "jdk=17", root).map { it.id }, "no jvm.fork: the run's own JVM ran the forks")
+        assertEquals(listOf(a2), selectGroup("queues", pool, "tag=jdk17 & $a2", root).map { it.id })
+        assertEquals(listOf(b1), selectGroup("queues", pool, "forks=1 & tag=jdk25", root).map { it.id })
+        val e = assertThrows<RunFormatException> { selectGroup("queues", pool, "tag=nosuch", root) }
+        assertTrue("tag=nosuch" in e.message!!, e.message)
+        val groups = compareGroups(parseCompareSpec("queues"), root = root)
+        assertEquals(2, groups.size, "auto: the two newest labels")
+        assertEquals(listOf(b1), groups.last().runs.map { it.id })
+    }
+
+    @Test
+    fun `the fingerprint diff shows what differs and warns when more than the intended factor does`() {
+        run(a1, listOf(1.0), tag = "a"); run(b1, listOf(1.0), tag = "b", forkJdk = "25.0.1", params = mapOf("java" to "/jdk25"))
+        val pool = findRuns("queues", "all", root)
+        val clean = fingerprintDiff(listOf(Group("jdk=17", selectGroup("queues", pool, "jdk=17", root)), Group("jdk=25", selectGroup("queues", pool, "jdk=25", root))))
+        assertEquals(listOf("JVM"), clean.factors)
+        assertEquals(emptyList(), clean.unintended)
+        assertTrue(clean.table().rows().any { it["field"] == "JVM (forks)" && it["jdk=25"].toString().contains("25.0.1") })
+        assertTrue("clean comparison" in clean.warning().text)
+
+        run("20260103T000000Z-h1-cccccc", listOf(1.0), tag = "c", kernel = "6.12")
+        val pool2 = findRuns("queues", "all", root)
+        val messy = fingerprintDiff(listOf(Group("tag=a", selectGroup("queues", pool2, "tag=a", root)), Group("tag=c", selectGroup("queues", pool2, "tag=c", root))))
+        assertEquals(listOf("host"), messy.factors, "tags differ in nothing measured but the kernel")
+        assertEquals(emptyList(), messy.unintended, "one factor differs: the tag names it")
+        val twoFactors = fingerprintDiff(listOf(Group("tag=b", selectGroup("queues", pool2, "tag=b", root)), Group("tag=c", selectGroup("queues", pool2, "tag=c", root))))
+        assertEquals(setOf("host", "JVM"), twoFactors.unintended.toSet())
+        assertTrue("Warning" in twoFactors.warning().text)
+    }
+
+    @Test
+    fun `ratios come with intervals and claims only where the forks support them`() {
+        val random = Random(3)
+        run(a1, List(5) { 1e6 * (1 + 0.01 * random.nextDouble()) }, tag = "base")
+        run(b1, List(5) { 2e6 * (1 + 0.01 * random.nextDouble()) }, tag = "twice")
+        run("20260103T000000Z-h1-cccccc", listOf(2e6), tag = "one-fork")
+        val groups = listOf("tag=base", "tag=twice", "tag=one-fork").map { Group(it, selectGroup("queues", findRuns("queues", "all", root), it, root)) }
+        val metric = compareMetric("queues", groups[0].runs[0])
+        val ratios = compareRatios(compareValues(groups, metric), groups, metric).rows().associateBy { it["group"] }
+        val twice = ratios.getValue("tag=twice")
+        assertTrue((twice["ci_low"] as Double) < 2.0 * 1.011 && (twice["ci_high"] as Double) > 2.0 / 1.011, "interval holds the true ratio")
+        assertTrue("faster" in twice["verdict"] as String && "p =" in twice["verdict"] as String)
+        val one = ratios.getValue("tag=one-fork")
+        assertEquals("range", one["interval"])
+        assertTrue("not enough forks" in one["verdict"] as String, one["verdict"] as String)
+    }
+
+    @Test
+    fun `equal groups cannot be told apart`() {
+        val random = Random(11)
+        run(a1, List(5) { 1e6 + random.nextDouble() * 1e4 }, tag = "x"); run(b1, List(5) { 1e6 + random.nextDouble() * 1e4 }, tag = "y")
+        val groups = listOf("tag=x", "tag=y").map { Group(it, selectGroup("queues", findRuns("queues", "all", root), it, root)) }
+        val metric = compareMetric("queues", groups[0].runs[0])
+        val verdict = compareRatios(compareValues(groups, metric), groups, metric).rows().single()["verdict"] as String
+        assertTrue("cannot be told apart" in verdict, verdict)
+    }
+
+    @Test
+    fun `latency is merged per group across runs and forks`() {
+        run(a1, listOf(1.0, 1.0), tag = "a", latencyNs = List(100) { 1_000_000L })
+        run(a2, listOf(1.0), tag = "a", latencyNs = List(50) { 1_000_000L })
+        run(b1, listOf(1.0), tag = "b", latencyNs = List(10) { 5_000_000L })
+        val groups = listOf("tag=a", "tag=b").map { Group(it, selectGroup("queues", findRuns("queues", "all", root), it, root)) }
+        val merged = groupLatency(groups)
+        assertEquals(250L, merged.getValue(Triple("tag=a", "abq-1", true)).totalCount)
+        assertEquals(5.0, merged.getValue(Triple("tag=b", "abq-1", true)).percentilesMs()[50.0]!!, 0.01)
+        assertEquals(setOf("tag=a · abq-1", "tag=b · abq-1"), groupSpectra(merged)["variant"].toList().toSet())
+    }
+}

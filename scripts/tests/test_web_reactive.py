@@ -1,0 +1,211 @@
+"""The web-reactive study: a quick sweep of both stacks (two N values of the closed model, two open-model rates)
+with exact request counts, every hlog decoded, the load driver's YAML kept with Hyperfoil's pitfalls handled,
+thread pools read from the running apps, nothing left running after completion or Ctrl-C, and bad input refused."""
+import json
+import os
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+
+USERS = [10, 50]
+RATES = [100, 200]
+REPEATS = 5
+CELLS = ["mvc/1call", "mvc/2call", "webflux/1call", "webflux/2call"]
+QUICK = ["--quick", "--variants", "mvc,webflux", "--users", ",".join(map(str, USERS)), "--rates", ",".join(map(str, RATES)),
+         "--warmup", "2", "--measure", "2"]
+
+
+def leftovers(run_dir):
+    """Processes of this run still alive: the apps, the external service and the driver carry the run directory in argv."""
+    out = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True).stdout.split()
+    return [p for p in out if int(p) != os.getpid()]
+
+
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", int(port))) == 0
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("web-reactive")
+    return run_dir_of(bench("run", "web-reactive", *QUICK, "--out", str(out), timeout=1500))
+
+
+def test_quick_sweep_has_every_cell_and_exact_closed_counts(quick_run):
+    m = manifest(quick_run)
+    validate(m)
+    assert m["status"] == "complete" and m["mode"] == "sweep" and m["variants"] == CELLS
+    rows = read_csv(quick_run / "closed.csv")
+    assert sorted((r["cell"], int(r["users"])) for r in rows) == sorted((c, n) for c in CELLS for n in USERS)
+    for r in rows:
+        # the siege shape: every one of the N users made exactly R requests, all answered
+        assert int(r["requests"]) == int(r["users"]) * REPEATS == int(r["expected_requests"]), r
+        assert int(r["responses"]) == int(r["requests"]) and r["errors"] == "0", r
+        assert r["cell"] == f"{r['stack']}/{r['calls']}call" and r["valid"] == "true", r
+    open_rows = read_csv(quick_run / "open.csv")
+    assert sorted((r["cell"], float(r["rate_rps"])) for r in open_rows) == sorted((c, float(x)) for c in CELLS for x in RATES)
+    capacity = {r["cell"]: r for r in read_csv(quick_run / "capacity.csv")}
+    assert list(capacity) == CELLS
+
+
+def test_open_verdicts_and_capacity_follow_the_rule(quick_run):
+    rows = read_csv(quick_run / "open.csv")
+    for r in rows:
+        within = float(r["p99_ms"]) <= float(r["slo_ms"]) if r["p99_ms"] else None
+        behind = float(r["blocked_ms"]) > 0 or float(r["achieved_rps"]) < 0.99 * float(r["rate_rps"])
+        if r["verdict"] == "met":
+            # met: p99 within the SLO, every request sent on time, none failed
+            assert within and not behind and r["errors"] == "0" and r["valid"] == "true", r
+        elif r["verdict"] == "invalid":
+            # a driver that fell behind proves nothing when the requests it did send were fast enough
+            assert r["valid"] == "false" and (within is None or within), r
+            assert behind or "sessions" in r["invalid_reason"] or "nothing completed" in r["invalid_reason"], r
+        else:
+            # missed (or not measurable on a saturated host): slow even without the requests the driver could not send, or failed
+            assert r["verdict"] in ("missed", "not measurable on this host") and r["valid"] == "true", r
+            assert within is False or r["errors"] != "0", r
+    for c in read_csv(quick_run / "capacity.csv"):
+        steps = sorted((r for r in rows if r["cell"] == c["cell"]), key=lambda r: float(r["rate_rps"]))
+        met_prefix = []
+        for s in steps:
+            if s["verdict"] != "met":
+                break
+            met_prefix.append(int(float(s["rate_rps"])))
+        expected = str(met_prefix[-1]) if met_prefix else ("0" if steps[0]["verdict"] == "missed" else "")
+        assert c["capacity_rps"] == expected, (c, steps)
+
+
+def test_every_hlog_decodes_and_holds_its_step(quick_run):
+    m = manifest(quick_run)
+    closed = {(r["cell"], r["users"]): r for r in read_csv(quick_run / "closed.csv")}
+    hlogs = [f for f in m["files"] if f["kind"] == "hlog"]
+    assert len(hlogs) == 2 * len(CELLS) * (len(USERS) + len(RATES))
+    for f in hlogs:
+        merged, intervals = decode_hlog(quick_run / f["path"])
+        assert intervals == 1 and f["window"]["endMs"] >= f["window"]["startMs"] and f["fork"] == 1
+        step = f["series"].split("/")[-1]
+        assert f["series"] == f"{f['cell']}/{step}"
+        if step.startswith("n"):
+            assert merged.get_total_count() == int(closed[(f["cell"], step[1:])]["responses"]) == int(step[1:]) * REPEATS
+
+
+def test_driver_yaml_is_kept_and_avoids_hyperfoils_pitfalls(quick_run):
+    m = manifest(quick_run)
+    yamls = [f["path"] for f in m["files"] if f["path"].endswith(".yaml")]
+    assert yamls
+    for path in yamls:
+        text = (quick_run / path).read_text()
+        assert "cache-control: no-store" in text and "connection: close" not in text.lower()
+        connections = int(text.split("sharedConnections:")[1].split()[0])
+        users = [int(line.split(":")[1]) for line in text.splitlines() if line.strip().startswith("users:")]
+        assert connections >= max(users), "as many connections as the largest concurrency"
+        assert "repeats: 5" in text and "atOnce:" in text and "constantRate:" in text
+    for result in (quick_run / "load").glob("*.result.json"):
+        phases = json.loads(result.read_text())["phases"]
+        assert all(p["blockedTimeNs"] == 0 for p in phases if p["name"].split(".")[-2].startswith("n")), "closed steps never wait for a connection"
+
+
+def test_thread_pools_come_from_the_running_apps(quick_run):
+    apps = manifest(quick_run)["notes"]["apps"]
+    assert apps["mvc"]["requestThreadsMax"] == 200, "Tomcat's default pool"
+    assert apps["webflux"]["ioWorkerCount"] == max(os.cpu_count(), 4), "Reactor Netty's default event loops"
+    assert apps["webflux"]["threadGroups"].get("reactor-http-epoll-#", apps["webflux"]["threadGroups"].get("reactor-http-nio-#")) >= 1
+
+
+def test_external_service_delay_is_checked_at_its_busiest_step(quick_run):
+    m = manifest(quick_run)
+    peak = m["notes"]["backendAtPeak"]
+    assert peak["delayMs"] == 100 and peak["p50Ms"] > 0
+    assert peak["honoured"] == (abs(peak["p50Ms"] - 100) <= 2)
+    assert peak["honoured"] or any("external service" in r for r in m["invalidReasons"])
+    closed = read_csv(quick_run / "closed.csv")
+    assert all(float(r["backend_p50_ms"]) >= 100 for r in closed), "the service never answers before its delay"
+    assert all(int(r["backend_calls"]) == int(r["responses"]) * int(r["calls"]) for r in closed), "each request made `calls` calls"
+
+
+def test_cpu_is_measured_per_process(quick_run):
+    for r in read_csv(quick_run / "closed.csv") + read_csv(quick_run / "open.csv"):
+        for col in ("cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct"):
+            assert float(r[col]) >= 0, (col, r)
+    series = {line.split(",")[3] for line in (quick_run / "timeseries.csv").read_text().splitlines()[1:]}
+    assert {"proc:backend", "proc:mvc/fork1", "proc:webflux/fork1", "proc:load-driver", "system"} <= series
+
+
+def test_siege_and_wrk_run_beside_the_driver_when_installed(quick_run):
+    import shutil
+    m = manifest(quick_run)
+    if not shutil.which("siege") or not shutil.which("wrk"):
+        assert "not installed" in m["notes"]["peers"]
+        return
+    rows = read_csv(quick_run / "peers.csv")
+    for cell in ("mvc/1call", "webflux/1call"):
+        siege = [r for r in rows if r["cell"] == cell and r["tool"] == "siege"]
+        assert sorted(int(r["users"]) for r in siege) == USERS, "the original's command at a few N"
+        for r in siege:
+            # siege -b -c N -r 5: N users x 5 requests, the same count the driver's closed step makes
+            assert int(r["requests"]) + int(r["failed"]) == int(r["users"]) * REPEATS, r
+            assert r["command"] == f"siege -b -c {r['users']} -r {REPEATS} <url>"
+        (wrk,) = [r for r in rows if r["cell"] == cell and r["tool"] == "wrk"]
+        assert int(wrk["users"]) == max(USERS) and float(wrk["throughput_rps"]) > 0
+        assert abs(float(wrk["driver_ratio"]) - float(wrk["driver_throughput_rps"]) / float(wrk["throughput_rps"])) < 1e-3
+        assert ("meets its goal" in wrk["note"]) == (float(wrk["driver_ratio"]) >= 0.8)
+
+
+def test_nothing_is_left_after_a_completed_run(quick_run):
+    m = manifest(quick_run)
+    assert leftovers(quick_run) == []
+    assert m["notes"]["ports"] and not [p for p in m["notes"]["ports"].values() if port_open(p)]
+
+
+def test_interrupted_run_leaves_no_process_or_port(tmp_path):
+    def measuring():
+        for run_dir in tmp_path.glob("web-reactive/*"):
+            ports = manifest(run_dir).get("notes", {}).get("ports", {})
+            if list(run_dir.glob("load/*.yaml")) and "mvc/fork1" in ports and leftovers(run_dir):
+                return run_dir, ports
+        return None
+
+    code, err, run_dir, ports = interrupt_run(["web-reactive", "--quick", "--variants", "mvc", "--calls", "1", "--users", "1000",
+                                               "--backend-delay-ms", "1000", "--models", "closed", "--out", str(tmp_path)], measuring, timeout=600)
+    assert code == 130, err
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "interrupted"
+    time.sleep(1)
+    assert leftovers(run_dir) == []
+    assert not [p for p in ports.values() if port_open(p)]
+
+
+def test_unreachable_target_fails_with_one_line(tmp_path):
+    r = bench("run", "web-reactive", "--quick", "--target-url", "http://127.0.0.1:1/users/1", "--out", str(tmp_path), timeout=300)
+    assert r.returncode == 1
+    errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and "unreachable" in errors[0], r.stderr
+    assert not [l for l in r.stderr.splitlines() if "Exception" in l or l.startswith("\tat ")], r.stderr
+    (run_dir,) = list(tmp_path.glob("web-reactive/*"))
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "failed" and "unreachable" in m["error"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--variants", "mvc,struts"], "--variants expects one or more of mvc, webflux, mvc-virtual"),
+    (["--calls", "0"], "--calls expects"),
+    (["--users", "10,x"], "--users expects"),
+    (["--rates", "0"], "--rates expects rates in (0, 10000000]"),
+    (["--target-url", "ftp://example.org/"], "--target-url expects an http://"),
+    (["--measure", "0"], "--measure expects a number of seconds >= 0.1"),
+])
+def test_bad_options_are_one_line_and_exit_2_before_any_run_folder(tmp_path, args, message):
+    r = bench("run", "web-reactive", "--quick", "--out", str(tmp_path), *args, timeout=120)
+    assert r.returncode == 2, r.stderr
+    errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], r.stderr
+    assert "Exception" not in r.stderr and "\tat " not in r.stderr
+    assert not (tmp_path / "web-reactive").exists()

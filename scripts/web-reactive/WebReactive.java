@@ -1,0 +1,136 @@
+///usr/bin/env jbang "$0" "$@" ; exit $?
+//JAVA 17+
+//DEPS org.springframework.boot:spring-boot-starter-web:4.1.1
+//DEPS org.springframework.boot:spring-boot-starter-webflux:4.1.1
+// Jackson 3 (Spring Boot 4) needs annotations 2.21; the harness pins jackson-databind 2.18, which would pull 2.18 otherwise
+//DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
+//SOURCES Backend.java Dto.java Cells.java Peers.java mvc/MvcApp.java flux/FluxApp.java
+//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/http/HttpLoad.java
+//DESCRIPTION Spring MVC vs WebFlux calling a slow external service: closed-model sweep over concurrent users and open-model capacity at a p99 SLO
+package perfkit.webreactive;
+
+import perfkit.harness.Cli;
+import perfkit.harness.HttpLoad;
+import perfkit.harness.Params;
+import perfkit.harness.Run;
+import perfkit.harness.Study;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The web-reactive study: an imperative app (Spring MVC, Tomcat's 200 threads, blocking RestClient) and a reactive
+ * app (Spring WebFlux, Reactor Netty's event loops, WebClient) each call a slow external service 1 or 2 times per
+ * request. Every part runs in a JVM of its own: the external service, one app at a time, and the load driver
+ * (Hyperfoil, {@link HttpLoad}). Two load models: the original's closed model ({@code siege -b -c N -r 5}: N users,
+ * 5 requests each, back to back) over N, and an open model (a constant arrival rate) whose capacity at a p99 SLO is
+ * found by doubling then bisecting. See {@link Cells}.
+ * <p>
+ * One JBang script holds every JVM's code: the parent runs the study, and {@code --service backend|mvc|webflux}
+ * starts a part (through the harness, which ties it to the run's life). Spring MVC and WebFlux share the classpath;
+ * each app sets its web application type, and lives in a package of its own so component scanning sees only it.
+ */
+public class WebReactive {
+    static final String SERVICE = "--service";
+
+    static final Cli CLI = new Cli("web-reactive", "Spring MVC (Tomcat, 200 threads, blocking RestClient) vs WebFlux (Reactor Netty, WebClient), each\n"
+            + "calling an external service that answers after --backend-delay-ms, 1 or 2 times per request. Closed model: N users x 5 requests\n"
+            + "(siege -b -c N -r 5) over --users. Open model: constant arrival rate, capacity at a p99 SLO by doubling then bisecting.\n"
+            + "Load driver: Hyperfoil 0.25.2 in its own JVM; its benchmark YAML is kept in the run's load/ folder.")
+            .choices("variants", Cells.STACKS, "mvc,webflux,mvc-virtual",
+                    "stacks: mvc = Tomcat with its default 200 threads; webflux = Reactor Netty event loops; mvc-virtual = MVC on virtual threads "
+                            + "(JDK 21+, skipped with a note on older JDKs)")
+            .integers("calls", "1,2", null, 1, 4, "external calls per request, made one after the other (the original's two categories: 1 and 2)")
+            .choices("models", List.of("closed", "open"), "closed,open", "closed = the original's siege shape over --users; open = constant rate, capacity at --slo-ms")
+            .integers("users", "10,25,50,100,150,200,250,500,1000", "10,50", 1, 10_000, "closed model: concurrent users per step (siege -c N)")
+            .integer("repeats", 5, null, 1, 10_000, "closed model: requests each user makes back to back per step (siege -r)")
+            .millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no thread while waiting)")
+            .seconds("warmup", 10, 2.0, "warm-up per cell: load before the closed sweep, and before each open-model step, in seconds")
+            .seconds("measure", 15, 2.0, 0.1, "open model: measurement window per step, seconds")
+            .millis("slo-ms", 200, null, "open model: SLO on p99 response time, milliseconds")
+            .text("rates", "", "100,200", "open model: fixed arrival rates (req/s) to measure instead of the capacity search; empty = search")
+            .integer("rate-step", 100, null, 1, 1_000_000, "open model: the search tries multiples of this rate (req/s): 1x, 2x, 4x ... then bisects")
+            .integer("max-rate", 20_000, null, 1, 10_000_000, "open model: highest arrival rate the search may try, req/s")
+            .seconds("budget", 900, 300.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
+            .integer("forks", 3, 1L, 1, 100, "repetitions: each gets fresh app JVMs, so the spread across forks shows")
+            .text("app-jvm-args", "-Xmx1g", "JVM options of each app JVM (space-separated)")
+            .text("target-url", "", "load this URL (http://host:port/path?query) instead of starting the apps and the external service; "
+                    + "the closed and open models run against it as the cell 'target'")
+            .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")
+            .rule(p -> checkRates(p.text("rates")))
+            .rule(p -> checkTarget(p.text("target-url")))
+            .rule(p -> p.integer("max-rate") < p.integer("rate-step") ? "--max-rate must be at least --rate-step" : null);
+
+    public static void main(String[] args) {
+        if (args.length >= 2 && args[0].equals(SERVICE)) {
+            service(args[1], Arrays.copyOfRange(args, 2, args.length));
+            return;
+        }
+        Study.main(args, CLI, WebReactive.class, run -> new Cells(run).run(), fork -> {
+            throw new IllegalStateException("web-reactive has no fork body: its parts run as services");
+        });
+    }
+
+    /** A part of the system under test, in its own JVM (started by {@link Run#startService}). */
+    static void service(String role, String[] args) {
+        try {
+            switch (role) {
+                case "backend" -> Backend.main(Long.parseLong(args[0])); // args[1], the run directory, only marks the process as the run's
+                case "mvc" -> perfkit.webreactive.mvc.MvcApp.start(args);
+                case "webflux" -> perfkit.webreactive.flux.FluxApp.start(args);
+                default -> throw new IllegalArgumentException("unknown service " + role);
+            }
+        } catch (Throwable t) {
+            System.err.println("service " + role + " failed: " + t);
+            t.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    static String checkRates(String rates) {
+        if (rates.isBlank()) return null;
+        for (String r : rates.split(",")) {
+            if (r.isBlank()) continue;
+            try {
+                double v = Double.parseDouble(r.trim().replace("_", ""));
+                if (!(v > 0 && v <= 10_000_000)) return "option --rates expects rates in (0, 10000000] req/s, got " + r.trim();
+            } catch (NumberFormatException e) {
+                return "option --rates expects comma-separated rates in req/s, got " + r.trim();
+            }
+        }
+        return null;
+    }
+
+    static String checkTarget(String url) {
+        if (url.isBlank()) return null;
+        try {
+            HttpLoad.Target.of(url.trim());
+            return null;
+        } catch (IllegalArgumentException e) {
+            return "option --target-url " + e.getMessage();
+        }
+    }
+
+    /** A GET that must answer (any status) within 5 s: the check that a --target-url is reachable before anything runs. */
+    static String unreachable(String url) {
+        try {
+            HttpClient c = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+            c.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).header("cache-control", "no-store").build(),
+                    HttpResponse.BodyHandlers.discarding());
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        } catch (Exception e) {
+            return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        }
+    }
+
+    static Params params(Run run) { return run.typed(); }
+}
