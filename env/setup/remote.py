@@ -369,7 +369,8 @@ def cmd_list(argv):
     if len(argv) != 1:
         raise Fail("usage: ./bench list --on user@host[:dir]")
     target = Target(argv[0])
-    ssh(target, f"test -x {target.shell_dir()}/bench", what=f"looking for the kit in {target.dir}")  # one line if absent
+    if ssh(target, f"if test -x {target.shell_dir()}/bench; then echo yes; fi", what="looking for the kit").strip() != b"yes":
+        raise Fail(f"no kit in {target} yet: ./bench run <study> --on {target} ships it")
     p = subprocess.run(ssh_base() + ["--", target.dest, f"cd {target.shell_dir()} && ./bench list"])
     return p.returncode
 

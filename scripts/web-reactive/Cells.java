@@ -92,7 +92,7 @@ final class Cells {
         if (!target.isEmpty()) cells.add("target");
         else for (String s : stacks) for (int c : calls) cells.add(cell(s, c));
         run.variants(cells);
-        boolean closedModel = p.list("models").contains("closed"), openModel = p.list("models").contains("open");
+        boolean openModel = p.list("models").contains("open");
         run.measurement(p.seconds("warmup"), p.seconds("measure"), p.integer("forks"), "jvm-fork"); // a fork here is a fresh app JVM per stack
         describe(notes, stacks);
         run.writeManifest();
@@ -129,9 +129,12 @@ final class Cells {
                     Service app = startApp(stack, fork);
                     try {
                         stackFork(stack, calls, fork, app);
-                        int firstCalls = calls.get(0), f = fork;
-                        if (fork == 1) peers.cell(cell(stack, firstCalls), fork, url(app) + "?calls=" + firstCalls, n -> driverRps(cell(stack, firstCalls), f, n));
-                        if (fork == 1) (notes.has("apps") ? (ObjectNode) notes.get("apps") : notes.putObject("apps")).set(stack, info(app));
+                        if (fork == 1) {
+                            // thread pools as the closed sweep left them; then the peers, on the first calls count
+                            (notes.has("apps") ? (ObjectNode) notes.get("apps") : notes.putObject("apps")).set(stack, info(app));
+                            int c = calls.get(0);
+                            peers.cell(cell(stack, c), 1, url(app) + "?calls=" + c, n -> driverRps(cell(stack, c), 1, n));
+                        }
                         if (openModel && searching()) for (int c : calls) openSearch(cell(stack, c), stack, c, fork, app);
                     } finally {
                         run.stopService(app.name(), app.process());

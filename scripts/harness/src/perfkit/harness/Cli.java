@@ -203,8 +203,10 @@ public final class Cli {
         if (!file.isEmpty()) {
             try {
                 return Files.readAllLines(Path.of(file)).stream().findFirst().orElse("").strip();
+            } catch (java.nio.file.NoSuchFileException e) {
+                throw new UserError(study + ": cannot read --" + name + "-file " + file + ": no such file");
             } catch (IOException | RuntimeException e) {
-                throw new UserError(study + ": cannot read --" + name + "-file " + file + " (" + e.getClass().getSimpleName() + ")");
+                throw new UserError(study + ": cannot read --" + name + "-file " + file + ": " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
             }
         }
         String env = System.getenv(envVar);

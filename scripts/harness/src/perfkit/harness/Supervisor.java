@@ -25,7 +25,7 @@ import java.util.function.Consumer;
  */
 final class Supervisor {
     /** A started child: its process, and the stdin pipe whose closing tells its watchdog to stop it. */
-    record Child(String name, Process process, OutputStream stdin) {}
+    record Child(String name, Process process, OutputStream stdin, boolean wrapped) {}
 
     private final Path runDir;
     private final Class<?> mainClass;
@@ -60,7 +60,7 @@ final class Supervisor {
         cmd.set(0, childJava);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put(ChildProcess.PARENT_ENV, Long.toString(runner.pid()));
-        Child c = start(name, pb);
+        Child c = start(name, pb, false);
         c.stdin().write((firstLine + "\n").getBytes(StandardCharsets.UTF_8));
         c.stdin().flush();
         return c;
@@ -77,12 +77,12 @@ final class Supervisor {
         args.addAll(command);
         ProcessBuilder pb = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1"), Watchdog.class, args)))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        return start(name, pb);
+        return start(name, pb, true);
     }
 
-    private Child start(String name, ProcessBuilder pb) throws IOException {
+    private Child start(String name, ProcessBuilder pb, boolean wrapped) throws IOException {
         Process p = pb.start();
-        Child c = new Child(name, p, p.getOutputStream());
+        Child c = new Child(name, p, p.getOutputStream(), wrapped);
         children.add(c);
         byProcess.put(p, c);
         writeLive();
@@ -113,13 +113,18 @@ final class Supervisor {
         });
     }
 
-    /** Closes its stdin (its watchdog stops it) and sends SIGTERM; SIGKILL for it and its descendants after the timeout. */
+    /**
+     * Closes its stdin, which its watchdog takes as the order to stop, and for a JVM also sends SIGTERM. A wrapped
+     * program is left to its watchdog, which stops the server gracefully and removes its folder: a signal would only
+     * hurry the watchdog. After the timeout, SIGKILL for it and everything below it.
+     */
     void stop(Child c, double timeoutSeconds) throws InterruptedException {
         List<ProcessHandle> tree = new ArrayList<>(c.process().descendants().toList());
         closeQuietly(c.stdin());
-        c.process().destroy();
+        if (!c.wrapped()) c.process().destroy();
         if (!c.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS)) c.process().destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-        tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        tree.addAll(c.process().descendants().toList());
+        tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
         forget(c);
     }
 
@@ -131,19 +136,23 @@ final class Supervisor {
 
     /** Stops every child at once (each gets its grace period in parallel), then anything still below this JVM. */
     void stopAll() {
+        java.util.Map<Child, List<ProcessHandle>> trees = new java.util.LinkedHashMap<>();
         for (Child c : children) {
+            trees.put(c, new ArrayList<>(c.process().descendants().toList()));
             closeQuietly(c.stdin());
-            c.process().destroy();
+            if (!c.wrapped()) c.process().destroy();
         }
-        for (Child c : children) {
+        trees.forEach((c, tree) -> {
             try {
                 if (!c.process().waitFor(15, TimeUnit.SECONDS)) c.process().destroyForcibly().waitFor(5, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 c.process().destroyForcibly();
                 Thread.currentThread().interrupt();
             }
+            tree.addAll(c.process().descendants().toList());
+            tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
             forget(c);
-        }
+        });
         tempDirs.forEach(Sys::deleteRecursively);
         tempDirs.clear();
         ProcessHandle.current().descendants().filter(h -> reaper == null || h.pid() != reaper.pid()).forEach(ProcessHandle::destroyForcibly);

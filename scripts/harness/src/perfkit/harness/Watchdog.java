@@ -52,6 +52,13 @@ public final class Watchdog {
             }
         }
         Process child = new ProcessBuilder(args.subList(i + 1, args.size())).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        // A SIGTERM to the watchdog itself must not orphan the server: the hook stops it first.
+        String stopSignal = signal;
+        double stopGrace = grace;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (child.isAlive()) stopProcess(child.toHandle(), stopSignal, stopGrace);
+            remove.forEach(Sys::deleteRecursively);
+        }, "perfkit-watchdog-stop"));
         CountDownLatch stop = new CountDownLatch(1);
         watch(parent, stop);
         ChildProcess.daemon("perfkit-child-exit", () -> {
