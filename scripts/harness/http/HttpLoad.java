@@ -33,14 +33,14 @@ public final class HttpLoad {
 
     /** The driver script: {@code <kit>/scripts/loaddriver/LoadDriver.java}. */
     public static Path driverScript() {
-        return Run.kitRoot().resolve("scripts/loaddriver/LoadDriver.java");
+        return RunLayout.kitRoot().resolve("scripts/loaddriver/LoadDriver.java");
     }
 
     /** The JBang launcher this JVM was started by (JBANG_LAUNCH_CMD), else the kit's own, else jbang on PATH. */
     static String jbang() {
         String launch = System.getenv("JBANG_LAUNCH_CMD");
         if (launch != null && !launch.isBlank() && Files.isExecutable(Path.of(launch))) return launch;
-        Path kit = Run.kitRoot().resolve("env/setup/jbang");
+        Path kit = RunLayout.kitRoot().resolve("env/setup/jbang");
         return Files.isExecutable(kit) ? kit.toString() : "jbang";
     }
 

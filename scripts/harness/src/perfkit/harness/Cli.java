@@ -260,7 +260,7 @@ public final class Cli {
     /** The run root must be a folder, or a path whose nearest existing parent is a writable folder. */
     private static String folder(String v) {
         if (v.isBlank()) throw new IllegalArgumentException("a folder");
-        Path p = Run.kitRoot().resolve(v).normalize();
+        Path p = RunLayout.kitRoot().resolve(v).normalize();
         if (Files.exists(p) && !Files.isDirectory(p)) throw new IllegalArgumentException("a folder (it is a file)");
         Path existing = p;
         while (existing != null && !Files.exists(existing)) existing = existing.getParent();

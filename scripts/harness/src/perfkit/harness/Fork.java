@@ -52,7 +52,7 @@ public final class Fork {
     public Path dir() { return dir; }
 
     /** The run's scratch space, shared with the parent and deleted when the run ends. */
-    public Path scratchDir() throws IOException { return Files.createDirectories(dir.resolve(Run.SCRATCH_DIR)); }
+    public Path scratchDir() throws IOException { return Files.createDirectories(dir.resolve(RunLayout.SCRATCH_DIR)); }
 
     public String series() { return series; }
     public Params params() { return params; }

@@ -18,8 +18,6 @@ import java.util.stream.Stream;
  * start and {@code ./bench list} sweep the runs folder; each run's own {@link Watchdog} does the same at once.
  */
 public final class Janitor {
-    static final String LIVE_FILE = ".live.json";
-
     private Janitor() {}
 
     /** Cleans every dead run under {@code runsRoot}/<study>/<run-id>; returns how many it marked interrupted. */
@@ -41,7 +39,7 @@ public final class Janitor {
      * manifest it cannot read, is left alone.
      */
     static boolean clean(Path runDir, String reason) {
-        Path liveFile = runDir.resolve(LIVE_FILE);
+        Path liveFile = runDir.resolve(RunLayout.LIVE_FILE);
         ObjectNode manifest;
         try {
             manifest = Manifest.read(runDir.resolve(Manifest.FILE_NAME));
@@ -49,7 +47,7 @@ public final class Janitor {
             return false;
         }
         if (manifest == null) return false;
-        boolean running = Run.RUNNING.equals(Manifest.statusOf(manifest));
+        boolean running = RunLayout.RUNNING.equals(Manifest.statusOf(manifest));
         JsonNode live = readLive(liveFile);
         if (!running && live == null) return false;
         if (runnerAlive(manifest, live)) return false;
@@ -58,10 +56,10 @@ public final class Janitor {
         if (live != null) live.path("children").forEach(c -> children.add(new Sys.Pid(c.path("pid").asLong(), c.path("startMillis").asLong(-1))));
         stop(children);
         if (live != null) live.path("tempDirs").forEach(d -> Sys.deleteRecursively(Path.of(d.asText())));
-        Sys.deleteRecursively(runDir.resolve(Run.SCRATCH_DIR));
+        Sys.deleteRecursively(runDir.resolve(RunLayout.SCRATCH_DIR));
         if (running) {
             RunManifest.registerLeftoverFiles(runDir, manifest);
-            manifest.put("status", Run.INTERRUPTED);
+            manifest.put("status", RunLayout.INTERRUPTED);
             manifest.put("error", reason);
             manifest.put("endedAt", Instant.now().toString());
             try {

@@ -57,7 +57,7 @@ public final class Manifest {
 
     /** A JVM argument as stored: redacted, and with the kit's folder written as $PERFKIT_HOME so manifests travel between machines. */
     public static String jvmArgument(String arg) {
-        String root = Run.kitRoot().toString();
+        String root = RunLayout.kitRoot().toString();
         String out = redact(arg);
         return root.length() > 1 ? out.replace(root, "$PERFKIT_HOME") : out;
     }

@@ -32,8 +32,9 @@ import java.util.function.Consumer;
  * and every child process is stopped.
  */
 public final class Run {
-    public static final String RUNNING = "running", COMPLETE = "complete", FAILED = "failed", INTERRUPTED = "interrupted";
-    static final String SCRATCH_DIR = "scratch";
+    public static final String RUNNING = RunLayout.RUNNING, COMPLETE = RunLayout.COMPLETE, FAILED = RunLayout.FAILED,
+            INTERRUPTED = RunLayout.INTERRUPTED;
+    static final String SCRATCH_DIR = RunLayout.SCRATCH_DIR;
     private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -80,10 +81,7 @@ public final class Run {
     }
 
     /** Where data and git live: PERFKIT_HOME (set by ./bench), else the working directory. */
-    public static Path kitRoot() {
-        String home = System.getenv("PERFKIT_HOME");
-        return Path.of(home == null || home.isBlank() ? "." : home).toAbsolutePath().normalize();
-    }
+    public static Path kitRoot() { return RunLayout.kitRoot(); }
 
     /** Sortable and unique: UTC time to the second, host, and 24 random bits; the mkdir itself is the final arbiter. */
     public static String newRunId(Instant now, String host) {

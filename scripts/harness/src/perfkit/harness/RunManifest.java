@@ -31,14 +31,14 @@ final class RunManifest {
         m.put("quick", Boolean.parseBoolean(params.getOrDefault("quick", "false")));
         m.putArray("variants");
         m.set("params", Manifest.redactedParams(params));
-        m.put("status", Run.RUNNING);
+        m.put("status", RunLayout.RUNNING);
         m.putNull("error");
         m.put("startedAt", Instant.now().toString());
         m.putNull("endedAt");
         m.put("pid", ProcessHandle.current().pid());
         m.set("host", HostInfo.host());
         m.set("jvm", HostInfo.jvm());
-        m.set("kit", HostInfo.kit(Run.kitRoot()));
+        m.set("kit", HostInfo.kit(RunLayout.kitRoot()));
         ObjectNode meas = m.putObject("measurement");
         meas.put("warmupSeconds", 0);
         meas.put("measureSeconds", 0);
@@ -125,7 +125,7 @@ final class RunManifest {
         try (Stream<Path> all = Files.walk(dir)) {
             all.filter(Files::isRegularFile)
                     .map(p -> dir.relativize(p).toString())
-                    .filter(p -> !p.equals(Manifest.FILE_NAME) && !p.endsWith(".tmp") && !p.startsWith(".") && !p.startsWith(Run.SCRATCH_DIR + "/")
+                    .filter(p -> !p.equals(Manifest.FILE_NAME) && !p.endsWith(".tmp") && !p.startsWith(".") && !p.startsWith(RunLayout.SCRATCH_DIR + "/")
                             && !known.contains(p))
                     .sorted()
                     .forEach(p -> files.add(RunFile.of(p, kindOf(p), "written before the run ended; may be partial").toJson()));

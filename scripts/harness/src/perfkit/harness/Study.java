@@ -38,12 +38,12 @@ public final class Study {
             if (params == null) return; // --help
             run = Run.start(cli.study(), params, mainClass);
             body.run(run);
-            run.finish(Run.COMPLETE, null);
+            run.finish(RunLayout.COMPLETE, null);
             run.progress().clear();
             System.out.println(run.dir());
         } catch (UserError e) {
             System.err.println("error: " + e.getMessage());
-            if (run != null) run.finish(Run.FAILED, e.getMessage());
+            if (run != null) run.finish(RunLayout.FAILED, e.getMessage());
             System.exit(2);
         } catch (Throwable t) {
             String reason = oneLine(t);
@@ -52,7 +52,7 @@ public final class Study {
                 System.exit(1);
             }
             if (run.isRunning()) writeStackTrace(run, t);
-            if (run.finish(Run.FAILED, reason)) {
+            if (run.finish(RunLayout.FAILED, reason)) {
                 run.progress().clear();
                 System.err.println("error: " + cli.study() + " failed: " + reason + " (run marked failed: " + run.dir() + ")");
             }

@@ -160,7 +160,7 @@ final class Supervisor {
 
     /** The run ended properly: the live file goes, and the reaper (which reads it) may go too. */
     void finished() {
-        try { java.nio.file.Files.deleteIfExists(runDir.resolve(Janitor.LIVE_FILE)); } catch (IOException ignored) { }
+        try { java.nio.file.Files.deleteIfExists(runDir.resolve(RunLayout.LIVE_FILE)); } catch (IOException ignored) { }
         if (reaper != null) closeQuietly(reaper.getOutputStream());
     }
 
@@ -173,9 +173,9 @@ final class Supervisor {
         ArrayNode dirs = live.putArray("tempDirs");
         tempDirs.forEach(d -> dirs.add(d.toString()));
         try {
-            Manifest.writeAtomically(runDir.resolve(Janitor.LIVE_FILE), live);
+            Manifest.writeAtomically(runDir.resolve(RunLayout.LIVE_FILE), live);
         } catch (IOException e) {
-            System.err.println("perfkit: cannot write " + Janitor.LIVE_FILE + ": " + e.getMessage());
+            System.err.println("perfkit: cannot write " + RunLayout.LIVE_FILE + ": " + e.getMessage());
         }
     }
 

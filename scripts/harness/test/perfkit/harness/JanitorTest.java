@@ -32,7 +32,7 @@ class JanitorTest {
         Sys.Pid c = Sys.Pid.of(child.toHandle());
         live.putArray("children").addObject().put("pid", c.pid()).put("startMillis", c.startMillis()).put("name", "broker");
         live.putArray("tempDirs").add(temp.toString());
-        Manifest.writeAtomically(dir.resolve(Janitor.LIVE_FILE), live);
+        Manifest.writeAtomically(dir.resolve(RunLayout.LIVE_FILE), live);
         return dir;
     }
 
@@ -50,7 +50,7 @@ class JanitorTest {
             assertFalse(m.get("endedAt").isNull());
             assertFalse(Files.exists(run.resolve(Run.SCRATCH_DIR)));
             assertFalse(Files.exists(temp.getParent()));
-            assertFalse(Files.exists(run.resolve(Janitor.LIVE_FILE)));
+            assertFalse(Files.exists(run.resolve(RunLayout.LIVE_FILE)));
             assertEquals("latency.hlog", m.get("files").get(0).get("path").asText(), "partial data stays listed");
             assertEquals(0, Janitor.sweep(root), "a second sweep has nothing to do");
         } finally {
