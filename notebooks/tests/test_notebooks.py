@@ -236,11 +236,18 @@ def test_lab_starts_and_runs_a_kotlin_kernel(tmp_path):
                 assert time.time() < deadline, "lab did not start"
                 time.sleep(1)
         kernel = api(port, token, "POST", "/api/kernels", {"name": "kotlin"})
-        state = None
-        while time.time() < deadline and state not in ("idle", "busy"):
-            state = api(port, token, "GET", f"/api/kernels/{kernel['id']}")["execution_state"]
-            time.sleep(1)
-        assert state in ("idle", "busy"), state
+        # the server reports "starting" until a client talks to the kernel: ask it for its info directly
+        from jupyter_client import BlockingKernelClient
+        client = BlockingKernelClient(connection_file=str(tmp_path / "runtime" / f"kernel-{kernel['id']}.json"))
+        client.load_connection_file()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=max(1, deadline - time.time()))
+            reply = client.execute_interactive("1 + 1", timeout=300, store_history=False, output_hook=lambda msg: None)
+            assert reply["content"]["status"] == "ok", reply["content"]
+        finally:
+            client.stop_channels()
+        assert api(port, token, "GET", f"/api/kernels/{kernel['id']}")["execution_state"] in ("idle", "busy")
         jvms = kernel_jvms(proc.pid)
         assert jvms and all("jdwp" not in c for c in jvms.values()), jvms
         api(port, token, "DELETE", f"/api/kernels/{kernel['id']}")

@@ -6,13 +6,13 @@ import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.wire.DocumentContext;
 
+import perfkit.harness.Sys;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 
 /** Chronicle Queue with default settings: one memory-mapped queue per hop, under the run's scratch folder. An idle reader parks. */
 final class ChronicleTransport implements Transport {
@@ -77,9 +77,6 @@ final class ChronicleTransport implements Transport {
     @Override
     public void close() throws Exception {
         open.forEach(ChronicleQueue::close);
-        if (!Files.exists(root)) return;
-        try (Stream<Path> all = Files.walk(root)) {
-            all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        Sys.deleteRecursively(root);
     }
 }

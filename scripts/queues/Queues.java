@@ -29,6 +29,7 @@ import perfkit.harness.LatencyRecorder;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.Study;
+import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.lang.invoke.MethodHandles;
@@ -81,7 +82,7 @@ public class Queues {
                 return !s.isEmpty() && WAIT_STRATEGIES.containsAll(s) ? null
                         : "option --wait-strategy expects one or more of " + String.join(", ", WAIT_STRATEGIES) + ", got '" + p.text("wait-strategy") + "'";
             })
-            .text("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated")
+            .jvmOptions("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated")
             .flag("keep-warmup", "with --rate: also write warm-up intervals to the latency logs (excluded by default)")
             .rule(p -> p.flag("keep-warmup") && p.integer("rate") == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null);
 
@@ -114,8 +115,7 @@ public class Queues {
         run.measurement(warmup, measure, forks, "jvm-fork");
         describe(run.notes(), rate, p);
 
-        String forkArgs = p.text("fork-jvm-args").trim();
-        List<String> jvmArgs = forkArgs.isEmpty() ? List.of() : List.of(forkArgs.split("\\s+"));
+        List<String> jvmArgs = Sys.jvmArgs(p.text("fork-jvm-args"));
         Map<String, List<Double>> perCell = new LinkedHashMap<>();
         try (Table throughput = new Table(run, "throughput.csv", "events per second per cell and fork over the measurement window, "
                 + "and the delivery check over the whole fork",

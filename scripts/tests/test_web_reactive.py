@@ -166,7 +166,10 @@ def test_nothing_is_left_after_a_completed_run(quick_run):
 def test_interrupted_run_leaves_no_process_or_port(tmp_path):
     def measuring():
         for run_dir in tmp_path.glob("web-reactive/*"):
-            ports = manifest(run_dir).get("notes", {}).get("ports", {})
+            try:
+                ports = manifest(run_dir).get("notes", {}).get("ports", {})
+            except (OSError, ValueError):
+                continue  # the manifest is not written yet (or is being replaced)
             if list(run_dir.glob("load/*.yaml")) and "mvc/fork1" in ports and leftovers(run_dir):
                 return run_dir, ports
         return None
@@ -180,6 +183,43 @@ def test_interrupted_run_leaves_no_process_or_port(tmp_path):
     time.sleep(1)
     assert leftovers(run_dir) == []
     assert not [p for p in ports.values() if port_open(p)]
+
+
+def test_target_url_loads_a_users_own_server(tmp_path):
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as a real deployment would
+        hits = 0
+
+        def do_GET(self):
+            Handler.hits += 1
+            body = b'{"ok":true}'
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/users/7?calls=1"
+        run = run_dir_of(bench("run", "web-reactive", "--quick", "--target-url", url, "--models", "closed", "--users", "3,4", "--repeats", "2",
+                               "--warmup", "0", "--peers", "off", "--out", str(tmp_path), timeout=600))
+    finally:
+        server.shutdown()
+    m = manifest(run)
+    validate(m)
+    assert m["variants"] == ["target"] and "mvcVirtualSkipped" not in m["notes"]
+    rows = read_csv(run / "closed.csv")
+    assert [(r["cell"], r["users"], r["requests"], r["errors"]) for r in rows] == [("target", "3", "6", "0"), ("target", "4", "8", "0")]
+    assert Handler.hits >= 6 + 8 + 1, "the reachability check and every request reached the user's server"
+    assert "backendAtPeak" not in m["notes"]
 
 
 def test_unreachable_target_fails_with_one_line(tmp_path):

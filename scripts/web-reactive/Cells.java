@@ -81,8 +81,8 @@ final class Cells {
         target = p.text("target-url").trim();
         List<String> stacks = new ArrayList<>(p.list("variants"));
         ObjectNode notes = run.notes();
-        int appJdk = appJdkFeature();
-        if (stacks.contains("mvc-virtual") && appJdk < 21) {
+        int appJdk = target.isEmpty() ? appJdkFeature() : 0;
+        if (stacks.contains("mvc-virtual") && appJdk < 21 && target.isEmpty()) {
             stacks.remove("mvc-virtual");
             notes.put("mvcVirtualSkipped", "mvc-virtual needs JDK 21+ (virtual threads); the apps run on JDK " + appJdk + ", so it was not run");
             run.progress().say("mvc-virtual skipped: needs JDK 21+");

@@ -127,8 +127,18 @@ public class WebReactive {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return "interrupted";
+        } catch (java.net.ConnectException e) {
+            for (Throwable c = e; c != null; c = c.getCause())
+                if (c instanceof java.nio.channels.UnresolvedAddressException || c instanceof java.net.UnknownHostException) return "unknown host";
+            return "connection refused";
+        } catch (java.net.http.HttpTimeoutException e) {
+            return "no answer within 5 s";
         } catch (Exception e) {
-            return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            Throwable root = e;
+            while (root.getCause() != null) root = root.getCause();
+            if (root instanceof java.net.UnknownHostException) return "unknown host " + root.getMessage();
+            if (root instanceof java.net.ConnectException) return "connection refused";
+            return root.getMessage() == null ? "no answer (" + root.getClass().getSimpleName().replace("Exception", "") + ")" : root.getMessage();
         }
     }
 

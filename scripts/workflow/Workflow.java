@@ -19,6 +19,7 @@ import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.Run;
 import perfkit.harness.Study;
+import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.sql.Connection;
@@ -63,7 +64,7 @@ public class Workflow {
             .text("jdbc-user", "", "user for --jdbc-url; when empty, the user in the URL, else postgres")
             .secret("jdbc-password", "PERFKIT_JDBC_PASSWORD", "password for --jdbc-url (never stored; a password in the URL is the last resort)")
             .choice("index-fix", List.of("on", "off"), "on", "drop ACT_IDX_RU_ACTI_END on PostgreSQL (see the notebook); off shows the pitfall")
-            .text("fork-jvm-args", "-Xmx1g", "JVM options of every engine JVM, space-separated")
+            .jvmOptions("fork-jvm-args", "-Xmx1g", "JVM options of every engine JVM, space-separated")
             .rule(p -> p.list("locks").isEmpty() || !List.of("off", "on").containsAll(p.list("locks"))
                     ? "option --locks expects off, on or both, got '" + p.text("locks") + "'" : null)
             .rule(p -> p.text("threads").equals("auto") || parseThreads(p.text("threads")) > 0
@@ -73,8 +74,6 @@ public class Workflow {
             .rule(p -> usesH2(p) && p.ints("instances").stream().anyMatch(k -> k > 1)
                     ? "H2 supports one engine instance; use PostgreSQL for --instances above 1" : null)
             .rule(p -> p.seconds("warmup") >= p.seconds("max-drain") ? "--warmup must be shorter than --max-drain" : null)
-            .rule(p -> p.text("fork-jvm-args").isBlank() || List.of(p.text("fork-jvm-args").trim().split("\\s+")).stream().allMatch(a -> a.startsWith("-"))
-                    ? null : "option --fork-jvm-args expects JVM options that each start with '-', got '" + p.text("fork-jvm-args") + "'")
             .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && PrivatePostgres.binaries() == null
                     ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
             .rule(Workflow::checkReachable); // last: only a well-formed URL is worth a connection attempt
@@ -344,7 +343,7 @@ public class Workflow {
             base.putAll(Map.of("db-url", url, "db-user", db.credentials.user(), "db-password", db.credentials.password(),
                     "db-schema", db.h2 ? "" : schema, "job-type", type, "acquire-size", String.valueOf(acquire), "lock", lock, "cell", name,
                     "threads", String.valueOf(threads), "jobs", String.valueOf(jobs)));
-            List<String> jvm = run.param("fork-jvm-args").isBlank() ? List.of() : List.of(run.param("fork-jvm-args").trim().split("\\s+"));
+            List<String> jvm = Sys.jvmArgs(run.param("fork-jvm-args"));
             try {
                 Map<String, String> gen = new LinkedHashMap<>(base);
                 gen.put("mode", "generate");

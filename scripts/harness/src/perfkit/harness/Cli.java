@@ -118,6 +118,15 @@ public final class Cli {
         return add(name, defaultValue, quickValue, help, "text", v -> v);
     }
 
+    /** JVM options as one space-separated string (read them with {@link Sys#jvmArgs}); each must start with '-'. */
+    public Cli jvmOptions(String name, String defaultValue, String help) {
+        return add(name, defaultValue, null, help, "jvm options", v -> {
+            List<String> args = Sys.jvmArgs(v);
+            if (!args.stream().allMatch(a -> a.startsWith("-"))) throw new IllegalArgumentException("JVM options that each start with '-'");
+            return String.join(" ", args);
+        });
+    }
+
     public Cli flag(String name, String help) {
         return add(name, "false", null, help, "flag", v -> {
             if (!v.equals("true") && !v.equals("false")) throw new IllegalArgumentException("true or false");
