@@ -31,15 +31,31 @@ def test_reference_runs_stay_small():
         assert size < 1_000_000, f"{study.name}: {size} bytes of reference data"
 
 
-def test_queues_reference_has_repetitions_for_every_variant():
-    throughput_runs = [r for r in REFERENCE if r.parent.name == "queues" and manifest(r)["notes"]["mode"] == "max-throughput"]
+def test_queues_reference_has_repetitions_for_every_cell_and_wait_strategy():
+    throughput_runs = [r for r in REFERENCE if r.parent.name == "queues" and manifest(r)["mode"] == "throughput"]
     assert throughput_runs
     rows = read_csv(throughput_runs[-1] / "throughput.csv")
     forks = {}
     for r in rows:
-        forks.setdefault(r["variant"], set()).add(r["fork"])
-    assert set(forks) == {"abq-1", "abq-3", "abq-5", "disruptor-1", "disruptor-3", "disruptor-5"}
+        forks.setdefault(r["cell"], set()).add(r["fork"])
+    variants = {"abq-1", "abq-3", "abq-5", "disruptor-1", "disruptor-shard-3", "disruptor-shard-5", "disruptor-work-3", "disruptor-work-5"}
+    assert {r["variant"] for r in rows} == variants
+    assert {r["wait_strategy"] for r in rows if r["variant"].startswith("disruptor")} == {"blocking", "yielding", "busy-spin"}
     assert all(len(f) >= 3 for f in forks.values()), forks
+
+
+def test_messaging_reference_runs_kafka_under_every_idle_policy():
+    sweeps = [r for r in REFERENCE if r.parent.name == "messaging"]
+    assert sweeps
+    cells = {row["cell"] for row in read_csv(sweeps[-1] / "capacity.csv")}
+    assert {"kafka/original", "kafka/park", "kafka/blocking", "chronicle/original"} <= cells, cells
+
+
+def test_workflow_reference_sizes_threads_from_a_calibration():
+    drains = [r for r in REFERENCE if r.parent.name == "workflow"]
+    assert drains
+    m = manifest(drains[-1])
+    assert m["params"]["threads"] == "auto" and "calibration" in m["notes"]
 
 
 def test_published_numbers_are_tidy():

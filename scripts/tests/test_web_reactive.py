@@ -157,6 +157,22 @@ def test_siege_and_wrk_run_beside_the_driver_when_installed(quick_run):
         assert ("meets its goal" in wrk["note"]) == (float(wrk["driver_ratio"]) >= 0.8)
 
 
+def test_notebook_runs_against_the_fresh_quick_run(quick_run, tmp_path):
+    import nbformat
+    r = bench("notebooks", "--runs", str(quick_run.parent), "--out", str(tmp_path), "notebooks/web-reactive.ipynb", timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    nb = nbformat.read(tmp_path / "web-reactive.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    runs = [json.loads(o["data"]["text/x-perfkit-runs"]) for o in outputs if "text/x-perfkit-runs" in o.get("data", {})]
+    assert runs[0]["runIds"] == [quick_run.name] and runs[0]["reference"] is False
+    captions = [o["data"]["text/plain"] for o in outputs if "image/svg+xml" in o.get("data", {})]
+    assert any(c.startswith("Mean response time against concurrent users") for c in captions)
+    assert any(c.startswith("Throughput against concurrent users") for c in captions)
+    text = "\n".join(o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {}))
+    assert "The original's claim" in text and "cost per million requests" in text
+
+
 def test_nothing_is_left_after_a_completed_run(quick_run):
     m = manifest(quick_run)
     assert leftovers(quick_run) == []
@@ -241,6 +257,8 @@ def test_unreachable_target_fails_with_one_line(tmp_path):
     (["--rates", "0"], "--rates expects rates in (0, 10000000]"),
     (["--target-url", "ftp://example.org/"], "--target-url expects an http://"),
     (["--measure", "0"], "--measure expects a number of seconds >= 0.1"),
+    (["--app-jvm-args", "Xmx1g"], "--app-jvm-args expects JVM options that each start with '-'"),
+    (["--rate-step", "500", "--max-rate", "100"], "--max-rate must be at least --rate-step"),
 ])
 def test_bad_options_are_one_line_and_exit_2_before_any_run_folder(tmp_path, args, message):
     r = bench("run", "web-reactive", "--quick", "--out", str(tmp_path), *args, timeout=120)

@@ -372,7 +372,12 @@ final class Cells {
                 n -> openStep(cell, stack, calls, fork, app, (double) n * step));
         List<CapacitySearch.Step> steps = new ArrayList<>();
         for (CapacitySearch.Step s : res.steps()) steps.add(new CapacitySearch.Step(s.instances() * step, s.verdict()));
-        capacityRow(cell, stack, calls, fork, res.capacity() == null ? null : res.capacity() * step, res.status().label, res.stopReason(), steps);
+        // the search counts multiples of the rate step ("instances"); say rates instead
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) instance\\(s\\)|instance limit (\\d+)").matcher(res.stopReason());
+        StringBuilder reason = new StringBuilder();
+        while (m.find()) m.appendReplacement(reason, m.group(1) != null ? Long.parseLong(m.group(1)) * step + " req/s" : "rate limit " + Long.parseLong(m.group(2)) * step + " req/s");
+        m.appendTail(reason);
+        capacityRow(cell, stack, calls, fork, res.capacity() == null ? null : res.capacity() * step, res.status().label, reason.toString(), steps);
     }
 
     private void capacityRow(String cell, String stack, int calls, int fork, Integer cap, String status, String reason, List<CapacitySearch.Step> steps) throws IOException {

@@ -59,7 +59,7 @@ public class WebReactive {
             .integer("max-rate", 20_000, null, 1, 10_000_000, "open model: highest arrival rate the search may try, req/s")
             .seconds("budget", 900, 300.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
             .integer("forks", 3, 1L, 1, 100, "repetitions: each gets fresh app JVMs, so the spread across forks shows")
-            .text("app-jvm-args", "-Xmx1g", "JVM options of each app JVM (space-separated)")
+            .jvmOptions("app-jvm-args", "-Xmx1g", "JVM options of each app JVM (space-separated)")
             .text("target-url", "", "load this URL (http://host:port/path?query) instead of starting the apps and the external service; "
                     + "the closed and open models run against it as the cell 'target'")
             .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")

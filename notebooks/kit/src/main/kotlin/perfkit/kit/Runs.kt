@@ -173,7 +173,7 @@ fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot(
 
 private class Found(val runs: List<Run>, val unreadable: Map<String, String>)
 
-/** Every readable run of [study] under [folder]; unreadable ones are reported once on stderr and kept by folder name. */
+/** Every readable run of [study] under [folder]; unreadable ones are reported in one line each and kept by folder name. */
 private fun runsUnder(folder: Path, study: String): Found {
     if (!folder.isDirectory()) return Found(emptyList(), emptyMap())
     val manifests = Files.walk(folder).use { paths -> paths.filter { it.name == "run.json" }.toList() }
@@ -182,7 +182,8 @@ private fun runsUnder(folder: Path, study: String): Found {
     for (m in manifests) {
         try { runs += loadRun(m.parent) } catch (e: RunFormatException) {
             unreadable[m.parent.name] = e.message!!
-            System.err.println("perfkit: skipping an unreadable run: ${e.message}")
+            // stdout: the kernel shows it under the cell (it does not capture a library's System.err)
+            println("perfkit: skipping an unreadable run: ${e.message}")
         }
     }
     return Found(runs.filter { it.study == study }, unreadable)

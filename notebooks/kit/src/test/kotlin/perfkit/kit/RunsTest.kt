@@ -95,7 +95,7 @@ class RunsTest {
             Files.readString(run("runs", id3).resolve("run.json")).replace("\"host\":{", "\"host\":\"x\",\"h\":{"))
         for (text in bad) {
             Files.writeString(root.resolve("runs/queues/$id3/run.json"), text)
-            val err = captureStderr {
+            val err = captureStdout {
                 assertEquals(listOf(id2), findRuns("queues", "latest", root).map { it.id })
                 assertEquals(listOf(id1, id2), findRuns("queues", "all", root).map { it.id })
             }
@@ -105,11 +105,11 @@ class RunsTest {
         }
     }
 
-    private fun captureStderr(block: () -> Unit): String {
-        val old = System.err
+    private fun captureStdout(block: () -> Unit): String {
+        val old = System.out
         val buffer = java.io.ByteArrayOutputStream()
-        System.setErr(java.io.PrintStream(buffer, true))
-        try { block() } finally { System.setErr(old) }
+        System.setOut(java.io.PrintStream(buffer, true))
+        try { block() } finally { System.setOut(old) }
         return buffer.toString()
     }
 
