@@ -40,7 +40,7 @@ def outputs(nb, mime):
 
 
 def test_committed_notebooks_are_stripped_and_described():
-    assert {p.stem for p in NOTEBOOKS} >= {"queues", "messaging", "workflow", "harness"}
+    assert {p.stem for p in NOTEBOOKS} >= {"queues", "messaging", "workflow", "overhead"}
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
         assert nb.metadata["kernelspec"]["name"] == "kotlin"
@@ -111,7 +111,7 @@ def test_notebooks_command_rejects_bad_options(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip() == "bench: notebooks: unknown option --frobnicate (options: --runs, --out, --timings, --bench)"
     (tmp_path / "file").write_text("x")
-    r = bench("notebooks", "--out", str(tmp_path / "file"), str(ROOT / "notebooks/harness.ipynb"))
+    r = bench("notebooks", "--out", str(tmp_path / "file"), str(ROOT / "notebooks/overhead.ipynb"))
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].endswith("is a file, not a folder"), r.stderr
 
 
@@ -165,7 +165,7 @@ def kernel_jvms(pid):
 
 
 def test_the_kernel_opens_no_debugger_port(tmp_path):
-    proc = subprocess.Popen([str(ROOT / "bench"), "notebooks", "--out", str(tmp_path), str(ROOT / "notebooks/harness.ipynb")],
+    proc = subprocess.Popen([str(ROOT / "bench"), "notebooks", "--out", str(tmp_path), str(ROOT / "notebooks/overhead.ipynb")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = {}
     try:
@@ -186,7 +186,7 @@ def test_the_kernel_opens_no_debugger_port(tmp_path):
         assert "jdwp" not in cmd and "-debugPort" not in cmd, cmd
         assert 1044 not in ports, ports
     assert "dt_socket" not in err and "Debugger failed" not in err
-    nb = executed_ok(tmp_path / "harness.ipynb")
+    nb = executed_ok(tmp_path / "overhead.ipynb")
     assert "dt_socket" not in json.dumps(nb.dict())
 
 
@@ -468,25 +468,25 @@ def test_a_hostile_tag_and_hostname_never_reach_the_site_as_html(tmp_path):
 
 def test_unreadable_runs_are_skipped_unless_named_and_a_failure_keeps_the_good_copy(tmp_path):
     runs = tmp_path / "runs"
-    good = next((ROOT / "data/reference/harness").iterdir())
+    good = next((ROOT / "data/reference/overhead").iterdir())
     shutil.copytree(good, runs / good.name)
     for name, text in (("20260101T000000Z-x-aaaaaa", "null"), ("20260101T000001Z-x-bbbbbb", '{"host":"x"}'),
                        ("20260101T000002Z-x-cccccc", '{"schemaVersion": 1, "stu')):
         (runs / name).mkdir()
         (runs / name / "run.json").write_text(text)
     out = tmp_path / "executed"
-    r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/harness.ipynb"))
+    r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/overhead.ipynb"))
     assert r.returncode == 0, r.stderr[-3000:]
-    nb = executed_ok(out / "harness.ipynb")
+    nb = executed_ok(out / "overhead.ipynb")
     streamed = "".join(o["text"] for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream").splitlines()
     assert len(streamed) == 3 and all(l.startswith("perfkit: skipping an unreadable run: ") for l in streamed), streamed
     assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [good.name]
-    good_copy = (out / "harness.ipynb").read_bytes()
+    good_copy = (out / "overhead.ipynb").read_bytes()
 
-    r = bench("notebooks", "--runs", str(runs / "20260101T000000Z-x-aaaaaa"), "--out", str(out), str(ROOT / "notebooks/harness.ipynb"))
+    r = bench("notebooks", "--runs", str(runs / "20260101T000000Z-x-aaaaaa"), "--out", str(out), str(ROOT / "notebooks/overhead.ipynb"))
     assert r.returncode == 1
     lines = [l for l in r.stderr.splitlines() if not l.startswith("[")]
-    assert lines[0].startswith("notebook harness.ipynb failed in cell 4: ") and "corrupt manifest" in lines[0], r.stderr
+    assert lines[0].startswith("notebook overhead.ipynb failed in cell 4: ") and "corrupt manifest" in lines[0], r.stderr
     assert len(lines) == 2 and "Traceback" not in r.stderr and "\tat " not in r.stderr, r.stderr
-    assert (out / "harness.ipynb").read_bytes() == good_copy, "the last good executed copy is kept"
+    assert (out / "overhead.ipynb").read_bytes() == good_copy, "the last good executed copy is kept"
     assert not list(out.glob(".*.tmp")), "no temp file left"

@@ -54,14 +54,14 @@ def test_study_help_shows_options_and_defaults():
     assert r.returncode == 0, r.stderr
     for opt in ("--variants", "--forks", "--warmup", "--measure", "--rate", "--quick", "--out", "default: 3; with --quick: 1"):
         assert opt in r.stdout
-    r = bench("run", "harness", "--help")
+    r = bench("run", "overhead", "--help")
     assert r.returncode == 0 and "--iterations" in r.stdout
 
 
 def test_list_shows_studies_and_runs():
     r = bench("list")
     assert r.returncode == 0, r.stderr
-    assert "== queues" in r.stdout and "== harness" in r.stdout
+    assert "== queues" in r.stdout and "== overhead" in r.stdout
     assert "reference/queues/" in r.stdout
 
 
@@ -96,7 +96,7 @@ def test_too_old_jdk(tmp_path):
 def test_catalog_has_one_runnable_script_per_study():
     import json
     aliases = json.loads((ROOT / "jbang-catalog.json").read_text())["aliases"]
-    assert {"queues", "harness"} <= set(aliases)
+    assert {"queues", "overhead"} <= set(aliases)
     for name, alias in aliases.items():
         script = ROOT / alias["script-ref"]
         assert script.is_file(), name
@@ -121,7 +121,7 @@ BAD_INPUTS = [
     (["queues", "--rate", "1__000"], "--rate"),
     (["queues", "--forks", "zero"], "--forks"),
     (["queues", "--variants", "abq-1,abq-9"], "--variants"),
-    (["harness", "--iterations", "0"], "--iterations"),
+    (["overhead", "--iterations", "0"], "--iterations"),
     (["messaging", "--instances", "0"], "--instances"),
     (["workflow", "--job-types", "fixed,slow"], "--job-types"),
 ]

@@ -178,7 +178,7 @@ fun compareMetric(study: String, run: Run): CompareMetric = when (study) {
     "queues" -> CompareMetric("throughput.csv", "events_per_s", "events/s")
     "workflow" -> CompareMetric("throughput.csv", "jobs_per_s", "jobs/s")
     "messaging" -> CompareMetric("capacity.csv", "capacity_msgs_per_s", "msg/s at the SLO")
-    "harness" -> CompareMetric("jmh.csv", "ns_per_sample", "ns per sample", higherIsBetter = false)
+    "overhead" -> CompareMetric("jmh.csv", "ns_per_sample", "ns per sample", higherIsBetter = false)
     else -> run.filesOfKind("table").firstNotNullOfOrNull { t ->
         run.table(t).columnNames().firstOrNull { it.endsWith("_per_s") }?.let { CompareMetric(t, it, it.replace('_', ' ')) }
     } ?: throw RunFormatException("compare: no table with a *_per_s column in $study run ${run.id}")

@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode
 internal object V1 {
     private val LOG_NAME = Regex("""latency/(.+)\.fork(\d+)\.(corrected|uncorrected)\.hlog""")
     private val SUB_SERIES = Regex("""(.+)-(e2e|hop\d+)""")
-    private val STUDY_MODES = mapOf("messaging" to "sweep", "workflow" to "drain", "harness" to "jmh")
+    private val STUDY_MODES = mapOf("messaging" to "sweep", "workflow" to "drain", "harness" to "jmh", "overhead" to "jmh")
 
     fun mode(run: Run): String = run.note("mode") ?: STUDY_MODES[run.study] ?: ""
 

@@ -4,7 +4,7 @@
 //DEPS org.openjdk.jmh:jmh-generator-annprocess:1.37
 //SOURCES ../harness/src/perfkit/harness/*.java
 //DESCRIPTION JMH: what one latency sample costs the harness's recording path
-package perfkit.harnessbench;
+package perfkit.overhead;
 
 import org.HdrHistogram.Recorder;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -44,10 +44,10 @@ import java.util.concurrent.TimeUnit;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-public class HarnessBench {
+public class Overhead {
     static final double TARGET_NS = 30, TARGET_BYTES = 0.01; // "0 bytes": under one byte per hundred samples
 
-    static final Cli CLI = new Cli("harness", "JMH benchmark of the harness's recording path: ns and bytes allocated per latency sample\n"
+    static final Cli CLI = new Cli("overhead", "JMH benchmark of the harness's recording path: ns and bytes allocated per latency sample\n"
             + "(targets: median <= 30 ns, 0 bytes). Results go to a normal run directory.")
             .integer("forks", 3, 1L, 1, 100, "JMH forks (fresh JVMs)")
             .integer("warmup-iterations", 5, 3L, 0, 1000, "JMH warm-up iterations per fork, excluded")
@@ -89,7 +89,7 @@ public class HarnessBench {
     }
 
     public static void main(String[] args) {
-        Study.main(args, CLI, HarnessBench.class, HarnessBench::measure, null);
+        Study.main(args, CLI, Overhead.class, Overhead::measure, null);
     }
 
     static void measure(Run run) throws Exception {
@@ -106,7 +106,7 @@ public class HarnessBench {
         run.progress().phase("JMH: 3 benchmarks x " + forks + " fork(s)", 3.0 * forks * (warmups + iterations) * seconds);
         TimeValue t = TimeValue.milliseconds((long) (seconds * 1000));
         Collection<RunResult> results = new Runner(new OptionsBuilder()
-                .include(HarnessBench.class.getName() + "\\.")
+                .include(Overhead.class.getName() + "\\.")
                 .forks(forks).warmupIterations(warmups).warmupTime(t).measurementIterations(iterations).measurementTime(t)
                 .addProfiler(GCProfiler.class)
                 .output(run.dir().resolve("jmh.log").toString())
