@@ -95,3 +95,17 @@ def interrupt_run(args, ready, how="sigint", timeout=120):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     return proc.returncode, err, run_dir, extra
+
+
+def assert_failed_run_with_one_line(result, out, study, needle):
+    """A run that could not reach what it needs: exit 1, one `error:` line naming it, no stack trace, and a
+    failed manifest that validates and says why. Returns the manifest."""
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    errors = [l for l in result.stderr.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and needle in errors[0], result.stderr
+    assert not [l for l in result.stderr.splitlines() if "Exception" in l or l.startswith("\tat ")], result.stderr
+    (run_dir,) = list(out.glob(f"{study}/*"))
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "failed" and needle in m["error"]
+    return m

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
 QUICK = ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"]
 
@@ -228,11 +228,4 @@ def test_unreachable_cluster_fails_fast_with_one_line(tmp_path):
     started = time.time()
     r = bench("run", "messaging", "--quick", "--systems", "kafka", "--bootstrap-servers", "127.0.0.1:1", "--out", str(tmp_path), timeout=120)
     assert time.time() - started < 60
-    assert r.returncode == 1
-    errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
-    assert len(errors) == 1 and "cannot reach Kafka at 127.0.0.1:1" in errors[0], r.stderr
-    assert not [l for l in r.stderr.splitlines() if "Exception" in l or l.startswith("\tat ")], r.stderr
-    (run_dir,) = list(tmp_path.glob("messaging/*"))
-    m = manifest(run_dir)
-    validate(m)
-    assert m["status"] == "failed" and "cannot reach Kafka" in m["error"]
+    assert_failed_run_with_one_line(r, tmp_path, "messaging", "cannot reach Kafka at 127.0.0.1:1")

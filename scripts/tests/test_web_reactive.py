@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
 USERS = [10, 50]
 RATES = [100, 200]
@@ -240,14 +240,7 @@ def test_target_url_loads_a_users_own_server(tmp_path):
 
 def test_unreachable_target_fails_with_one_line(tmp_path):
     r = bench("run", "web-reactive", "--quick", "--target-url", "http://127.0.0.1:1/users/1", "--out", str(tmp_path), timeout=300)
-    assert r.returncode == 1
-    errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
-    assert len(errors) == 1 and "unreachable" in errors[0], r.stderr
-    assert not [l for l in r.stderr.splitlines() if "Exception" in l or l.startswith("\tat ")], r.stderr
-    (run_dir,) = list(tmp_path.glob("web-reactive/*"))
-    m = manifest(run_dir)
-    validate(m)
-    assert m["status"] == "failed" and "unreachable" in m["error"]
+    assert_failed_run_with_one_line(r, tmp_path, "web-reactive", "unreachable")
 
 
 @pytest.mark.parametrize("args, message", [
