@@ -74,8 +74,8 @@ def test_every_notebook_runs_against_the_reference_data(executed_reference):
 def test_queues_notebook_shows_published_numbers_and_latency(executed_reference):
     nb = executed_ok(executed_reference / "queues.ipynb")
     text = "\n".join(outputs(nb, "text/markdown"))
-    assert "original write-up (4-core laptop) | 3.4" in text, "published ratio beside ours"
-    assert "this study:" in text
+    assert "original write-up (blocking) | 3.4" in text, "published ratio beside ours"
+    assert all(f"this study, {strategy}:" in text for strategy in ("blocking", "yielding", "busy-spin")), "the ratio under each wait strategy"
     assert "| corrected |" in text and "| uncorrected |" in text, "latency from the fixed-rate reference run"
     assert re.search(r"cannot be told apart|faster than|slower than", text), "a conclusion that follows the intervals"
 
@@ -371,8 +371,9 @@ def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
     nb = execute_against_fresh_run(tmp_path, "messaging", "--warmup", "1", "--measure", "2")
     text = "\n".join(outputs(nb, "text/markdown"))
     assert "| original write-up (7 isolated Ryzen cores) | 1 | 500 | about 400x |" in text
-    assert "cost per million messages at SLO" in text
-    assert len(outputs(nb, "image/svg+xml")) == 3
+    assert "cost per million messages at the SLO" in text
+    assert "kafka/blocking" in text and "chronicle/original" in text, "Kafka under each idle policy beside Chronicle"
+    assert len(outputs(nb, "image/svg+xml")) == 2
 
 
 def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path):
