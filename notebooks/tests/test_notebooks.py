@@ -326,7 +326,7 @@ def test_no_page_needs_a_script_or_the_network(site):
 def test_parameter_and_setup_cells_are_hidden(site):
     post = (site / "queues/index.md").read_text()
     assert "%use" not in post and "PERFKIT_RUNS" not in post
-    assert "| variant | metric | value | note |" in post, "tables published as Markdown"
+    assert "| label | variant | wait_strategy | n | mean | ci_low | ci_high | interval | pooled_runs |" in post, "tables published as Markdown"
 
 
 def test_chromium_renders_the_svg_figures(site, tmp_path):

@@ -219,8 +219,9 @@ public class Workflow {
         n.put("bottleneck", "cpu:<owner> when the machine is at >= 90% of all cores; database-locks when on average >= 1 of the cell's "
                 + "sessions waits on a lock; executor-threads when the threads are >= 90% busy; acquisition otherwise (threads idle while jobs "
                 + "are due); evidence in cpu_*_pct, threads_busy_pct, queued_mean, db_active_mean and db_lock_waiters_mean");
-        n.put("latency", "per job: acquired by its engine (corrected) or picked up by a thread (uncorrected) -> committed; jobs acquired "
-                + "in the first --warmup seconds of a drain are warm-up and not written; each log's window says when measuring began");
+        n.put("latency", "per job: acquired by its engine (corrected) or picked up by a thread (uncorrected) -> committed; jobs committed "
+                + "in the first --warmup seconds of a drain are warm-up and not written (a backlog may be acquired at once, so the cut is by "
+                + "commit time); each log's window opens at the drain start");
         run.writeManifest();
     }
 
