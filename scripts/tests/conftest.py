@@ -109,3 +109,9 @@ def assert_failed_run_with_one_line(result, out, study, needle):
     validate(m)
     assert m["status"] == "failed" and needle in m["error"]
     return m
+
+
+def leftovers(run_dir):
+    """Processes of a run still alive: its forks, services and drivers carry the run directory on their command line."""
+    out = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True).stdout.split()
+    return [p for p in out if int(p) != os.getpid()]

@@ -10,15 +10,9 @@ import time
 
 import pytest
 
-from conftest import assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
 QUICK = ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"]
-
-
-def leftovers(run_dir):
-    """Processes still running from this run (forks or the broker carry the run directory on their command line)."""
-    out = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True).stdout.split()
-    return [p for p in out if int(p) != os.getpid()]
 
 
 def port_open(address):

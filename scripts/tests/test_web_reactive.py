@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
 USERS = [10, 50]
 RATES = [100, 200]
@@ -17,12 +17,6 @@ REPEATS = 5
 CELLS = ["mvc/1call", "mvc/2call", "webflux/1call", "webflux/2call"]
 QUICK = ["--quick", "--variants", "mvc,webflux", "--users", ",".join(map(str, USERS)), "--rates", ",".join(map(str, RATES)),
          "--warmup", "2", "--measure", "2"]
-
-
-def leftovers(run_dir):
-    """Processes of this run still alive: the apps, the external service and the driver carry the run directory in argv."""
-    out = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True).stdout.split()
-    return [p for p in out if int(p) != os.getpid()]
 
 
 def port_open(port):
