@@ -234,8 +234,23 @@ public class LoadDriver {
     private long[] ticks() {
         long[] t = new long[watch.size()];
         int i = 0;
-        for (long pid : watch.values()) t[i++] = processTicks(pid);
+        for (long pid : watch.values()) t[i++] = treeTicks(pid);
         return t;
+    }
+
+    /**
+     * CPU ticks of a process and its live descendants (a database's backends, say): a child that exits between two
+     * readings moves into its parent's cutime/cstime, so the sum stays continuous; -1 when the process is gone.
+     */
+    static long treeTicks(long pid) {
+        long own = processTicks(pid);
+        if (own < 0) return -1;
+        long sum = own;
+        for (ProcessHandle d : ProcessHandle.of(pid).map(h -> h.descendants().toList()).orElse(List.of())) {
+            long t = processTicks(d.pid());
+            if (t > 0) sum += t;
+        }
+        return sum;
     }
 
     /** utime + stime + cutime + cstime of a process (children count, e.g. a server's reaped workers); -1 when gone. */
@@ -302,7 +317,7 @@ public class LoadDriver {
         Histogram h = s.histogram;
         boolean any = h.getTotalCount() > 0;
         b.append(",\"latencyMs\":{\"mean\":").append(any ? num(h.getMean() / 1e6) : "null");
-        for (double q : new double[]{50, 90, 99, 99.9}) b.append(",\"p").append(num(q).replaceAll("\\.?0+$", "").replace('.', '_')).append("\":").append(any ? num(h.getValueAtPercentile(q) / 1e6) : "null");
+        for (double q : new double[]{50, 90, 95, 99, 99.9}) b.append(",\"p").append(num(q).replaceAll("\\.?0+$", "").replace('.', '_')).append("\":").append(any ? num(h.getValueAtPercentile(q) / 1e6) : "null");
         b.append(",\"max\":").append(any ? num(h.getMaxValue() / 1e6) : "null").append('}');
         b.append(",\"cpuPct\":{");
         int i = 0;

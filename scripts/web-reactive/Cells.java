@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.CapacitySearch;
 import perfkit.harness.HttpLoad;
+import perfkit.harness.HttpService;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.StepVerdict;
@@ -47,7 +48,6 @@ final class Cells {
      */
     static final double CONCURRENCY_SLOS = 5;
     static final int MAX_CONCURRENCY = 20_000;
-    static final StepVerdict.Rule VERDICT = StepVerdict.Rule.DEFAULT;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Run run;
@@ -179,7 +179,7 @@ final class Cells {
                 + WARMUP_USERS + " users looping; each step's requests must equal N x " + p.text("repeats"));
         n.put("openModel", "Hyperfoil constantRate: one new request per arrival, timed from its send; a step is invalid when the driver waited for a "
                 + "connection (blockedTime > 0), ran out of sessions, or sent under 99% of its rate; capacity = largest rate with p99 <= "
-                + p.text("slo-ms") + " ms and no errors, by doubling multiples of " + p.text("rate-step") + " req/s then bisecting (harness CapacitySearch)"
+                + p.text("slo-ms") + " ms per external call (so " + slo(2) + " ms with 2 calls) and no errors, by doubling multiples of " + p.text("rate-step") + " req/s then bisecting (harness CapacitySearch)"
                 + (p.text("rates").isBlank() ? "" : "; this run measured the fixed rates " + p.text("rates") + " instead of searching"));
         n.put("littlesLaw", "a pool of T threads whose requests each wait D = calls x delay holds at most T/D requests per second; in the closed "
                 + "model latency stays near D up to N = T users and then grows linearly, N/T x D");
@@ -198,30 +198,9 @@ final class Cells {
         return start(stack + "/fork" + fork, Sys.jvmArgs(p.text("app-jvm-args")), args);
     }
 
-    /** Starts a part in its own JVM and waits for the port it bound; its other output goes to logs/<name>.log. */
     private Service start(String name, List<String> jvm, List<String> args) throws Exception {
-        Path log = Files.createDirectories(run.dir().resolve("logs")).resolve(name.replace('/', '.') + ".log");
-        BufferedWriter out = Files.newBufferedWriter(log);
-        run.addFile("logs/" + log.getFileName(), "log", "output of " + name);
-        CompletableFuture<Integer> port = new CompletableFuture<>();
-        Process proc = run.startService(name, jvm, args, line -> {
-            if (line.startsWith("PERFKIT_PORT ")) port.complete(Integer.parseInt(line.substring(13).trim()));
-            else synchronized (out) {
-                try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { }
-            }
-        });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-        while (true) {
-            try {
-                Service s = new Service(name, proc, port.get(500, TimeUnit.MILLISECONDS));
-                (run.notes().has("ports") ? (ObjectNode) run.notes().get("ports") : run.notes().putObject("ports")).put(name, s.port());
-                run.writeManifest();
-                return s;
-            } catch (TimeoutException e) {
-                if (!proc.isAlive()) throw new IllegalStateException(name + " exited with code " + proc.exitValue() + " before binding a port; see logs/" + log.getFileName());
-                if (System.nanoTime() > deadline) throw new IllegalStateException(name + " did not bind a port within 180 s; see logs/" + log.getFileName());
-            }
-        }
+        HttpService s = HttpService.start(run, name, jvm, args);
+        return new Service(s.name(), s.process(), s.port());
     }
 
     private JsonNode info(Service app) {
@@ -346,46 +325,26 @@ final class Cells {
 
     // ---- open model -------------------------------------------------------------------------------------
 
-    /** Capacity from fixed rates, read as the search reads its steps: the largest rate met below the first that was not. */
     private void capacityOfFixedRates(String cell, String stack, int calls, int fork, List<CapacitySearch.Step> steps) throws IOException {
-        Integer cap = null;
-        StepVerdict first = null;
-        for (CapacitySearch.Step s : steps) {
-            if (first == null && s.verdict().meets()) cap = s.instances();
-            else if (first == null) first = s.verdict();
-        }
-        boolean wall = first != null && first.status() == StepVerdict.Status.MISSED;
-        String status = wall ? CapacitySearch.Status.WALL.label : cap == null && first != null ? CapacitySearch.Status.NOT_MEASURABLE.label
-                : CapacitySearch.Status.LOWER_BOUND.label;
-        if (wall && cap == null) cap = 0;
-        String reason = "fixed rates " + p.text("rates") + (first == null ? ": all met" : ": the first not met was " + first.status().label
-                + (first.reason().isEmpty() ? "" : " (" + first.reason() + ")"));
-        capacityRow(cell, stack, calls, fork, cap, status, reason, steps);
+        CapacitySearch.Result r = HttpLoad.fixedRateCapacity(steps, "fixed rates " + p.text("rates"));
+        capacityRow(cell, stack, calls, fork, r.capacity(), r.status().label, r.stopReason(), steps);
     }
 
     /** Doubling multiples of --rate-step, then bisecting (harness CapacitySearch); one driver run per step. */
     private void openSearch(String cell, String stack, int calls, int fork, Service app) throws Exception {
-        int step = p.intValue("rate-step"), max = (int) Math.max(1, p.integer("max-rate") / step);
+        int step = p.intValue("rate-step");
         double stepSeconds = p.seconds("warmup") + p.seconds("measure") + 8; // + the driver's start-up
-        long t0 = System.nanoTime();
-        CapacitySearch.Result res = CapacitySearch.search(max, p.seconds("budget"), () -> (System.nanoTime() - t0) / 1e9, () -> stepSeconds,
-                n -> openStep(cell, stack, calls, fork, app, (double) n * step));
-        List<CapacitySearch.Step> steps = new ArrayList<>();
-        for (CapacitySearch.Step s : res.steps()) steps.add(new CapacitySearch.Step(s.instances() * step, s.verdict()));
-        // the search counts multiples of the rate step ("instances"); say rates instead
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) instance\\(s\\)|instance limit (\\d+)").matcher(res.stopReason());
-        StringBuilder reason = new StringBuilder();
-        while (m.find()) m.appendReplacement(reason, m.group(1) != null ? Long.parseLong(m.group(1)) * step + " req/s" : "rate limit " + Long.parseLong(m.group(2)) * step + " req/s");
-        m.appendTail(reason);
-        capacityRow(cell, stack, calls, fork, res.capacity() == null ? null : res.capacity() * step, res.status().label, reason.toString(), steps);
+        CapacitySearch.Result res = HttpLoad.searchRate(step, (int) Math.min(Integer.MAX_VALUE, p.integer("max-rate")), p.seconds("budget"), stepSeconds,
+                n -> openStep(cell, stack, calls, fork, app, n));
+        capacityRow(cell, stack, calls, fork, res.capacity(), res.status().label, res.stopReason(), res.steps());
     }
 
     private void capacityRow(String cell, String stack, int calls, int fork, Integer cap, String status, String reason, List<CapacitySearch.Step> steps) throws IOException {
         StringBuilder tried = new StringBuilder();
         for (CapacitySearch.Step s : steps) tried.append(tried.length() == 0 ? "" : " ").append(s.instances()).append(':').append(s.verdict().status().label);
-        capacity.write(Table.row().set("cell", cell).set("stack", stack).set("calls", calls).set("fork", fork).set("slo_ms", p.integer("slo-ms"))
+        capacity.write(Table.row().set("cell", cell).set("stack", stack).set("calls", calls).set("fork", fork).set("slo_ms", slo(calls))
                 .set("capacity_rps", cap).set("status", status).set("stop_reason", reason).set("steps", tried.toString()));
-        run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + p.integer("slo-ms") + " ms: " + (cap == null ? "none" : cap + " req/s")
+        run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + slo(calls) + " ms: " + (cap == null ? "none" : cap + " req/s")
                 + " (" + status + "; " + reason + ")");
     }
 
@@ -402,12 +361,12 @@ final class Cells {
     }
 
     private StepVerdict openRow(JsonNode ph, String cell, String stack, int calls, int fork, double rate) throws IOException {
-        double slo = p.integer("slo-ms"), measure = p.seconds("measure");
+        double slo = slo(calls), measure = p.seconds("measure");
         JsonNode lat = ph.path("latencyMs"), be = ph.path("probes").path("backend"), cpu = ph.path("cpuPct");
         long errors = ph.path("errors").asLong(), requests = ph.path("requests").asLong(), responses = ph.path("responses").asLong();
         double achieved = requests / measure;
         double p99 = orNaN(num(lat, "p99"));
-        StepVerdict v = verdict(rate, achieved, errors, HttpLoad.problems(ph), ph.path("histogramCount").asLong(), p99,
+        StepVerdict v = verdict(calls, rate, achieved, errors, HttpLoad.problems(ph), ph.path("histogramCount").asLong(), p99,
                 orNaN(num(ph, "systemCpuPct")), orNaN(num(ph, "stealPct")));
         double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
         Double appCpu = num(cpu, "app"), beCpu = num(cpu, "backend");
@@ -429,38 +388,15 @@ final class Cells {
         return v;
     }
 
-    /**
-     * An open-model step's verdict. The latency rule is the harness's ({@link StepVerdict#judge}: met, missed, or not
-     * measurable on a saturated host). Then:
-     * <ul>
-     * <li>the driver fell behind (blocked on a connection, out of sessions, under 99% of its rate): the requests it
-     *     did not send, or sent late, would only have been slower, so a p99 already above the SLO is a sound miss;
-     *     a p99 within it proves nothing, and the step is <b>invalid</b>;</li>
-     * <li>errors (timeouts, failed connections, non-2xx): capacity means no errors, so the step cannot be met.</li>
-     * </ul>
-     */
-    StepVerdict verdict(double rate, double achieved, long errors, List<String> driverProblems, long measured, double p99, double systemCpu, double steal) {
-        List<String> behind = new ArrayList<>(driverProblems);
-        if (!(achieved >= VERDICT.minRateFraction() * rate)) behind.add(String.format(Locale.ROOT, "driver sent %.0f of %.0f req/s", achieved, rate));
-        List<String> failed = errors > 0 ? List.of(errors + " errors (timeouts, failed connections or non-2xx)") : List.of();
-        StepVerdict base = StepVerdict.judge(new StepVerdict.Measurement(rate, rate, measured, 0, List.of(), p99, p99Slo(), systemCpu, steal, cores), VERDICT);
-        if (base.status() == StepVerdict.Status.INVALID) {
-            List<String> all = new ArrayList<>(base.reasons());
-            all.addAll(behind);
-            return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), all);
-        }
-        if (base.meets()) {
-            if (!behind.isEmpty()) return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), behind);
-            if (failed.isEmpty()) return base;
-            return new StepVerdict(base.saturated() ? StepVerdict.Status.NOT_MEASURABLE : StepVerdict.Status.MISSED, base.saturated(), failed);
-        }
-        List<String> reasons = new ArrayList<>(base.reasons());
-        reasons.addAll(failed);
-        if (!behind.isEmpty()) reasons.add(String.join("; ", behind) + " (the requests sent already miss the SLO)");
-        return new StepVerdict(base.status(), base.saturated(), reasons);
+    StepVerdict verdict(int calls, double rate, double achieved, long errors, List<String> driverProblems, long measured, double p99, double systemCpu, double steal) {
+        return HttpLoad.openVerdict(rate, achieved, errors, driverProblems, measured, p99, slo(calls), systemCpu, steal, cores);
     }
 
-    private double p99Slo() { return p.integer("slo-ms"); }
+    /**
+     * The p99 SLO of a cell: --slo-ms per call to the external service, since a request that must wait 2 x 100 ms
+     * can never answer within 200 ms; a --target-url cell (0 calls) gets --slo-ms.
+     */
+    private long slo(int calls) { return p.integer("slo-ms") * Math.max(1, calls); }
 
     // ---- the external service at its highest load -------------------------------------------------------
 

@@ -6,7 +6,7 @@
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
 //SOURCES Backend.java Dto.java Cells.java Peers.java mvc/MvcApp.java flux/FluxApp.java
 //SOURCES ../harness/src/perfkit/harness/*.java
-//SOURCES ../harness/http/HttpLoad.java
+//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java
 //DESCRIPTION Spring MVC vs WebFlux calling a slow external service: closed-model sweep over concurrent users and open-model capacity at a p99 SLO
 package perfkit.webreactive;
 
@@ -53,7 +53,8 @@ public class WebReactive {
             .millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no thread while waiting)")
             .seconds("warmup", 10, 2.0, "warm-up per cell: load before the closed sweep, and before each open-model step, in seconds")
             .seconds("measure", 15, 2.0, 0.1, "open model: measurement window per step, seconds")
-            .millis("slo-ms", 200, null, "open model: SLO on p99 response time, milliseconds")
+            .millis("slo-ms", 200, null, "open model: SLO on p99 response time per call to the external service, milliseconds "
+                    + "(a request making 2 calls must answer within 2 x this)")
             .text("rates", "", "100,200", "open model: fixed arrival rates (req/s) to measure instead of the capacity search; empty = search")
             .integer("rate-step", 100, null, 1, 1_000_000, "open model: the search tries multiples of this rate (req/s): 1x, 2x, 4x ... then bisects")
             .integer("max-rate", 20_000, null, 1, 10_000_000, "open model: highest arrival rate the search may try, req/s")

@@ -36,63 +36,21 @@ public final class HttpLoad {
         return RunLayout.kitRoot().resolve("scripts/loaddriver/LoadDriver.java");
     }
 
-    /** The JBang launcher this JVM was started by (JBANG_LAUNCH_CMD), else the kit's own, else jbang on PATH. */
-    static String jbang() {
-        String launch = System.getenv("JBANG_LAUNCH_CMD");
-        if (launch != null && !launch.isBlank() && Files.isExecutable(Path.of(launch))) return launch;
-        Path kit = RunLayout.kitRoot().resolve("env/setup/jbang");
-        return Files.isExecutable(kit) ? kit.toString() : "jbang";
-    }
-
-    /** The driver's classpath, resolved once per run by {@link #prepare}; the driver JVM then starts without JBang. */
-    private static volatile String driverClasspath;
+    /** The driver JVM, built and its classpath read once per run by {@link #prepare}; each driver run is then a plain java child. */
+    private static volatile ScriptJvm driver;
     /** The driver JVM's options (what its //JAVA_OPTIONS say, for a JBang user running it by hand). */
     static final List<String> DRIVER_JVM = List.of("-Xmx512m", "-Dlog4j2.level=WARN", "-Dorg.apache.logging.log4j.level=WARN");
 
-    /**
-     * Compiles the driver (resolving Hyperfoil on first use) before anything is measured, and reads its classpath,
-     * so each driver run is a plain {@code java} child: no JBang start-up per step, and nothing between the
-     * run's watchdog and the driver JVM.
-     */
+    /** Compiles the driver (resolving Hyperfoil on first use) before anything is measured. */
     public static void prepare(Run run) throws IOException, InterruptedException {
-        Path script = driverScript();
-        if (!Files.isRegularFile(script)) throw new IllegalStateException("load driver not found at " + script + " (set PERFKIT_HOME to the kit's checkout)");
         run.progress().say("preparing the HTTP load driver (Hyperfoil; the first time downloads it)");
-        Path log = Files.createDirectories(run.dir().resolve(DIR)).resolve("driver-build.log");
-        jbang(log, "build", script.toString());
-        Path cp = run.dir().resolve(DIR).resolve("driver-classpath.txt");
-        jbang(cp, "info", "classpath", script.toString());
-        String classpath = Files.readString(cp).trim();
-        if (classpath.isEmpty() || classpath.contains("\n")) throw new IllegalStateException("could not read the load driver's classpath from jbang info classpath");
-        driverClasspath = classpath;
-        Files.deleteIfExists(log);
-        Files.deleteIfExists(cp);
-    }
-
-    private static void jbang(Path out, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(jbang(), "--quiet"));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(out.resolveSibling("driver-build.err").toFile()))
-                .redirectOutput(out.toFile()).start();
-        if (!p.waitFor(900, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new IllegalStateException("jbang " + args[0] + " of the load driver took over 15 minutes");
-        }
-        Path err = out.resolveSibling("driver-build.err");
-        List<String> lines = Files.exists(err) ? Files.readAllLines(err) : List.of();
-        if (p.exitValue() != 0)
-            throw new IllegalStateException("could not " + args[0] + " the load driver (" + (lines.isEmpty() ? "exit " + p.exitValue() : lines.get(lines.size() - 1)) + ")");
-        Files.deleteIfExists(err);
+        driver = ScriptJvm.prepare(driverScript(), "perfkit.loaddriver.LoadDriver", "the load driver", run.dir().resolve(DIR));
     }
 
     /** The command that starts the driver JVM with {@code args}. */
     static List<String> driverCommand(List<String> args) {
-        if (driverClasspath == null) throw new IllegalStateException("HttpLoad.prepare(run) must run before the load driver");
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        cmd.addAll(DRIVER_JVM);
-        cmd.addAll(List.of("-cp", driverClasspath, "perfkit.loaddriver.LoadDriver"));
-        cmd.addAll(args);
-        return cmd;
+        if (driver == null) throw new IllegalStateException("HttpLoad.prepare(run) must run before the load driver");
+        return driver.command(DRIVER_JVM, args);
     }
 
     /**
@@ -168,6 +126,78 @@ public final class HttpLoad {
         }
         run.addFile(DIR + "/" + name + ".out", "log", "output of " + String.join(" ", command));
         return done ? Files.readString(out) : null;
+    }
+
+    /**
+     * An open-model step's verdict. The latency rule is the harness's ({@link StepVerdict#judge}: met, missed, or not
+     * measurable on a saturated host). Then:
+     * <ul>
+     * <li>the driver fell behind (blocked on a connection, out of sessions, under 99% of its rate): the requests it
+     *     did not send, or sent late, would only have been slower, so a p99 already above the SLO is a sound miss;
+     *     a p99 within it proves nothing, and the step is <b>invalid</b>;</li>
+     * <li>errors (timeouts, failed connections, non-2xx): capacity means no errors, so the step cannot be met.</li>
+     * </ul>
+     */
+    public static StepVerdict openVerdict(double rate, double achieved, long errors, List<String> driverProblems, long measured, double p99,
+                                          double sloMs, double systemCpu, double steal, int cores) {
+        StepVerdict.Rule rule = StepVerdict.Rule.DEFAULT;
+        List<String> behind = new ArrayList<>(driverProblems);
+        if (!(achieved >= rule.minRateFraction() * rate)) behind.add(String.format(Locale.ROOT, "driver sent %.0f of %.0f req/s", achieved, rate));
+        List<String> failed = errors > 0 ? List.of(errors + " errors (timeouts, failed connections or non-2xx)") : List.of();
+        StepVerdict base = StepVerdict.judge(new StepVerdict.Measurement(rate, rate, measured, 0, List.of(), p99, sloMs, systemCpu, steal, cores), rule);
+        if (base.status() == StepVerdict.Status.INVALID) {
+            List<String> all = new ArrayList<>(base.reasons());
+            all.addAll(behind);
+            return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), all);
+        }
+        if (base.meets()) {
+            if (!behind.isEmpty()) return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), behind);
+            if (failed.isEmpty()) return base;
+            return new StepVerdict(base.saturated() ? StepVerdict.Status.NOT_MEASURABLE : StepVerdict.Status.MISSED, base.saturated(), failed);
+        }
+        List<String> reasons = new ArrayList<>(base.reasons());
+        reasons.addAll(failed);
+        if (!behind.isEmpty()) reasons.add(String.join("; ", behind) + " (the requests sent already miss the SLO)");
+        return new StepVerdict(base.status(), base.saturated(), reasons);
+    }
+
+    /**
+     * A capacity search over multiples of {@code rateStep} req/s ({@link CapacitySearch} counts "instances"); {@code trial}
+     * gets the rate, and the stop reason and steps are told in req/s.
+     */
+    public static CapacitySearch.Result searchRate(int rateStep, int maxRate, double budgetSeconds, double stepSeconds,
+                                                   CapacitySearch.Runner trial) throws Exception {
+        long t0 = System.nanoTime();
+        CapacitySearch.Result res = CapacitySearch.search(Math.max(1, maxRate / rateStep), budgetSeconds, () -> (System.nanoTime() - t0) / 1e9,
+                () -> stepSeconds, n -> trial.run(n * rateStep));
+        List<CapacitySearch.Step> steps = new ArrayList<>();
+        for (CapacitySearch.Step s : res.steps()) steps.add(new CapacitySearch.Step(s.instances() * rateStep, s.verdict()));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) instance\\(s\\)|instance limit (\\d+)").matcher(res.stopReason());
+        StringBuilder reason = new StringBuilder();
+        while (m.find()) m.appendReplacement(reason, m.group(1) != null ? Long.parseLong(m.group(1)) * rateStep + " req/s"
+                : "rate limit " + Long.parseLong(m.group(2)) * rateStep + " req/s");
+        m.appendTail(reason);
+        return new CapacitySearch.Result(res.capacity() == null ? null : res.capacity() * rateStep, res.status(), reason.toString(), steps);
+    }
+
+    /**
+     * Capacity from steps at fixed rates (ascending), read as the search reads its steps: the largest rate met below
+     * the first that was not. A wall when that first was missed; a lower bound when all were met.
+     */
+    public static CapacitySearch.Result fixedRateCapacity(List<CapacitySearch.Step> steps, String what) {
+        Integer cap = null;
+        StepVerdict first = null;
+        for (CapacitySearch.Step s : steps) {
+            if (first == null && s.verdict().meets()) cap = s.instances();
+            else if (first == null) first = s.verdict();
+        }
+        boolean wall = first != null && first.status() == StepVerdict.Status.MISSED;
+        CapacitySearch.Status status = wall ? CapacitySearch.Status.WALL : cap == null && first != null ? CapacitySearch.Status.NOT_MEASURABLE
+                : CapacitySearch.Status.LOWER_BOUND;
+        if (wall && cap == null) cap = 0;
+        String reason = what + (first == null ? ": all met" : ": the first not met was " + first.status().label
+                + (first.reason().isEmpty() ? "" : " (" + first.reason() + ")"));
+        return new CapacitySearch.Result(cap, status, reason, steps);
     }
 
     /** The phase named {@code phase} in a driver result. */

@@ -39,6 +39,16 @@ public final class ChildProcess {
     /** The line the parent wrote first: a fork's parameters as JSON ({@code {}} for services). */
     static String firstLine() { return firstLine; }
 
+    /** A parameter the parent handed over stdin (see {@code Run.startService} with private parameters); null when absent. */
+    public static String param(String name) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode v = Manifest.JSON.readTree(firstLine).get(name);
+            return v == null || v.isNull() ? null : v.asText();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     private static long parentPid() {
         String env = System.getenv(PARENT_ENV);
         if (env != null && env.matches("\\d+")) return Long.parseLong(env);

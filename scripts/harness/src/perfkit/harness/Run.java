@@ -146,7 +146,17 @@ public final class Run {
      * stops itself if this JVM dies.
      */
     public Process startService(String series, List<String> jvmArgs, List<String> args, Consumer<String> lines) throws IOException {
-        Process p = supervisor.launchJvm(series, jvmArgs, args, "{}").process();
+        return startService(series, jvmArgs, args, Map.of(), lines);
+    }
+
+    /**
+     * The same, handing the service {@code privateParams} (a password, say) over its stdin, never on its command
+     * line; the service reads them with {@link ChildProcess#param}.
+     */
+    public Process startService(String series, List<String> jvmArgs, List<String> args, Map<String, String> privateParams,
+                                Consumer<String> lines) throws IOException {
+        Process p = supervisor.launchJvm(series, jvmArgs, args,
+                Manifest.JSON.writer().without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(privateParams)).process();
         timeSeries.watchProcess("proc:" + series, p.pid());
         Supervisor.pipeLines(series, p, lines);
         return p;

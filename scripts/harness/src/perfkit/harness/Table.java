@@ -29,6 +29,12 @@ public final class Table implements AutoCloseable {
             values.put(column, value);
             return this;
         }
+
+        /** Sets several columns at once (e.g. one per process). */
+        public Row set(java.util.Map<String, ?> columns) {
+            columns.forEach(this::set);
+            return this;
+        }
     }
 
     private final BufferedWriter out;

@@ -138,6 +138,7 @@ fun dataRoot(): Path {
 val POOLABLE_PARAMS = setOf(
     "out", "tag", "quick", "keep-warmup", "forks", "repetitions", "variants", "systems", "job-types",
     "budget", "max-instances", "max-drain", "drain-timeout", "jdbc-user", "jdbc-password",
+    "rounds", "engines", "stores", "durability", "chains", "cassandra-user", "cassandra-password",
 )
 
 /**

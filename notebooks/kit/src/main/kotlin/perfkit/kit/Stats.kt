@@ -67,6 +67,33 @@ fun ratioInterval(numerator: List<Double>, denominator: List<Double>, level: Dou
     return Estimate(n, ratio, (-qb - disc) / (2 * qa), (-qb + disc) / (2 * qa))
 }
 
+/**
+ * mean([value]) of the rows whose [key] is [numerator] over that of the rows whose [key] is [denominator], with
+ * its Fieller interval ([ratioInterval]: each row one independent repetition); null when either side has no rows.
+ */
+fun ratioOf(df: AnyFrame, key: String, value: String, numerator: Any?, denominator: Any?): Estimate? {
+    fun values(k: Any?) = df.rows().filter { it[key] == k }.mapNotNull { (it[value] as Number?)?.toDouble() }
+    val a = values(numerator); val b = values(denominator)
+    return if (a.isEmpty() || b.isEmpty()) null else ratioInterval(a, b)
+}
+
+/**
+ * Every group's mean of [value] as a ratio to the [baseline] group's (groups are the values of [key]): columns
+ * [key], n, ratio, ci_low, ci_high and interval ("95% t", or "range" under 3 repetitions).
+ */
+fun ratiosTo(df: AnyFrame, key: String, value: String, baseline: Any?): AnyFrame {
+    val groups = df.rows().map { it[key] }.distinct()
+    val est = groups.associateWith { ratioOf(df, key, value, it, baseline) }.filterValues { it != null }.mapValues { it.value!! }
+    return dataFrameOf(listOf(
+        est.keys.toList().toColumn(key, Infer.Type),
+        est.values.map { it.n }.toColumn("n"),
+        est.values.map { it.mean }.toColumn("ratio"),
+        est.values.map { it.low }.toColumn("ci_low"),
+        est.values.map { it.high }.toColumn("ci_high"),
+        est.values.map { it.interval }.toColumn("interval"),
+    ))
+}
+
 /** A Welch two-sample t-test: [p] is the two-sided p-value for "the means are equal". */
 data class WelchTest(val t: Double, val df: Double, val p: Double)
 

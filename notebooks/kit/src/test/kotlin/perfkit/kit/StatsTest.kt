@@ -136,6 +136,22 @@ class StatsTest {
     }
 
     @Test
+    fun `ratios to a baseline pair each group with the baseline's repetitions`() {
+        val df = dataFrameOf("engine", "rps")(
+            "plain", 100.0, "plain", 110.0, "plain", 90.0,
+            "jsp", 70.0, "jsp", 77.0, "jsp", 63.0,
+            "other", 1.0,
+        )
+        val r = ratiosTo(df, "engine", "rps", "plain").rows().associate { it["engine"] to it }
+        assertEquals(1.0, r.getValue("plain")["ratio"] as Double, 1e-12)
+        assertEquals(0.7, r.getValue("jsp")["ratio"] as Double, 1e-12)
+        assertEquals(ratioInterval(listOf(70.0, 77.0, 63.0), listOf(100.0, 110.0, 90.0)).low, r.getValue("jsp")["ci_low"] as Double, 1e-12)
+        assertEquals("95% t", r.getValue("jsp")["interval"])
+        assertEquals("range", r.getValue("other")["interval"]) // one repetition: only a range
+        assertNull(ratioOf(df, "engine", "rps", "jsp", "velocity"))
+    }
+
+    @Test
     fun `capacity is the last point before the first SLO violation`() {
         val wall = listOf(1.0 to 5.0, 2.0 to 8.0, 4.0 to 30.0, 8.0 to 120.0, 16.0 to 400.0)
         assertEquals(4.0, capacityAtSlo(wall, 100.0))

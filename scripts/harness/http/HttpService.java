@@ -1,0 +1,66 @@
+package perfkit.harness;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A server of the system under test in a JVM of its own (the study's script with {@code --service <role>}),
+ * started through the run's Supervisor so it dies with the run. It binds a free loopback port and announces it by
+ * printing {@code PERFKIT_PORT <port>}; everything else it prints goes to {@code logs/<name>.log}.
+ */
+public record HttpService(String name, Process process, int port) {
+    /** The line a service prints once it listens. */
+    public static final String PORT_LINE = "PERFKIT_PORT ";
+    static final long START_TIMEOUT_SECONDS = 180;
+
+    /** Starts it and waits until it has printed its port; the port goes into the manifest's notes.ports. */
+    public static HttpService start(Run run, String name, List<String> jvmArgs, List<String> args) throws Exception {
+        return start(run, name, jvmArgs, args, java.util.Map.of());
+    }
+
+    /** The same, handing {@code privateParams} (a password) over stdin: the service reads them with {@code ChildProcess.param}. */
+    public static HttpService start(Run run, String name, List<String> jvmArgs, List<String> args, java.util.Map<String, String> privateParams)
+            throws Exception {
+        Path log = Files.createDirectories(run.dir().resolve("logs")).resolve(name.replace('/', '.') + ".log");
+        BufferedWriter out = Files.newBufferedWriter(log);
+        run.addFile("logs/" + log.getFileName(), "log", "output of " + name);
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        Process proc = run.startService(name, jvmArgs, args, privateParams, line -> {
+            if (line.startsWith(PORT_LINE)) port.complete(Integer.parseInt(line.substring(PORT_LINE.length()).trim()));
+            else synchronized (out) {
+                try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { }
+            }
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_SECONDS);
+        while (true) {
+            try {
+                HttpService s = new HttpService(name, proc, port.get(500, TimeUnit.MILLISECONDS));
+                (run.notes().has("ports") ? (ObjectNode) run.notes().get("ports") : run.notes().putObject("ports")).put(name, s.port());
+                run.writeManifest();
+                return s;
+            } catch (TimeoutException e) {
+                if (!proc.isAlive()) throw new IllegalStateException(name + " exited with code " + proc.exitValue() + " before binding a port; see logs/" + log.getFileName());
+                if (System.nanoTime() > deadline)
+                    throw new IllegalStateException(name + " did not bind a port within " + START_TIMEOUT_SECONDS + " s; see logs/" + log.getFileName());
+            }
+        }
+    }
+
+    /** Announces a bound port to the study (call it from the service, once it listens). */
+    public static void announce(int port) {
+        System.out.println(PORT_LINE + port);
+        System.out.flush();
+    }
+
+    public String url() { return "http://127.0.0.1:" + port; }
+
+    public void stop(Run run) throws InterruptedException { run.stopService(name, process); }
+}
