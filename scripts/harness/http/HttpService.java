@@ -43,8 +43,10 @@ public record HttpService(String name, Process process, int port) {
         while (true) {
             try {
                 HttpService s = new HttpService(name, proc, port.get(500, TimeUnit.MILLISECONDS));
-                (run.notes().has("ports") ? (ObjectNode) run.notes().get("ports") : run.notes().putObject("ports")).put(name, s.port());
-                run.writeManifest();
+                synchronized (HttpService.class) { // services may start in parallel, and the notes are a plain map
+                    (run.notes().has("ports") ? (ObjectNode) run.notes().get("ports") : run.notes().putObject("ports")).put(name, s.port());
+                    run.writeManifest();
+                }
                 return s;
             } catch (TimeoutException e) {
                 if (!proc.isAlive()) throw new IllegalStateException(name + " exited with code " + proc.exitValue() + " before binding a port; see logs/" + log.getFileName());

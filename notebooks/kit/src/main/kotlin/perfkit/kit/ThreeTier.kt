@@ -39,6 +39,32 @@ fun threeTierCaveats(run: Run, runs: List<Run>): Markdown {
     ).joinToString("\n\n").ifEmpty { "Every step is valid." })
 }
 
+/** Round 1: the page check the study made before any load: size per engine and whether it equals plain HTML's, whitespace collapsed. */
+fun templatePageCheck(runs: List<Run>): Markdown {
+    val t = runs.sortedBy { it.id }.map { it.manifest.path("notes").path("templates") }.lastOrNull { !it.isMissingNode }
+        ?: return md("The templates round did not run in the selected runs.")
+    val pages = t.path("pages")
+    return md(escapeHtml(t.path("page").asText("")) + ".\n\n| engine | bytes | same as plain, whitespace collapsed | SHA-256 of the collapsed page |\n|---|---|---|---|\n" +
+        pages.properties().joinToString("\n") { (engine, p) ->
+            "| `${escapeHtml(engine)}` | ${p.path("bytes").asLong()} | ${if (p.path("sameAsPlain").asBoolean()) "yes" else "**no**"} | `${escapeHtml(p.path("sha256Collapsed").asText().take(16))}…` |"
+        })
+}
+
+/** Round 3: how each chain variant is built, as the study recorded it. */
+fun chainStacks(runs: List<Run>): Markdown {
+    val v = runs.sortedBy { it.id }.map { it.manifest.path("notes").path("chain").path("variants") }.lastOrNull { !it.isMissingNode }
+        ?: return md("The chain round did not run in the selected runs.")
+    return md("| variant | how it is built |\n|---|---|\n" + v.properties().joinToString("\n") { (name, text) -> "| `${escapeHtml(name)}` | ${escapeHtml(text.asText())} |" })
+}
+
+/** Round 2: every database setting that decides durability, per cell, as the database reported it. */
+fun durabilitySettings(runs: List<Run>): Markdown {
+    val rows = runs.roundRows("inserts.csv", validOnly = false)
+    if (rows.isEmptyFrame()) return md("The inserts round did not run in the selected runs.")
+    val settings = rows.rows().map { it["cell"] as String to (it["settings"]?.toString() ?: "") }.distinctBy { it.first }
+    return md("| cell | settings (as the database reported them) |\n|---|---|\n" + settings.joinToString("\n") { (cell, text) -> "| `${escapeHtml(cell)}` | ${escapeHtml(text)} |" })
+}
+
 /** Round 1: each engine's saturation throughput as a share of plain HTML's, beside the published shares. */
 fun templateShares(runs: List<Run>, pub: AnyFrame): Markdown {
     val rows = runs.roundRows("saturation.csv", "templates")
@@ -66,8 +92,8 @@ fun insertsTable(runs: List<Run>): Markdown {
             val f = of(k)
             val counted = f.rows().sumOf { num(it["rows_counted"])?.toLong() ?: 0L }
             val acked = f.rows().sumOf { num(it["acknowledged"])?.toLong() ?: 0L }
-            "| ${k.first} | ${k.second} | ${meanInterval(f.rows().map { num(it["tps"])!! }).text()} | ${mean(f, "p50_ms")?.let { formatNumber(it) } ?: "-"} | " +
-                "${mean(f, "p99_ms")?.let { formatNumber(it) } ?: "-"} | ${String.format(java.util.Locale.ROOT, "%,d / %,d", counted, acked)} |"
+            "| ${k.first} | ${k.second} | ${meanInterval(f.rows().map { num(it["tps"])!! }).text()} | ${mean(f, "latency_p50_ms")?.let { formatNumber(it) } ?: "-"} | " +
+                "${mean(f, "latency_p99_ms")?.let { formatNumber(it) } ?: "-"} | ${String.format(java.util.Locale.ROOT, "%,d / %,d", counted, acked)} |"
         })
 }
 

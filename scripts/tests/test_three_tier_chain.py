@@ -1,0 +1,211 @@
+"""The three-tier study's chain round (browser -> A -> B -> C; sync, async, mixed): a quick run measures every variant
+with errors 0, records the compare step at one offered rate for all, decodes every hlog, finds a row in PostgreSQL per
+answered request, keeps secrets out of command lines and files, and leaves no tier, database or port behind, after
+completion and after Ctrl-C. Bad input is one line."""
+import pathlib
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import ROOT, assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
+from test_workflow import descendants, perfkit_schemas, users_database  # noqa: F401 (a fixture)
+
+VARIANTS = ["sync", "async", "mixed"]
+CELLS = [f"chain/{v}" for v in VARIANTS]
+QUICK = ["--quick", "--rounds", "chain", "--warmup", "1", "--measure", "2"]
+COMPARE_RATE = 100  # --chain-rate under --quick
+TIER_STACKS = {"sync": ("sync", "sync", "sync"), "async": ("async", "async", "async"), "mixed": ("async", "sync", "async")}
+
+
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", int(port))) == 0
+
+
+def cmdlines_of_tree(pid):
+    out = {}
+    for p in [pid, *descendants(pid)]:
+        try:
+            out[p] = pathlib.Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            pass
+    return out
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One quick run of the round, its process tree sampled while it runs (for the secrets check)."""
+    out = tmp_path_factory.mktemp("three-tier")
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "three-tier", *QUICK, "--out", str(out)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = {}
+
+    def sample():
+        while proc.poll() is None:
+            for pid, c in cmdlines_of_tree(proc.pid).items():
+                if c:  # an exiting process has an empty command line
+                    seen[(pid, c)] = c
+            time.sleep(0.5)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        stdout, stderr = proc.communicate(timeout=1500)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    sampler.join()
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    return run_dir_of(result), seen, stderr
+
+
+def test_manifest_validates_with_three_cells(quick_run):
+    run_dir, _, _ = quick_run
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "complete" and m["variants"] == CELLS
+    chain = m["notes"]["chain"]
+    assert "1,200" in chain["published"] and "3,300" in chain["published"] and "2.75" in chain["published"]
+    assert chain["delayMs"] == 25 and set(chain["variants"]) == set(VARIANTS)
+
+
+def test_saturation_is_valid_without_errors(quick_run):
+    run_dir, _, _ = quick_run
+    rows = read_csv(run_dir / "saturation.csv")
+    assert [r["cell"] for r in rows] == CELLS
+    for r in rows:
+        assert r["valid"] == "true" and r["errors"] == "0" and int(r["responses"]) > 0, r
+        for tier in ("a", "b", "c", "db"):
+            assert float(r[f"cpu_{tier}_pct"]) >= 0, (tier, r)
+
+
+def test_every_variant_is_compared_at_the_same_offered_rate(quick_run):
+    run_dir, _, _ = quick_run
+    rows = read_csv(run_dir / "open.csv")
+    compare = [r for r in rows if r["purpose"] == "compare"]
+    assert sorted(r["cell"] for r in compare) == sorted(CELLS)
+    assert {float(r["rate_rps"]) for r in compare} == {COMPARE_RATE}
+    assert all(int(r["requests"]) > 0 for r in compare)
+    assert sorted(r["cell"] for r in read_csv(run_dir / "capacity.csv")) == sorted(CELLS)
+
+
+def test_every_hlog_decodes(quick_run):
+    run_dir, _, _ = quick_run
+    hlogs = [f for f in manifest(run_dir)["files"] if f["kind"] == "hlog"]
+    assert {f["cell"] for f in hlogs} == set(CELLS)
+    for f in hlogs:
+        merged, intervals = decode_hlog(run_dir / f["path"])
+        assert intervals >= 1 and merged.get_total_count() > 0, f
+
+
+def test_a_row_in_postgres_per_answered_request(quick_run):
+    run_dir, _, _ = quick_run
+    rows = {r["cell"]: r for r in read_csv(run_dir / "chain.csv")}
+    assert list(rows) == CELLS
+    measured = {c: 0 for c in CELLS}
+    for r in read_csv(run_dir / "saturation.csv"):
+        measured[r["cell"]] += int(r["responses"])
+    for r in read_csv(run_dir / "open.csv"):
+        measured[r["cell"]] += int(r["requests"]) - int(r["errors"])
+    for cell, r in rows.items():
+        # warm-ups answer too, so A's count is at least what the driver measured; C wrote before it answered
+        assert int(r["rows"]) >= int(r["answered"]) >= measured[cell] > 0, (r, measured[cell])
+        assert int(r["c_answered"]) == int(r["rows"]) and r["valid"] == "true", r
+        assert (r["a_stack"], r["b_stack"], r["c_stack"]) == TIER_STACKS[r["variant"]]
+        assert int(r["db_pool"]) > 0 and int(r["a_client_connections"]) > 0 and int(r["b_client_connections"]) > 0
+
+
+def test_threads_and_pools_come_from_the_running_tiers(quick_run):
+    run_dir, _, _ = quick_run
+    tiers = manifest(run_dir)["notes"]["chain"]["tiers"]
+    for variant, stacks in TIER_STACKS.items():
+        for tier, stack in zip("abc", stacks):
+            info = tiers[variant][tier]
+            assert info["stack"] == stack and info["tier"] == tier
+            if stack == "sync":
+                assert info["requestThreadsMax"] == 200, "Tomcat's default pool"
+            else:
+                assert info["ioWorkerCount"] >= 1 and info["threadGroups"].get("reactor-http-epoll-#", info["threadGroups"].get("reactor-http-nio-#")) >= 1
+    assert tiers["sync"]["c"]["wait"].startswith("Thread.sleep") and tiers["async"]["c"]["wait"].startswith("Mono.delay")
+
+
+def test_no_password_on_a_command_line_or_in_a_file(quick_run):
+    run_dir, seen, stderr = quick_run
+    tiers = [c for c in seen.values() if "--perfkit.tier=" in c]
+    assert len(tiers) >= 9, "every tier of every variant was sampled"
+    assert any("postgres -D" in c for c in seen.values()), "the private cluster was sampled"
+    for pid, c in seen.items():
+        assert "password" not in c.lower(), f"a password on the command line of {pid}: {c[:200]}"
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert b"db-password" not in f.read_bytes(), f
+
+
+def test_nothing_is_left_after_the_run(quick_run):
+    run_dir, _, _ = quick_run
+    m = manifest(run_dir)
+    assert leftovers(run_dir) == [], "no tier JVM or driver"
+    assert m["notes"]["ports"] and not [p for p in m["notes"]["ports"].values() if port_open(p)]
+    for cluster in m["notes"]["chain"]["clusters"]:
+        assert not port_open(cluster["port"]), "the private PostgreSQL is stopped"
+        assert not pathlib.Path(f"/proc/{cluster['pid']}").exists() or b"postgres" not in pathlib.Path(f"/proc/{cluster['pid']}/cmdline").read_bytes()
+    assert not (run_dir / "scratch").exists()
+
+
+def test_ctrl_c_on_a_users_database_keeps_its_password_secret_and_leaves_nothing(tmp_path, users_database, monkeypatch):
+    db = users_database
+    monkeypatch.setenv("PERFKIT_JDBC_PASSWORD", db["password"])
+    checked = {}
+
+    def measuring():
+        for run_dir in tmp_path.glob("three-tier/*"):
+            try:
+                m = manifest(run_dir)
+            except (OSError, ValueError):
+                continue  # not written yet, or being replaced
+            ports = m.get("notes", {}).get("ports", {})
+            if list(run_dir.glob("load/*.yaml")) and "chain-sync-c/fork1" in ports and perfkit_schemas(db):
+                for pid, c in cmdlines_of_tree(m["pid"]).items():
+                    checked[pid] = c
+                    assert db["password"] not in c, f"password on the command line of {pid}"
+                return run_dir, ports
+        return None
+
+    code, err, run_dir, ports = interrupt_run(["three-tier", *QUICK, "--chains", "sync", "--jdbc-url", db["url"], "--out", str(tmp_path)],
+                                              measuring, timeout=300)
+    assert code == 130, err
+    assert len([c for c in checked.values() if "--perfkit.tier=" in c]) == 3, "A, B and C were checked"
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "interrupted" and m["notes"]["chain"]["database"].startswith("user database " + db["url"])
+    time.sleep(1)
+    assert leftovers(run_dir) == []
+    assert not [p for p in ports.values() if port_open(p)]
+    assert perfkit_schemas(db) == [], "the run's schema is dropped on Ctrl-C"
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert db["password"].encode() not in f.read_bytes(), f
+    assert db["password"] not in err
+
+
+def test_unreachable_database_is_one_line_and_a_failed_run(tmp_path):
+    r = bench("run", "three-tier", *QUICK, "--jdbc-url", "jdbc:postgresql://bench:hunter2@127.0.0.1:1/chain", "--out", str(tmp_path), timeout=300)
+    m = assert_failed_run_with_one_line(r, tmp_path, "three-tier", "cannot connect to jdbc:postgresql://127.0.0.1:1/chain")
+    assert "hunter2" not in r.stderr + r.stdout
+    (run_dir,) = list(tmp_path.glob("three-tier/*"))
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert b"hunter2" not in f.read_bytes(), f
+    assert leftovers(run_dir) == []
+
+
+def test_unknown_chain_is_exit_2_with_one_line(tmp_path):
+    r = bench("run", "three-tier", "--quick", "--rounds", "chain", "--chains", "rpc", "--out", str(tmp_path), timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and "--chains" in lines[0], r.stderr
+    assert not (tmp_path / "three-tier").exists() or not any((tmp_path / "three-tier").iterdir())

@@ -1,0 +1,321 @@
+"""The three-tier study's inserts round: PostgreSQL and an embedded Cassandra, each at a strict and a relaxed
+durability setting. Every acknowledged insert is a row in the database, the latency logs decode, the settings in
+force are in the manifest, no password reaches a command line or a run file, and nothing outlives a run, even an
+interrupted one."""
+import glob
+import json
+import os
+import pathlib
+import re
+import secrets
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import (ROOT, assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, leftovers, manifest,
+                      read_csv, run_dir_of, validate)
+
+QUICK = ["--quick", "--rounds", "inserts", "--warmup", "1", "--measure", "2"]
+CELLS = ["inserts/postgres/strict", "inserts/postgres/relaxed", "inserts/cassandra/strict", "inserts/cassandra/relaxed"]
+PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
+
+
+def listening(port):
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def descendants(pid):
+    """Every live process under pid, from /proc's parent links."""
+    children = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            text = pathlib.Path(stat).read_text()
+        except OSError:
+            continue
+        ppid = int(text[text.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(stat.split("/")[2]))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def cmdlines(run_pid):
+    out = []
+    for pid in [run_pid, *descendants(run_pid)]:
+        try:
+            out.append(pathlib.Path(f"/proc/{pid}/cmdline").read_bytes())
+        except OSError:
+            pass
+    return out
+
+
+def ports_of(m):
+    """The loopback ports the run's databases listened on, as its settings notes name them."""
+    return [int(p) for s in m["notes"]["inserts"]["settings"].values() for p in re.findall(r"127\.0\.0\.1:(\d+)", s["source"])]
+
+
+def assert_nothing_left(run_dir, ports=()):
+    m = manifest(run_dir)
+    for port in ports:
+        assert not listening(port), f"port {port} of the run's database is closed"
+    for owner in glob.glob("/tmp/perfkit-pg-*/owner"):
+        try:
+            text = pathlib.Path(owner).read_text()
+        except OSError:
+            continue  # another run's folder, going away
+        assert text.split()[:1] != [str(m["pid"])], f"the run's PostgreSQL folder is removed: {owner}"
+    assert leftovers(run_dir) == [], "no fork, Cassandra node or watchdog of the run is alive"
+    assert not (run_dir / "scratch").exists(), "the scratch folder (Cassandra's data) is removed"
+
+
+def cql_login(port, user, password):
+    """Logs in over CQL native protocol v4 with PLAIN credentials; True on AUTH_SUCCESS, False on an error."""
+    def frame(opcode, body):
+        return struct.pack(">BBhBi", 4, 0, 0, opcode, len(body)) + body
+
+    def read(s):
+        head = b""
+        while len(head) < 9:
+            head += s.recv(9 - len(head))
+        _, _, _, opcode, length = struct.unpack(">BBhBi", head)
+        body = b""
+        while len(body) < length:
+            body += s.recv(length - len(body))
+        return opcode, body
+
+    def string(v):
+        return struct.pack(">H", len(v)) + v.encode()
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(frame(0x01, struct.pack(">H", 1) + string("CQL_VERSION") + string("3.0.0")))
+        opcode, body = read(s)
+        assert opcode == 0x03 and b"PasswordAuthenticator" in body, "the node asks for a password"
+        token = b"\0" + user.encode() + b"\0" + password.encode()
+        s.sendall(frame(0x0F, struct.pack(">i", len(token)) + token))
+        opcode, _ = read(s)
+        return opcode == 0x10
+
+
+# ---- one quick run of every cell ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("three-tier-inserts")
+    started = time.time()
+    run = run_dir_of(bench("run", "three-tier", *QUICK, "--out", str(out), timeout=900))
+    print(f"quick inserts run: {time.time() - started:.0f} s")
+    return run
+
+
+def test_manifest_validates_with_the_four_cells(quick_run):
+    m = manifest(quick_run)
+    validate(m)
+    assert m["status"] == "complete" and m["valid"] is True, m.get("invalidReasons")
+    assert m["variants"] == CELLS
+
+
+def test_every_acknowledged_insert_is_a_row_in_both_databases(quick_run):
+    rows = read_csv(quick_run / "inserts.csv")
+    assert [r["cell"] for r in rows] == CELLS
+    for r in rows:
+        assert r["valid"] == "true", r["reason"]
+        assert int(r["acknowledged"]) > 0 and r["rows_counted"] == r["acknowledged"], r
+        assert r["failed_inserts"] == "0"
+        assert int(r["inserts"]) <= int(r["acknowledged"]), "the window is part of all acknowledged inserts"
+        assert float(r["tps"]) == pytest.approx(int(r["inserts"]) / float(r["window_s"]), rel=1e-6)
+        assert 0 < float(r["latency_p50_ms"]) <= float(r["latency_p99_ms"]) <= float(r["latency_max_ms"])
+        assert float(r["cpu_db_pct"]) > 0 and float(r["cpu_writers_pct"]) > 0, r
+
+
+def test_latency_logs_decode_and_hold_the_window(quick_run):
+    m = manifest(quick_run)
+    rows = {r["cell"]: r for r in read_csv(quick_run / "inserts.csv")}
+    logs = [f for f in m["files"] if f["kind"] == "hlog"]
+    assert {f["cell"] for f in logs} == set(CELLS) and len(logs) == 2 * len(CELLS), "corrected and uncorrected per cell"
+    for f in logs:
+        merged, intervals = decode_hlog(quick_run / f["path"])
+        assert intervals >= 1
+        assert merged.get_total_count() == int(rows[f["cell"]]["inserts"]), "the log holds exactly the inserts of the window"
+        assert f["window"]["endMs"] > f["window"]["startMs"]
+
+
+def test_durability_settings_are_in_the_manifest(quick_run):
+    notes = manifest(quick_run)["notes"]["inserts"]
+    s = notes["settings"]
+    assert s["inserts/postgres/strict"]["synchronous_commit"] == "on" and s["inserts/postgres/strict"]["fsync"] == "on"
+    assert s["inserts/postgres/relaxed"]["synchronous_commit"] == "off"
+    for cell in CELLS[:2]:
+        assert {"fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "shared_buffers"} <= set(s[cell])
+    assert s["inserts/cassandra/strict"]["commitlog_sync"] == "batch"
+    assert s["inserts/cassandra/relaxed"]["commitlog_sync"] == "periodic"
+    assert s["inserts/cassandra/relaxed"]["commitlog_sync_period"] == "10000ms"
+    assert "lost writes" in notes["durability"] and "1.28" in notes["original"]
+    by_cell = {r["cell"]: r["settings"] for r in read_csv(quick_run / "inserts.csv")}
+    assert "synchronous_commit=off" in by_cell["inserts/postgres/relaxed"] and "commitlog_sync=batch" in by_cell["inserts/cassandra/strict"]
+
+
+def test_nothing_is_left_after_the_run(quick_run):
+    ports = ports_of(manifest(quick_run))
+    assert len(ports) == 4, "a private cluster and an embedded node per cell"
+    assert_nothing_left(quick_run, ports)
+
+
+# ---- interrupts ---------------------------------------------------------------------------------------------------
+
+def test_ctrl_c_during_cassandra_writes_stops_the_node_and_removes_its_data(tmp_path):
+    seen = {}
+
+    def writing():
+        for ts in tmp_path.glob("three-tier/*/timeseries.csv"):
+            if ",warmup,proc:inserts/cassandra/" in ts.read_text() or ",measure,proc:inserts/cassandra/" in ts.read_text():
+                run_dir = ts.parent
+                (yaml,) = run_dir.glob("scratch/cassandra-*/cassandra.yaml")
+                port = int(re.search(r"native_transport_port: (\d+)", yaml.read_text()).group(1))
+                assert listening(port)
+                assert not cql_login(port, "cassandra", "cassandra"), "the default superuser password is replaced"
+                lines = cmdlines(json.loads((run_dir / "run.json").read_text())["pid"])
+                assert len(lines) >= 3, "the run, its Cassandra node and its writers"
+                assert not [c for c in lines if b"password" in c.lower()], "no password option on any command line"
+                seen["port"] = port
+                return run_dir, None
+        return None
+
+    code, err, run_dir, _ = interrupt_run(["three-tier", *QUICK, "--stores", "cassandra", "--durability", "strict",
+                                           "--warmup", "20", "--out", str(tmp_path)], writing, timeout=300)
+    assert code == 130, err
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "interrupted"
+    time.sleep(1)
+    assert_nothing_left(run_dir, [seen["port"]])
+
+
+def test_ctrl_c_during_postgres_writes_stops_the_cluster(tmp_path):
+    def writing():
+        for ts in tmp_path.glob("three-tier/*/timeseries.csv"):
+            if ",warmup,proc:inserts/postgres/" in ts.read_text():
+                return ts.parent, None
+        return None
+
+    code, err, run_dir, _ = interrupt_run(["three-tier", *QUICK, "--stores", "postgres", "--durability", "strict",
+                                           "--warmup", "20", "--out", str(tmp_path)], writing, timeout=180)
+    assert code == 130, err
+    assert manifest(run_dir)["status"] == "interrupted"
+    time.sleep(1)
+    assert_nothing_left(run_dir)
+
+
+# ---- a user's database -------------------------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def users_database():
+    """A PostgreSQL server standing in for the user's own, with scram-sha-256 and a random password."""
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip("PostgreSQL server binaries not installed")
+    root = pathlib.Path(tempfile.mkdtemp(prefix="perfkit-userdb-"))  # directly in /tmp: user postgres must reach it
+    password, port = "pk-" + secrets.token_hex(12), free_port()
+    as_postgres = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] if os.geteuid() == 0 else []
+    (root / "pw").write_text(password + "\n")
+    if as_postgres:
+        shutil.chown(root, "postgres", "postgres")
+        shutil.chown(root / "pw", "postgres", "postgres")
+    os.chmod(root, 0o700)
+    subprocess.run([*as_postgres, str(PG_BIN / "initdb"), "-D", str(root / "data"), "-U", "postgres", "--auth=scram-sha-256",
+                    f"--pwfile={root / 'pw'}", "--no-sync", "-E", "UTF8", "--no-locale"], check=True, capture_output=True)
+    (root / "pw").unlink()
+    server = subprocess.Popen([*as_postgres, str(PG_BIN / "postgres"), "-D", str(root / "data"), "-p", str(port), "-k", str(root),
+                               "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if subprocess.run([str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        yield {"url": f"jdbc:postgresql://127.0.0.1:{port}/postgres", "port": port, "password": password}
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def perfkit_schemas(db):
+    out = subprocess.run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(db["port"]), "-U", "postgres", "-d", "postgres", "-Atc",
+                          "select schema_name from information_schema.schemata where schema_name like 'perfkit_%'"],
+                         capture_output=True, text=True, env=dict(os.environ, PGPASSWORD=db["password"]), check=True)
+    return out.stdout.split()
+
+
+def test_users_postgres_sets_durability_per_session_and_keeps_its_password_secret(tmp_path, users_database):
+    db = users_database
+    env = dict(os.environ, PERFKIT_JDBC_PASSWORD=db["password"])
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "three-tier", *QUICK, "--stores", "postgres", "--jdbc-url", db["url"],
+                             "--out", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    checked = 0
+    try:
+        while proc.poll() is None:  # every process of the run, while it runs
+            for ts in tmp_path.glob("three-tier/*/run.json"):
+                for line in cmdlines(json.loads(ts.read_text())["pid"]):
+                    checked += 1
+                    assert db["password"].encode() not in line, "password on a command line"
+            time.sleep(0.3)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert checked > 0
+    run_dir = pathlib.Path(out.strip().splitlines()[-1])
+    m = manifest(run_dir)
+    validate(m)
+    s = m["notes"]["inserts"]["settings"]
+    assert s["inserts/postgres/strict"]["synchronous_commit"] == "on" and s["inserts/postgres/relaxed"]["synchronous_commit"] == "off"
+    assert "synchronous_commit set per session" in s["inserts/postgres/relaxed"]["source"]
+    for r in read_csv(run_dir / "inserts.csv"):
+        assert r["valid"] == "true" and r["rows_counted"] == r["acknowledged"], r
+    assert perfkit_schemas(db) == [], "the round's schemas are dropped"
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert db["password"].encode() not in f.read_bytes(), f"password in {f}"
+    assert db["password"] not in out + err
+
+
+# ---- bad input ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,needle", [
+    (["--stores", "postgres", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere"], "cannot connect to jdbc:postgresql://127.0.0.1:1/nowhere"),
+    (["--stores", "cassandra", "--cassandra-contact-points", "127.0.0.1:1"], "cannot connect to Cassandra at 127.0.0.1:1"),
+], ids=["postgres", "cassandra"])
+def test_unreachable_database_fails_the_run_in_one_line(tmp_path, args, needle):
+    r = bench("run", "three-tier", *QUICK, *args, "--out", str(tmp_path), timeout=300)
+    m = assert_failed_run_with_one_line(r, tmp_path, "three-tier", needle)
+    assert_nothing_left(pathlib.Path(glob.glob(str(tmp_path / "three-tier" / "*"))[0]))
+    assert m["status"] == "failed"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--cassandra-contact-points", "localhost"], "--cassandra-contact-points"),
+    (["--cassandra-user", "bob"], "need --cassandra-contact-points"),
+    (["--stores", "mysql"], "--stores"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_bad_options_are_one_line_and_exit_2(tmp_path, args, needle):
+    r = bench("run", "three-tier", *QUICK, *args, "--out", str(tmp_path), timeout=120)
+    assert r.returncode == 2, r.stderr
+    errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and needle in errors[0], r.stderr

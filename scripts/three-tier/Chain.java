@@ -1,0 +1,330 @@
+package perfkit.threetier;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import perfkit.harness.HttpService;
+import perfkit.harness.JdbcUrl;
+import perfkit.harness.Params;
+import perfkit.harness.PrivatePostgres;
+import perfkit.harness.Run;
+import perfkit.harness.Sys;
+import perfkit.harness.Table;
+import perfkit.threetier.chain.Hop;
+import perfkit.threetier.chain.async.AsyncTier;
+import perfkit.threetier.chain.sync.SyncTier;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Round 3, the chain browser -> A -> B -> C: the load driver GETs A, A POSTs a small JSON request to B, B to C; C
+ * waits --c-delay-ms, inserts one row into PostgreSQL and answers; each tier adds its field to the answer on the way
+ * back. Every tier is a JVM of its own. Variants: sync (Spring MVC on Tomcat, Apache HttpClient 5, JDBC), async
+ * (Reactor Netty server and client, Mono.delay, R2DBC) and mixed (async with B sync, the original's attempt).
+ * <p>
+ * Per fork a fresh PostgreSQL (or the user's database, in a schema of the run's own), per cell a fresh table and
+ * fresh tiers: saturation (closed model), capacity (open model), then one open step at --chain-rate, the same for
+ * every variant, whose spectra the notebook compares. After each cell C's rows are counted: a row per answered request.
+ */
+final class Chain implements Rounds.Round {
+    static final List<String> VARIANTS = List.of("sync", "async", "mixed");
+    /** The stack of tiers A, B and C per variant. */
+    static final Map<String, List<String>> STACKS = Map.of("sync", List.of("sync", "sync", "sync"), "async", List.of("async", "async", "async"),
+            "mixed", List.of("async", "sync", "async"));
+    static final List<String> TIERS = List.of("a", "b", "c");
+
+    private final Run run;
+    private final HttpRound http;
+    private final Params p;
+    private final HttpClient probe = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    Chain(Run run, HttpRound http) {
+        this.run = run;
+        this.http = http;
+        this.p = run.typed();
+    }
+
+    /** Rules over several options, checked before the run folder exists. */
+    static String checkOptions(Params p) {
+        if (!p.list("rounds").contains("chain")) return null;
+        String url = p.text("jdbc-url").trim();
+        if (url.isEmpty())
+            return PrivatePostgres.binaries() == null
+                    ? "chain: PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url" : null;
+        if (!url.startsWith("jdbc:postgresql://")) return "option --jdbc-url expects a PostgreSQL URL such as jdbc:postgresql://host:5432/database";
+        try {
+            JdbcUrl.parse(url);
+            return null;
+        } catch (IllegalArgumentException e) {
+            return "option --jdbc-url expects " + e.getMessage();
+        }
+    }
+
+    /** A tier's JVM: {@code chain-sync} or {@code chain-async}, told its tier, its next tier and C's delay by {@code --perfkit.*} arguments. */
+    static void service(String role, String[] args) throws Exception {
+        switch (role) {
+            case "chain-sync" -> SyncTier.start(args);
+            case "chain-async" -> AsyncTier.start(args);
+            default -> throw new IllegalArgumentException("unknown chain service " + role);
+        }
+    }
+
+    @Override public List<String> cells() { return p.list("chains").stream().map(v -> "chain/" + v).toList(); }
+
+    @Override
+    public void describe(ObjectNode notes) {
+        ObjectNode n = notes.putObject("chain");
+        n.put("shape", "browser (the load driver) -> A (GET " + Hop.ENTRY + ") -> B -> C, each tier a JVM of its own (" + p.text("app-jvm-args")
+                + "); tier to tier a POST " + Hop.PATH + " of a small JSON request {id, from}; C waits " + p.integer("c-delay-ms")
+                + " ms, inserts one row into PostgreSQL (INSERT ... RETURNING id, autocommit, default durability: an fsync per commit) and answers "
+                + "{id, row, cMs}; B adds bMs and A aMs on the way back");
+        n.put("delayMs", p.integer("c-delay-ms"));
+        ObjectNode v = n.putObject("variants");
+        v.put("sync", "Spring Boot 4.1.1 MVC on Tomcat (default pool, 200 threads) in A, B and C; A and B call on with Apache HttpClient 5.6.4 classic "
+                + "(blocking, a pool of " + Hop.SYNC_CLIENT_CONNECTIONS + " connections); C sleeps on its request thread (Thread.sleep: the stack "
+                + "offers no other wait) and writes with JDBC (PostgreSQL driver 42.7.7) through HikariCP 7.0.2, a fixed pool of " + Hop.DB_POOL);
+        v.put("async", "Reactor Netty 1.3.7 HttpServer and HttpClient (the client on the server's event loops, a pool of " + Hop.ASYNC_CLIENT_CONNECTIONS
+                + " connections, unbounded pending acquires) in A, B and C, no Spring; C waits with Mono.delay (a timer, no thread held) and writes with "
+                + "R2DBC PostgreSQL 1.1.1 through r2dbc-pool 1.0.2, a fixed pool of " + Hop.DB_POOL);
+        v.put("mixed", "A and C as in async, B as in sync (Tomcat, blocking HttpClient): one sync hop in an async chain, as the original tried");
+        n.put("threadsAndPools", "read from the running tiers after each variant's first fork: notes.chain.tiers");
+        n.put("users", p.integer("chain-users"));
+        n.put("compareRate", p.integer("chain-rate"));
+        n.put("steps", "per cell and fork: saturation (closed model, --chain-users users), capacity (open model at --slo-ms), then one open step at "
+                + "--chain-rate req/s for every variant (purpose compare in open.csv), so latency spectra are compared at the same offered load");
+        n.put("rowCheck", "after each cell C's rows are counted (table " + Hop.TABLE + ", fresh per cell): warm-ups included, at least one row per "
+                + "request A answered, else the cell is invalid (chain.csv)");
+        n.put("published", "original (2014): sync 1,200 req/s vs async 3,300 req/s, async/sync 2.75; async had worse mean and p95 latency; "
+                + "mixing (one sync hop in an async chain) did not help: the whole chain had to be async. C waited about 25 ms and wrote to "
+                + "PostgreSQL; the async stack used HTTP pipelining");
+    }
+
+    @Override
+    public void run() throws Exception {
+        ObjectNode notes = (ObjectNode) run.notes().get("chain");
+        Table table = new Table(run, "chain.csv", "chain: one row per cell and fork: rows C wrote (warm-ups included), requests A answered (warm-ups "
+                + "included) and C answered, pool sizes and threads of the tiers; valid when rows >= requests answered",
+                "cell", "variant", "fork", "rows", "answered", "c_answered", "a_stack", "b_stack", "c_stack", "db_pool", "a_client_connections",
+                "b_client_connections", "a_threads", "b_threads", "c_threads", "valid", "invalid_reason");
+        Database users = p.text("jdbc-url").isBlank() ? null : Database.users(run);
+        notes.put("database", users != null ? "user database " + users.url + ", schema " + users.schema + " (dropped afterwards)"
+                : "private PostgreSQL cluster per fork (Debian server binaries, default settings: synchronous_commit on, fsync on), 127.0.0.1, "
+                + "scram-sha-256 with a random per-run password, removed afterwards");
+        try {
+            for (int fork = 1; fork <= p.integer("forks"); fork++) {
+                Database db = users != null ? users : Database.privateCluster(run, fork);
+                if (db.postgres != null) { // where it listened, so a check after the run can see it is gone
+                    ObjectNode cluster = (notes.has("clusters") ? (ArrayNode) notes.get("clusters") : notes.putArray("clusters")).addObject();
+                    cluster.put("fork", fork).put("port", db.postgres.port()).put("pid", db.postgres.pid());
+                    run.writeManifest();
+                }
+                try {
+                    for (String variant : p.list("chains")) cell(variant, fork, db, table, notes);
+                } finally {
+                    if (db != users) db.close(run, fork);
+                }
+            }
+        } finally {
+            table.close();
+        }
+        run.writeManifest();
+    }
+
+    private void cell(String variant, int fork, Database db, Table table, ObjectNode notes) throws Exception {
+        String cell = "chain/" + variant;
+        db.freshTable();
+        List<String> stacks = STACKS.get(variant);
+        Map<String, HttpService> tiers = new LinkedHashMap<>();
+        Map<String, JsonNode> info = new LinkedHashMap<>();
+        try {
+            startTiers(variant, fork, db, tiers);
+            Map<String, Long> watch = new LinkedHashMap<>();
+            for (String t : TIERS) watch.put(t, tiers.get(t).process().pid());
+            if (db.pid() > 0) watch.put("db", db.pid());
+            String url = tiers.get("a").url() + Hop.ENTRY;
+            double saturation = http.saturation(cell, fork, url, p.intValue("chain-users"), watch);
+            http.capacity(cell, fork, url, saturation, watch);
+            http.openStep(cell, fork, url, p.integer("chain-rate"), "compare", watch);
+            for (String t : TIERS) info.put(t, info(tiers.get(t)));
+        } finally {
+            for (String t : TIERS) if (tiers.containsKey(t)) tiers.get(t).stop(run); // A first: no new work reaches B and C
+        }
+        if (fork == 1) {
+            ObjectNode t = notes.has("tiers") ? (ObjectNode) notes.get("tiers") : notes.putObject("tiers");
+            ObjectNode byTier = t.putObject(variant);
+            info.forEach(byTier::set);
+        }
+        long rows = db.rows();
+        JsonNode a = info.get("a"), b = info.get("b"), c = info.get("c");
+        Long answered = a.path("answered").isNumber() ? a.get("answered").asLong() : null;
+        String problem = answered == null ? "could not read A's answered requests"
+                : rows < answered ? rows + " rows for " + answered + " answered requests" : "";
+        table.write(Table.row().set("cell", cell).set("variant", variant).set("fork", fork).set("rows", rows).set("answered", answered)
+                .set("c_answered", c.path("answered").isNumber() ? c.get("answered").asLong() : null)
+                .set("a_stack", stacks.get(0)).set("b_stack", stacks.get(1)).set("c_stack", stacks.get(2))
+                .set("db_pool", c.path("dbPoolMax").isNumber() ? c.get("dbPoolMax").asInt() : null)
+                .set("a_client_connections", a.path("clientConnectionsMax").isNumber() ? a.get("clientConnectionsMax").asInt() : null)
+                .set("b_client_connections", b.path("clientConnectionsMax").isNumber() ? b.get("clientConnectionsMax").asInt() : null)
+                .set("a_threads", threads(a)).set("b_threads", threads(b)).set("c_threads", threads(c))
+                .set("valid", problem.isEmpty()).set("invalid_reason", problem));
+        run.progress().say(String.format(Locale.ROOT, "%s fork %d: %d rows for %s answered requests", cell, fork, rows, answered));
+        if (!problem.isEmpty()) run.invalid(cell + " fork " + fork + ": " + problem);
+    }
+
+    /** Request threads: Tomcat's pool maximum, or Reactor Netty's event loops. */
+    private static String threads(JsonNode info) {
+        if (info.path("requestThreadsMax").isNumber()) return "tomcat " + info.get("requestThreadsMax").asInt();
+        if (info.path("ioWorkerCount").isNumber()) return "event loops " + info.get("ioWorkerCount").asInt();
+        return "";
+    }
+
+    /**
+     * Starts A, B and C at once (JVM start-ups are most of a quick run): B and C get free ports picked here, so A and B
+     * know where to call before their next tier listens. Into {@code tiers} goes each that started, even when another failed.
+     */
+    private void startTiers(String variant, int fork, Database db, Map<String, HttpService> tiers) throws Exception {
+        List<String> stacks = STACKS.get(variant);
+        int c = Sys.freePort(), b;
+        do b = Sys.freePort(); while (b == c);
+        int[] ports = {0, b, c};
+        run.progress().say("chain/" + variant + " fork " + fork + ": starting A (" + stacks.get(0) + "), B (" + stacks.get(1) + ") and C (" + stacks.get(2) + ")");
+        ExecutorService starter = Executors.newFixedThreadPool(TIERS.size());
+        try {
+            Map<String, Future<HttpService>> started = new LinkedHashMap<>();
+            for (int i = 0; i < TIERS.size(); i++) {
+                String tier = TIERS.get(i), stack = stacks.get(i), next = i + 1 < TIERS.size() ? "http://127.0.0.1:" + ports[i + 1] : null;
+                int port = ports[i];
+                started.put(tier, starter.submit(() -> startTier(variant, tier, stack, fork, port, next, tier.equals("c") ? db.params() : Map.of())));
+            }
+            Exception failure = null;
+            for (var e : started.entrySet()) {
+                try {
+                    tiers.put(e.getKey(), e.getValue().get());
+                } catch (ExecutionException ex) {
+                    if (failure == null) failure = ex.getCause() instanceof Exception cause ? cause : ex;
+                }
+            }
+            if (failure != null) throw failure;
+        } finally {
+            starter.shutdown();
+        }
+    }
+
+    private HttpService startTier(String variant, String tier, String stack, int fork, int port, String next, Map<String, String> privateParams)
+            throws Exception {
+        List<String> args = new ArrayList<>(List.of(ThreeTier.SERVICE, "chain-" + stack, "--perfkit.run-dir=" + run.dir(), "--perfkit.tier=" + tier,
+                "--perfkit.variant=" + variant, "--perfkit.delay-ms=" + p.integer("c-delay-ms"), "--perfkit.port=" + port));
+        if (next != null) args.add("--perfkit.next-url=" + next);
+        if (stack.equals("sync"))
+            args.addAll(List.of("--server.port=" + port, "--server.address=127.0.0.1", "--spring.main.banner-mode=off", "--logging.level.root=WARN",
+                    "--server.tomcat.max-keep-alive-requests=-1")); // Tomcat would close callers' connections every 100 requests
+        return HttpService.start(run, "chain-" + variant + "-" + tier + "/fork" + fork, Sys.jvmArgs(p.text("app-jvm-args")), args, privateParams);
+    }
+
+    private JsonNode info(HttpService s) {
+        try {
+            HttpResponse<String> r = probe.send(HttpRequest.newBuilder(URI.create(s.url() + Hop.INFO)).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return Hop.JSON.readTree(r.body());
+        } catch (Exception e) {
+            return Hop.JSON.getNodeFactory().textNode("could not read: " + e.getMessage());
+        }
+    }
+
+    /** Where C writes: a private cluster (one per fork) or the user's database, in a schema of the run's own. */
+    private static final class Database {
+        final String url, user, password, schema;
+        final PrivatePostgres postgres;
+
+        private Database(String url, String user, String password, String schema, PrivatePostgres postgres) {
+            this.url = url; this.user = user; this.password = password; this.schema = schema; this.postgres = postgres;
+        }
+
+        static Database privateCluster(Run run, int fork) throws Exception {
+            run.progress().say("chain fork " + fork + ": starting a private PostgreSQL cluster");
+            PrivatePostgres pg = PrivatePostgres.start(run, Map.of());
+            run.timeSeries().watchProcessTree(series(fork), pg.pid()); // postmaster and backends, per second
+            return new Database(pg.jdbcUrl(), pg.user(), pg.password(), "", pg);
+        }
+
+        /** The user's database: it must answer (one line otherwise); the schema goes however the run ends. */
+        static Database users(Run run) throws Exception {
+            Params p = run.typed();
+            JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
+            // the run id's time and random suffix: unique per run even on a shared database
+            String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
+            String schema = "perfkit_chain_" + id.substring(0, 15).replaceAll("[^a-z0-9]", "") + "_" + id.substring(id.length() - 6).replaceAll("[^a-z0-9]", "");
+            Database db = new Database(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")), schema, null);
+            try (Connection c = db.connect(); Statement s = c.createStatement()) {
+                s.execute("CREATE SCHEMA " + schema);
+            } catch (java.sql.SQLException e) {
+                String why = String.valueOf(e.getMessage()).lines().findFirst().orElse("no answer");
+                throw new IllegalStateException("chain: cannot connect to " + db.url + ": " + (db.password.isEmpty() ? why : why.replace(db.password, "***")));
+            }
+            run.onFinish(db::dropSchema); // right after CREATE SCHEMA: Ctrl-C or a failure must not leave it behind
+            return db;
+        }
+
+        Connection connect() throws java.sql.SQLException {
+            DriverManager.setLoginTimeout(10);
+            String u = JdbcUrl.withParam(url, "connectTimeout", "10");
+            if (!schema.isEmpty()) u = JdbcUrl.withParam(u, "currentSchema", schema);
+            return DriverManager.getConnection(u, user, password);
+        }
+
+        /** What C needs, over its stdin. */
+        Map<String, String> params() {
+            return Map.of("db-url", url, "db-user", user, "db-password", password, "db-schema", schema);
+        }
+
+        void freshTable() throws java.sql.SQLException {
+            try (Connection c = connect(); Statement s = c.createStatement()) {
+                s.execute("DROP TABLE IF EXISTS " + Hop.TABLE);
+                s.execute("CREATE TABLE " + Hop.TABLE + " (id bigserial PRIMARY KEY, request_id bigint NOT NULL, variant text NOT NULL, "
+                        + "written_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+            }
+        }
+
+        long rows() throws java.sql.SQLException {
+            try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM " + Hop.TABLE)) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+
+        long pid() { return postgres == null ? -1 : postgres.pid(); }
+
+        void close(Run run, int fork) {
+            run.timeSeries().unwatchProcess(series(fork));
+            postgres.close();
+        }
+
+        private void dropSchema() {
+            try (Connection c = connect(); Statement s = c.createStatement()) {
+                s.execute("SET lock_timeout = '30s'");
+                s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            } catch (Exception e) {
+                System.err.println("[three-tier] could not drop schema " + schema + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
+            }
+        }
+
+        private static String series(int fork) { return "proc:chain-postgres/fork" + fork; }
+    }
+}

@@ -1,0 +1,390 @@
+package perfkit.threetier;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import perfkit.harness.CpuSampler;
+import perfkit.harness.Fork;
+import perfkit.harness.JdbcUrl;
+import perfkit.harness.Params;
+import perfkit.harness.PrivatePostgres;
+import perfkit.harness.Run;
+import perfkit.harness.Sys;
+import perfkit.harness.Table;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Round 2, inserts: W writer threads insert the same row, one per statement, into PostgreSQL and Cassandra, each
+ * at a strict and a relaxed durability setting, so like is compared with like. A cell is
+ * {@code inserts/<store>/<durability>}; every fork of every cell gets a fresh database (a private PostgreSQL
+ * cluster or an embedded Cassandra node), or a fresh schema / keyspace of its own on the user's database. After
+ * each cell the rows are counted in the database: they must equal the inserts acknowledged to the writers.
+ */
+final class Inserts implements Rounds.Round {
+    static final List<String> STORES = List.of("postgres", "cassandra");
+    static final List<String> DURABILITIES = List.of("strict", "relaxed");
+    /** A user's Cassandra: its commit log mode is the cluster's, which no client can set, so it is one cell. */
+    static final String AS_CONFIGURED = "as-configured";
+    static final String TABLE = "insert_rows";
+    static final List<String> PG_SETTINGS = List.of("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "shared_buffers");
+
+    private final Run run;
+    private final Params p;
+    private final boolean usersPostgres, usersCassandra;
+    private final Set<Runnable> liveDrops = ConcurrentHashMap.newKeySet();
+    private EmbeddedCassandra.Scripts cassandraScripts;
+    private CqlBridge usersCql; // the admin session on the user's cluster: DDL, counts, and the drop on any ending
+    private int cellIndex;
+
+    Inserts(Run run) {
+        this.run = run;
+        this.p = run.typed();
+        this.usersPostgres = !p.text("jdbc-url").isBlank();
+        this.usersCassandra = !p.text("cassandra-contact-points").isBlank();
+    }
+
+    // ---- options ----------------------------------------------------------------------------------
+
+    static String checkOptions(Params p) {
+        String url = p.text("jdbc-url").trim();
+        if (!url.isEmpty()) {
+            if (!url.startsWith("jdbc:postgresql://")) return "option --jdbc-url expects a PostgreSQL URL such as jdbc:postgresql://host:5432/database";
+            try { JdbcUrl.parse(url); } catch (IllegalArgumentException e) { return "option --jdbc-url expects " + e.getMessage(); }
+        }
+        String points = p.text("cassandra-contact-points").trim();
+        if (!points.isEmpty())
+            for (String hp : points.split(",")) {
+                String s = hp.trim();
+                int colon = s.lastIndexOf(':');
+                int port = colon <= 0 ? -1 : parsePort(s.substring(colon + 1));
+                if (port < 1 || port > 65535)
+                    return "option --cassandra-contact-points expects host:port[,host:port...], got '" + p.text("cassandra-contact-points") + "'";
+            }
+        if (points.isEmpty() && (!p.text("cassandra-user").isBlank() || !p.text("cassandra-password").isEmpty()))
+            return "--cassandra-user and --cassandra-password need --cassandra-contact-points";
+        if (!p.list("rounds").contains("inserts")) return null;
+        if (p.list("stores").contains("postgres") && url.isEmpty() && PrivatePostgres.binaries() == null)
+            return "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url, or --stores cassandra";
+        return null;
+    }
+
+    private static int parsePort(String s) {
+        try { return Integer.parseInt(s); } catch (NumberFormatException e) { return -1; }
+    }
+
+    // ---- plan -------------------------------------------------------------------------------------
+
+    private List<String> durabilitiesOf(String store) {
+        return store.equals("cassandra") && usersCassandra ? List.of(AS_CONFIGURED) : p.list("durability");
+    }
+
+    @Override
+    public List<String> cells() {
+        List<String> cells = new ArrayList<>();
+        for (String store : p.list("stores"))
+            for (String d : durabilitiesOf(store)) cells.add("inserts/" + store + "/" + d);
+        return cells;
+    }
+
+    @Override
+    public void describe(ObjectNode notes) {
+        ObjectNode n = notes.putObject("inserts");
+        n.put("cells", "inserts/<store>/<durability>; each fork starts fresh databases: a private PostgreSQL cluster or an embedded Cassandra node per cell");
+        n.put("writers", p.integer("writers") + " writer threads, each inserting one row per statement with a prepared statement and waiting for "
+                + "its acknowledgement (closed loop); PostgreSQL JDBC 42.7.7 with autocommit (one insert per commit, a connection per writer); "
+                + "Apache Cassandra Java driver 4.19.2 (one session, a prepared statement per writer, consistency LOCAL_ONE, the driver's default), "
+                + "loaded in a class loader of its own in the writer JVM because its Netty 4.1 clashes with Spring Boot 4's Netty 4.2");
+        n.put("row", "id bigint primary key, customer text, item text, quantity int, price double; a fresh table per cell");
+        n.put("throughput", "tps = inserts started in the --measure window (after --warmup) and acknowledged, / --measure seconds; "
+                + "latency per insert, sent to acknowledged, in latency/inserts.<store>.<durability>.insert.fork<k>.*.hlog (closed loop: corrected = uncorrected)");
+        n.put("rowCounts", "after each cell, count(*) in the database must equal the inserts acknowledged to the writers, warm-up included; "
+                + "otherwise the cell is invalid");
+        n.put("cpu", "cpu_db_pct: the database's process tree (postmaster and backends; the Cassandra JVM) over the window, percent of one core; "
+                + "cpu_writers_pct: the writer JVM (with the Cassandra driver's threads)");
+        n.put("postgres", usersPostgres ? "user database " + JdbcUrl.parse(p.text("jdbc-url")).url() + ", a schema of its own per cell, dropped after; "
+                + "synchronous_commit set per session (strict = on, relaxed = off); fsync and the rest as the server is configured"
+                : "private PostgreSQL cluster (Debian server binaries, PrivatePostgres) per cell and fork; strict = the defaults (fsync on, "
+                + "synchronous_commit on: each commit waits for its WAL flush); relaxed = synchronous_commit=off (commits return before the flush)");
+        n.put("cassandra", usersCassandra ? "user cluster at " + p.text("cassandra-contact-points") + " (datacenter " + p.text("cassandra-datacenter")
+                + "), a keyspace of its own (replication factor 1), dropped after; durability as the cluster is configured (a client cannot "
+                + "set the commit log mode), one cell inserts/cassandra/" + AS_CONFIGURED
+                : "Cassandra " + EmbeddedCassandra.VERSION + " embedded in a child JVM (" + EmbeddedCassandra.HEAP + ", Cassandra's JDK 17 option set, "
+                + "loopback, free ports, no JMX, PasswordAuthenticator with a random superuser password) per cell and fork; strict = "
+                + "commitlog_sync: batch (each write fsynced before it is acknowledged); relaxed = commitlog_sync: periodic, "
+                + "commitlog_sync_period: 10000ms (Cassandra's default: acknowledged at once, fsynced every 10 s)");
+        n.put("durability", "lost writes on a crash of the machine (power loss, kernel panic): strict loses no acknowledged insert in either database; "
+                + "relaxed PostgreSQL may lose the last ~3 x wal_writer_delay (about 600 ms) of acknowledged commits but never corrupts "
+                + "(synchronous_commit=off); relaxed Cassandra may lose up to commitlog_sync_period (10 s) of acknowledged writes on a single node "
+                + "(replicas hide it only when they do not fail together). A crash of the Cassandra process alone loses nothing (its commit "
+                + "log is already in the OS page cache); relaxed PostgreSQL can lose those last commits on a crash of the server process too "
+                + "(they wait in WAL buffers in shared memory).");
+        n.put("original", "the original (2014) compared Cassandra at its default periodic commit log with a \"tuned\" PostgreSQL "
+                + "(published: Cassandra 21,681 vs PostgreSQL 16,876 inserts/s, ratio 1.28); the like-for-like ratios are "
+                + "cassandra/strict vs postgres/strict and cassandra/relaxed vs postgres/relaxed");
+        n.putObject("settings");
+    }
+
+    // ---- run --------------------------------------------------------------------------------------
+
+    @Override
+    public void run() throws Exception {
+        List<String> stores = p.list("stores");
+        if (stores.contains("cassandra")) {
+            run.progress().phase("building the Cassandra scripts", 20);
+            cassandraScripts = EmbeddedCassandra.Scripts.prepare(run, !usersCassandra);
+        }
+        // a user's database that does not answer fails the run in one line, before anything is measured
+        if (usersPostgres && stores.contains("postgres")) checkUsersPostgres();
+        if (usersCassandra && stores.contains("cassandra")) openUsersCassandra();
+        run.onFinish(() -> { for (Runnable r : List.copyOf(liveDrops)) r.run(); if (usersCql != null) usersCql.close(); });
+        try (Table table = new Table(run, "inserts.csv", "one row per inserts cell and fork: TPS over the window, latency per insert, rows counted "
+                + "vs acknowledged, CPU of the database and the writers, the durability settings in force",
+                "cell", "store", "durability", "fork", "writers", "window_s", "inserts", "tps", "latency_mean_ms", "latency_p50_ms",
+                "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "acknowledged", "rows_counted", "failed_inserts", "cpu_db_pct",
+                "cpu_writers_pct", "settings", "valid", "reason")) {
+            for (int fork = 1; fork <= p.integer("forks"); fork++)
+                for (String store : stores)
+                    for (String durability : durabilitiesOf(store)) {
+                        String cell = "inserts/" + store + "/" + durability;
+                        table.write(store.equals("postgres") ? postgresCell(cell, durability, fork) : cassandraCell(cell, durability, fork));
+                        run.writeManifest();
+                    }
+        } finally {
+            if (usersCql != null) { usersCql.close(); usersCql = null; }
+        }
+    }
+
+    /** A name unique per run and cell, even on a shared database: the run id's time and random suffix. */
+    private String objectName() {
+        String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
+        return "perfkit_" + id.substring(0, 16) + "_" + id.substring(id.length() - 6).replaceAll("[^a-z0-9]", "") + "_" + (++cellIndex);
+    }
+
+    // ---- PostgreSQL -------------------------------------------------------------------------------
+
+    private record PgTarget(String url, String user, String password, String sessionSync) {
+        Connection connect() throws Exception {
+            DriverManager.setLoginTimeout(10);
+            Connection c = DriverManager.getConnection(JdbcUrl.withParam(url, "connectTimeout", "10"), user, password);
+            if (!sessionSync.isEmpty()) try (Statement s = c.createStatement()) { s.execute("SET synchronous_commit TO " + sessionSync); }
+            return c;
+        }
+    }
+
+    private PgTarget usersPgTarget(String durability) {
+        JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
+        return new PgTarget(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")),
+                durability.equals("relaxed") ? "off" : "on");
+    }
+
+    private void checkUsersPostgres() {
+        PgTarget t = usersPgTarget("strict");
+        try (Connection c = t.connect()) {
+            c.isValid(5);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot connect to " + t.url() + ": " + scrub(firstLine(e), t.password()));
+        }
+    }
+
+    private Table.Row postgresCell(String cell, String durability, int fork) throws Exception {
+        PrivatePostgres pg = null;
+        PgTarget target;
+        if (usersPostgres) {
+            target = usersPgTarget(durability);
+        } else {
+            run.progress().phase(cell + " fork " + fork + ": starting a private PostgreSQL cluster", 3);
+            pg = PrivatePostgres.start(run, durability.equals("relaxed") ? Map.of("synchronous_commit", "off") : Map.of());
+            run.timeSeries().watchProcessTree("proc:postgres", pg.pid());
+            target = new PgTarget(pg.jdbcUrl(), pg.user(), pg.password(), "");
+        }
+        String schema = objectName(), table = schema + "." + TABLE;
+        Runnable drop = () -> dropSchema(target, schema);
+        try {
+            Map<String, String> settings = new LinkedHashMap<>();
+            try (Connection c = target.connect(); Statement s = c.createStatement()) {
+                s.execute("CREATE SCHEMA " + schema);
+                if (usersPostgres) liveDrops.add(drop); // right after CREATE: Ctrl-C or a failure must not leave it in the user's database
+                s.execute("CREATE TABLE " + table + " (" + InsertWriters.PG_COLUMNS + ")");
+                for (String name : PG_SETTINGS)
+                    try (ResultSet r = s.executeQuery("SHOW " + name)) { r.next(); settings.put(name, r.getString(1)); }
+            }
+            Map<String, String> params = forkParams("postgres", cell, fork, table);
+            params.putAll(Map.of("db-url", target.url(), "db-user", target.user(), "db-password", target.password(), "session-sync", target.sessionSync()));
+            long pid = pg == null ? -1 : pg.pid();
+            Measured m = fork(cell, params, pid);
+            long counted;
+            try (Connection c = target.connect(); Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT count(*) FROM " + table)) {
+                r.next();
+                counted = r.getLong(1);
+            }
+            String where = usersPostgres ? "user database, synchronous_commit set per session" : "private cluster 127.0.0.1:" + pg.port() + ", server settings";
+            return row(cell, "postgres", durability, fork, m, counted, settings, where);
+        } finally {
+            if (usersPostgres) { liveDrops.remove(drop); drop.run(); }
+            if (pg != null) { run.timeSeries().unwatchProcess("proc:postgres"); pg.close(); }
+        }
+    }
+
+    private static void dropSchema(PgTarget target, String schema) {
+        try (Connection c = target.connect(); Statement s = c.createStatement()) {
+            s.execute("SET lock_timeout = '30s'");
+            s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        } catch (Exception e) {
+            System.err.println("[three-tier] could not drop schema " + schema + ": " + scrub(firstLine(e), target.password()));
+        }
+    }
+
+    // ---- Cassandra --------------------------------------------------------------------------------
+
+    private void openUsersCassandra() throws Exception {
+        String points = p.text("cassandra-contact-points").trim();
+        try {
+            usersCql = CqlBridge.open(cassandraScripts.clientClasspath(), points, p.text("cassandra-datacenter"), p.text("cassandra-user"),
+                    p.text("cassandra-password"), 10);
+        } catch (CqlBridge.CqlException e) {
+            throw new IllegalStateException("cannot connect to Cassandra at " + points + ": " + scrub(e.getMessage(), p.text("cassandra-password")));
+        }
+    }
+
+    private Table.Row cassandraCell(String cell, String durability, int fork) throws Exception {
+        EmbeddedCassandra node = null;
+        CqlBridge cql = usersCql;
+        String points, user, password, datacenter;
+        if (usersCassandra) {
+            points = p.text("cassandra-contact-points").trim();
+            user = p.text("cassandra-user");
+            password = p.text("cassandra-password");
+            datacenter = p.text("cassandra-datacenter");
+        } else {
+            run.progress().phase(cell + " fork " + fork + ": starting an embedded Cassandra node", 15);
+            node = EmbeddedCassandra.start(run, cassandraScripts, durability + "-fork" + fork, durability);
+            points = node.contactPoint();
+            user = node.user();
+            password = node.password();
+            datacenter = EmbeddedCassandra.DATACENTER;
+            try {
+                cql = CqlBridge.open(cassandraScripts.clientClasspath(), points, datacenter, user, password, 10);
+            } catch (Exception e) {
+                node.close();
+                throw e;
+            }
+        }
+        String keyspace = objectName(), table = keyspace + "." + TABLE;
+        CqlBridge admin = cql;
+        Runnable drop = () -> {
+            try { admin.execute("DROP KEYSPACE IF EXISTS " + keyspace); }
+            catch (Exception e) { System.err.println("[three-tier] could not drop keyspace " + keyspace + ": " + firstLine(e)); }
+        };
+        try {
+            cql.execute("CREATE KEYSPACE " + keyspace + " WITH replication = {'class': 'NetworkTopologyStrategy', '" + datacenter + "': 1}");
+            if (usersCassandra) liveDrops.add(drop);
+            cql.execute("CREATE TABLE " + table + " (" + InsertWriters.CQL_COLUMNS + ")");
+            Map<String, String> settings = commitlogSettings(cql, node);
+            Map<String, String> params = forkParams("cassandra", cell, fork, table);
+            params.putAll(Map.of("cql-classpath", cassandraScripts.clientClasspath(), "cql-contact-points", points, "cql-datacenter", datacenter,
+                    "cql-user", user, "cql-password", password));
+            Measured m = fork(cell, params, node == null ? -1 : node.pid());
+            long counted = cql.execute("SELECT count(*) FROM " + table);
+            String where = usersCassandra ? "as the cluster is configured (read from the contacted node's system_views.settings)"
+                    : "embedded node " + points + ", generated cassandra.yaml";
+            return row(cell, "cassandra", durability, fork, m, counted, settings, where);
+        } finally {
+            if (usersCassandra) { liveDrops.remove(drop); drop.run(); }
+            if (node != null) { cql.close(); node.close(); }
+        }
+    }
+
+    /** The commit log settings in force, as the node reports them; the yaml's when the virtual table cannot be read. */
+    private static Map<String, String> commitlogSettings(CqlBridge cql, EmbeddedCassandra node) {
+        Map<String, String> out = new LinkedHashMap<>();
+        try {
+            for (List<String> r : cql.rows("SELECT name, value FROM system_views.settings"))
+                // the 5.0 names only: the old *_in_ms aliases repeat them
+                if ((r.get(0).startsWith("commitlog_sync") || r.get(0).equals("commitlog_disk_access_mode")) && !r.get(0).endsWith("_in_ms"))
+                    out.put(r.get(0), r.get(1));
+        } catch (Exception e) {
+            out.put("unreadable", firstLine(e));
+        }
+        if (node != null && out.containsKey("unreadable")) out.putAll(node.yamlSettings());
+        return out;
+    }
+
+    // ---- one fork ---------------------------------------------------------------------------------
+
+    private Map<String, String> forkParams(String store, String cell, int fork, String table) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("store", store);
+        m.put("cell", cell);
+        m.put("fork", String.valueOf(fork));
+        m.put("table", table);
+        m.put("writers", String.valueOf(p.integer("writers")));
+        m.put("warmup", p.text("warmup"));
+        m.put("measure", p.text("measure"));
+        return m;
+    }
+
+    private record Measured(ObjectNode result, double cpuDbPct) {}
+
+    /** Runs the writers in a fresh JVM; the database's CPU is sampled at the window's edges as the fork reports them. */
+    private Measured fork(String cell, Map<String, String> params, long dbPid) throws Exception {
+        CpuSampler cpu = CpuSampler.forThisMachine();
+        long[] ticks = {-1, -1};
+        long[] wall = {0, 0};
+        ObjectNode result = run.fork(cell + "/writers", Sys.jvmArgs(run.param("app-jvm-args")), params,
+                p.seconds("warmup") + p.seconds("measure") + 5, phase -> {
+                    if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); }
+                    else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); }
+                });
+        double dbPct = dbPid < 0 || wall[1] == 0 ? Double.NaN : CpuSampler.percent(ticks[0], ticks[1], (wall[1] - wall[0]) / 1e9);
+        return new Measured(result, dbPct);
+    }
+
+    private Table.Row row(String cell, String store, String durability, int fork, Measured m, long counted, Map<String, String> settings, String where) {
+        ObjectNode r = m.result();
+        long acknowledged = r.get("acknowledged").asLong(), failed = r.get("failed").asLong(), measured = r.get("measured").asLong();
+        double window = r.get("windowSeconds").asDouble(), tps = measured / window;
+        List<String> reasons = new ArrayList<>();
+        if (counted != acknowledged) reasons.add("counted " + counted + " rows for " + acknowledged + " acknowledged inserts");
+        if (failed > 0) reasons.add(failed + " inserts failed (first: " + r.get("firstError").asText() + ")");
+        if (measured == 0) reasons.add("no insert was acknowledged in the window");
+        String settingText = settings.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).reduce((a, b) -> a + "; " + b).orElse("")
+                + " (" + where + ")";
+        ObjectNode all = (ObjectNode) run.notes().path("inserts").path("settings");
+        if (!all.has(cell)) {
+            ObjectNode s = all.putObject(cell);
+            settings.forEach(s::put);
+            s.put("source", where);
+        }
+        String reason = String.join("; ", reasons);
+        if (!reasons.isEmpty()) run.invalid(cell + " fork " + fork + ": " + reason);
+        run.progress().say(String.format(Locale.ROOT, "%s fork %d: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms; %d rows for %d acknowledged; CPU db %s, writers %.0f%%%s",
+                cell, fork, tps, r.get("p50Ms").asDouble(), r.get("p99Ms").asDouble(), counted, acknowledged,
+                Double.isNaN(m.cpuDbPct()) ? "n/a (not ours)" : String.format(Locale.ROOT, "%.0f%%", m.cpuDbPct()),
+                r.get("cpuWritersPct").asDouble(), reasons.isEmpty() ? "" : "  INVALID: " + reason));
+        return Table.row().set("cell", cell).set("store", store).set("durability", durability).set("fork", fork).set("writers", p.integer("writers"))
+                .set("window_s", window).set("inserts", measured).set("tps", tps).set("latency_mean_ms", r.get("meanMs").asDouble())
+                .set("latency_p50_ms", r.get("p50Ms").asDouble()).set("latency_p95_ms", r.get("p95Ms").asDouble())
+                .set("latency_p99_ms", r.get("p99Ms").asDouble()).set("latency_max_ms", r.get("maxMs").asDouble())
+                .set("acknowledged", acknowledged).set("rows_counted", counted).set("failed_inserts", failed).set("cpu_db_pct", m.cpuDbPct())
+                .set("cpu_writers_pct", r.get("cpuWritersPct").asDouble()).set("settings", settingText).set("valid", reasons.isEmpty()).set("reason", reason);
+    }
+
+    static void writerFork(Fork fork) throws Exception { InsertWriters.run(fork); }
+
+    private static String firstLine(Throwable e) {
+        return String.valueOf(e.getMessage()).lines().findFirst().orElse(e.getClass().getSimpleName());
+    }
+
+    private static String scrub(String message, String password) {
+        return password == null || password.isEmpty() ? message : message.replace(password, "***");
+    }
+}

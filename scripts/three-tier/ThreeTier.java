@@ -1,0 +1,110 @@
+///usr/bin/env jbang "$0" "$@" ; exit $?
+//JAVA 17+
+//DEPS org.springframework.boot:spring-boot-starter-web:4.1.1
+//DEPS org.freemarker:freemarker:2.3.34
+//DEPS org.apache.tomcat.embed:tomcat-embed-jasper:11.0.24
+// the Reactor Netty of Spring Boot 4.1.1's reactor-bom 2025.0.7; declared before r2dbc-postgresql, whose pom asks for reactor-netty-core 1.1
+//DEPS io.projectreactor.netty:reactor-netty-http:1.3.7
+//DEPS org.postgresql:postgresql:42.7.7
+// Jackson 3 (Spring Boot 4) needs annotations 2.21; the harness pins jackson-databind 2.18, which would pull 2.18 otherwise
+//DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
+//SOURCES Rounds.java HttpRound.java Templates.java Inserts.java Chain.java
+//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java
+//SOURCES templates/*.java
+//SOURCES inserts/*.java
+// chain round: Apache HttpClient 5 and HikariCP as Spring Boot 4.1.1 manages them; R2DBC PostgreSQL 1.1.1 (1.1.2, Boot's, is not on the mirror)
+//DEPS org.apache.httpcomponents.client5:httpclient5:5.6.4
+// httpclient5 asks for slf4j-api 1.7, which would win over Spring Boot's 2.0 and break Logback 1.5
+//DEPS org.slf4j:slf4j-api:2.0.18
+//DEPS com.zaxxer:HikariCP:7.0.2
+//DEPS org.postgresql:r2dbc-postgresql:1.1.1.RELEASE
+//DEPS io.r2dbc:r2dbc-pool:1.0.2.RELEASE
+//SOURCES chain/*.java chain/sync/*.java chain/async/*.java
+//FILES perfkit-templates/page.jsp=templates/page.jsp perfkit-templates/page.ftlh=templates/page.ftlh
+//DESCRIPTION Three rounds of a 2014 three-tier study: JSP vs FreeMarker vs plain HTML, PostgreSQL vs Cassandra inserts at matched durability, and a sync vs async A -> B -> C chain
+package perfkit.threetier;
+
+import perfkit.harness.Cli;
+import perfkit.harness.Study;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The three-tier study, in three rounds (--rounds): templates (one Spring MVC server renders the same page with
+ * JSP, FreeMarker or plain HTML), inserts (W writer threads insert the same row into PostgreSQL and Cassandra,
+ * each at two durability settings) and chain (browser -> A -> B -> C over HTTP with JSON, C waiting and writing a
+ * row; sync, async and mixed). See {@link Rounds} for the plan of a run.
+ * <p>
+ * One JBang script holds every JVM's code except Cassandra's (scripts/three-tier/cassandra, a classpath of its
+ * own): the parent runs the study; {@code --service <role>} starts a server, and the inserts' writers run as forks.
+ */
+public class ThreeTier {
+    static final String SERVICE = "--service";
+    static final List<String> ROUNDS = List.of("templates", "inserts", "chain");
+
+    static final Cli CLI = new Cli("three-tier", "A 2014 three-tier study re-run in three rounds: template engines (JSP, FreeMarker, plain HTML) on one\n"
+            + "Spring MVC server; PostgreSQL vs Cassandra inserts by W writer threads, each database at a strict and a relaxed durability\n"
+            + "setting; and a browser -> A -> B -> C chain over HTTP (C waits --c-delay-ms and writes a row), sync, async and mixed.\n"
+            + "HTTP load: Hyperfoil 0.25.2 in its own JVM (closed model at saturation, open model for capacity at --slo-ms).")
+            .choices("rounds", ROUNDS, "templates,inserts,chain", "rounds to run, comma-separated")
+            // load shared by the HTTP rounds
+            .seconds("warmup", 10, 2.0, "warm-up before each measured step, seconds (not in the histograms)")
+            .seconds("measure", 15, 3.0, 0.1, "measurement window of each step, seconds")
+            .integer("forks", 3, 1L, 1, 100, "repetitions: each starts fresh server JVMs (and fresh databases), so the spread across forks shows")
+            .millis("slo-ms", 100, null, "open model: SLO on p99 response time from the scheduled start, milliseconds")
+            .text("open-rates", "search", "0.5", "open model: 'search' finds the capacity at --slo-ms (doubling multiples of 1/8 of the cell's saturation "
+                    + "throughput, then bisecting); or fractions of that throughput to measure instead, e.g. 0.25,0.5")
+            .seconds("budget", 600, 60.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
+            .jvmOptions("app-jvm-args", "-Xmx512m", "JVM options of each server JVM (space-separated)")
+            // round 1
+            .choices("engines", Templates.ENGINES, "jsp,freemarker,plain", "templates: engines, comma-separated; plain writes the HTML directly (the ceiling)")
+            .integer("template-users", 128, 32L, 1, 10_000, "templates: concurrent users of the closed model that measures the maximum throughput")
+            .integer("template-items", 10, null, 1, 10_000, "templates: list items on the rendered page")
+            // round 2
+            .choices("stores", Inserts.STORES, "postgres,cassandra", "inserts: databases, comma-separated")
+            .choices("durability", Inserts.DURABILITIES, "strict,relaxed", "inserts: strict = PostgreSQL fsyncs each commit, Cassandra commitlog_sync batch; "
+                    + "relaxed = synchronous_commit=off, commitlog_sync periodic (Cassandra's default)")
+            .integer("writers", 16, 4L, 1, 1024, "inserts: writer threads (W), each inserting with a prepared statement, one row per insert")
+            .text("jdbc-url", "", "inserts and chain: use this PostgreSQL database instead of a private one (jdbc:postgresql://host:port/db); "
+                    + "the study works in a schema of its own and drops it")
+            .text("jdbc-user", "", "user for --jdbc-url; when empty, the user in the URL, else postgres")
+            .secret("jdbc-password", "PERFKIT_JDBC_PASSWORD", "password for --jdbc-url (never stored)")
+            .text("cassandra-contact-points", "", "inserts: use this Cassandra cluster instead of an embedded node (host:port,host:port); "
+                    + "the study works in a keyspace of its own and drops it")
+            .text("cassandra-datacenter", "datacenter1", "inserts: local datacenter of --cassandra-contact-points")
+            .text("cassandra-user", "", "user for --cassandra-contact-points")
+            .secret("cassandra-password", "PERFKIT_CASSANDRA_PASSWORD", "password for --cassandra-contact-points (never stored)")
+            // round 3
+            .choices("chains", Chain.VARIANTS, "sync,async,mixed", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; async = Reactor Netty server "
+                    + "and client, R2DBC; mixed = async with B sync")
+            .millis("c-delay-ms", 25, null, "chain: C's delay before it writes its row, milliseconds (holding no thread where the stack allows)")
+            .integer("chain-users", 256, 64L, 1, 10_000, "chain: concurrent users of the closed model that measures the throughput at saturation")
+            .integer("chain-rate", 200, 100L, 1, 1_000_000, "chain: the offered rate (req/s) at which every chain variant's latency spectrum is "
+                    + "recorded, so they are compared at the same load")
+            .rule(HttpRound::checkOpenRates)
+            .rule(Inserts::checkOptions)
+            .rule(Chain::checkOptions);
+
+    public static void main(String[] args) {
+        if (args.length >= 2 && args[0].equals(SERVICE)) {
+            service(args[1], Arrays.copyOfRange(args, 2, args.length));
+            return;
+        }
+        Study.main(args, CLI, ThreeTier.class, run -> new Rounds(run).run(), Inserts::writerFork);
+    }
+
+    /** A server of the system under test, in its own JVM (started by {@code Run.startService}). */
+    static void service(String role, String[] args) {
+        try {
+            if (role.startsWith("templates")) Templates.service(role, args);
+            else if (role.startsWith("chain")) Chain.service(role, args);
+            else throw new IllegalArgumentException("unknown service " + role);
+        } catch (Throwable t) {
+            System.err.println("service " + role + " failed: " + t);
+            t.printStackTrace();
+            System.exit(1);
+        }
+    }
+}

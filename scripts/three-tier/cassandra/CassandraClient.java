@@ -1,0 +1,85 @@
+///usr/bin/env jbang "$0" "$@" ; exit $?
+//JAVA 17+
+//DEPS org.apache.cassandra:java-driver-core:4.19.2
+//DEPS org.slf4j:slf4j-nop:1.7.36
+//DESCRIPTION The Apache Cassandra Java driver 4.19 behind plain JDK types, loaded in an isolated class loader by the three-tier study
+package perfkit.threetier.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A CQL session that the study drives through JDK types only ({@code long}, {@code List<List<String>>},
+ * {@code Consumer<Object[]>}): the driver 4.x brings Netty 4.1, which clashes with Spring Boot 4's Netty 4.2 on
+ * the study's classpath, so the study loads this class and the driver in a class loader of their own.
+ */
+public final class CassandraClient implements AutoCloseable {
+    private final CqlSession session;
+
+    private CassandraClient(CqlSession session) { this.session = session; }
+
+    /** Connects to {@code contactPoints} (host:port,...) as {@code user}; the password never leaves this call's arguments. */
+    public static CassandraClient open(String contactPoints, String datacenter, String user, String password, double timeoutSeconds) {
+        DriverConfigLoader config = DriverConfigLoader.programmaticBuilder(CassandraClient.class.getClassLoader())
+                .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(120)) // DDL and count(*) over every row
+                .withDuration(DefaultDriverOption.CONNECTION_CONNECT_TIMEOUT, Duration.ofMillis((long) (timeoutSeconds * 1000)))
+                .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, Duration.ofMillis((long) (timeoutSeconds * 1000)))
+                .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
+                .build();
+        var builder = CqlSession.builder().withConfigLoader(config).withLocalDatacenter(datacenter)
+                .withClassLoader(CassandraClient.class.getClassLoader());
+        for (String hp : contactPoints.split(",")) {
+            String s = hp.trim();
+            int colon = s.lastIndexOf(':');
+            builder.addContactPoint(new InetSocketAddress(s.substring(0, colon), Integer.parseInt(s.substring(colon + 1))));
+        }
+        if (!user.isEmpty()) builder.withAuthCredentials(user, password);
+        return new CassandraClient(builder.build());
+    }
+
+    /** Runs a statement; returns the first column of the first row as a number, or -1. */
+    public long execute(String cql) {
+        Row r = session.execute(cql).one();
+        if (r == null || r.getColumnDefinitions().size() == 0) return -1;
+        Object v = r.getObject(0);
+        return v instanceof Number n ? n.longValue() : -1;
+    }
+
+    /** Runs a query; every row as strings. */
+    public List<List<String>> rows(String cql) {
+        List<List<String>> out = new ArrayList<>();
+        for (Row r : session.execute(cql)) {
+            List<String> row = new ArrayList<>();
+            for (int i = 0; i < r.getColumnDefinitions().size(); i++) row.add(String.valueOf(r.getObject(i)));
+            out.add(row);
+        }
+        return out;
+    }
+
+    /** One writer's own prepared statement: each call binds the values and waits for the acknowledgement. */
+    public Consumer<Object[]> inserter(String insertCql) {
+        PreparedStatement ps = session.prepare(insertCql);
+        return values -> session.execute(ps.bind(values));
+    }
+
+    /** The driver's version, for the manifest. */
+    public String driverVersion() {
+        return "Apache Cassandra Java driver " + com.datastax.oss.driver.api.core.session.Session.OSS_DRIVER_COORDINATES.getVersion();
+    }
+
+    @Override
+    public void close() { session.close(); }
+
+    public static void main(String[] args) {
+        System.out.println("a library for the three-tier study; see scripts/three-tier/inserts/");
+    }
+}

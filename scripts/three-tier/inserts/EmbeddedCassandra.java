@@ -1,0 +1,244 @@
+package perfkit.threetier;
+
+import perfkit.harness.RunLayout;
+import perfkit.harness.Run;
+import perfkit.harness.ScriptJvm;
+import perfkit.harness.Sys;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Cassandra 5.0.9 embedded in a child JVM (scripts/three-tier/cassandra/CassandraNode.java, a classpath of its
+ * own), one node per durability setting and fork: the commit log mode is in the yaml, so it takes a fresh start.
+ * On loopback with free ports, no JMX, data in the run's scratch folder; supervised, so it dies with the run.
+ * PasswordAuthenticator is on, and the default superuser's password is replaced by a random one at once; that
+ * password goes to the writers over their stdin, never onto a command line or into a file.
+ */
+final class EmbeddedCassandra implements AutoCloseable {
+    static final String VERSION = "5.0.9", DATACENTER = "datacenter1";
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** Cassandra's conf/jvm17-server.options (5.0): the JPMS part it cannot start without, and its Netty settings. */
+    static final List<String> JDK17_OPTIONS = List.of(
+            "-Djdk.attach.allowAttachSelf=true",
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--add-exports", "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+            "--add-exports", "java.rmi/sun.rmi.registry=ALL-UNNAMED",
+            "--add-exports", "java.rmi/sun.rmi.server=ALL-UNNAMED",
+            "--add-exports", "java.sql/java.sql=ALL-UNNAMED",
+            "--add-exports", "java.base/java.lang.ref=ALL-UNNAMED",
+            "--add-exports", "jdk.unsupported/sun.misc=ALL-UNNAMED",
+            "--add-exports", "jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+            "--add-exports", "jdk.attach/sun.tools.attach=ALL-UNNAMED",
+            "--add-opens", "java.base/java.lang.module=ALL-UNNAMED",
+            "--add-opens", "java.base/jdk.internal.loader=ALL-UNNAMED",
+            "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
+            "--add-opens", "java.base/jdk.internal.reflect=ALL-UNNAMED",
+            "--add-opens", "java.base/jdk.internal.math=ALL-UNNAMED",
+            "--add-opens", "java.base/jdk.internal.module=ALL-UNNAMED",
+            "--add-opens", "java.base/jdk.internal.util.jar=ALL-UNNAMED",
+            "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+            "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens", "java.base/java.io=ALL-UNNAMED",
+            "--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED",
+            "--add-opens", "jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
+            "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+            "--add-opens", "java.base/java.util=ALL-UNNAMED",
+            "-Dio.netty.tryReflectionSetAccessible=true",
+            "-Dio.netty.allocator.useCacheForAllThreads=true",
+            "-Dio.netty.allocator.maxOrder=11");
+    /** The GC part of the same file. */
+    static final List<String> GC_OPTIONS = List.of("-XX:+UseG1GC", "-XX:+ParallelRefProcEnabled", "-XX:MaxTenuringThreshold=1",
+            "-XX:G1HeapRegionSize=16m", "-XX:G1RSetUpdatingPauseTimePercent=5", "-XX:MaxGCPauseMillis=300", "-XX:InitiatingHeapOccupancyPercent=70");
+    static final String HEAP = "-Xmx1g";
+
+    /** The two scripts, built and their classpaths read once per run. */
+    record Scripts(ScriptJvm node, String clientClasspath) {
+        static Scripts prepare(Run run, boolean embedded) throws Exception {
+            Path dir = RunLayout.kitRoot().resolve("scripts/three-tier/cassandra");
+            Path logs = run.scratchDir().resolve("cassandra-build");
+            // both builds at once: each is mostly JBang's own start-up
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+            try {
+                var nodeBuild = pool.submit(() -> embedded ? ScriptJvm.prepare(dir.resolve("CassandraNode.java"), "perfkit.threetier.cassandra.CassandraNode",
+                        "the embedded Cassandra node", logs) : null);
+                ScriptJvm client = ScriptJvm.prepare(dir.resolve("CassandraClient.java"), CqlBridge.CLIENT_CLASS, "the Cassandra driver", logs);
+                ScriptJvm node = unwrap(nodeBuild);
+                List<String> cmd = client.command(List.of(), List.of()); // java -cp <classpath> <main>
+                return new Scripts(node, cmd.get(cmd.indexOf("-cp") + 1));
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+
+        private static ScriptJvm unwrap(java.util.concurrent.Future<ScriptJvm> f) throws Exception {
+            try {
+                return f.get();
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof Exception ex ? ex : e;
+            }
+        }
+    }
+
+    private final Run run;
+    private final Process process;
+    private final Path dir;
+    private final int nativePort;
+    private final String password;
+    private final Map<String, String> yamlSettings;
+
+    private EmbeddedCassandra(Run run, Process process, Path dir, int nativePort, String password, Map<String, String> yamlSettings) {
+        this.run = run; this.process = process; this.dir = dir; this.nativePort = nativePort; this.password = password; this.yamlSettings = yamlSettings;
+    }
+
+    /** The commit log part of the yaml for a durability setting. */
+    static Map<String, String> commitlog(String durability) {
+        Map<String, String> m = new LinkedHashMap<>();
+        if (durability.equals("strict")) {
+            m.put("commitlog_sync", "batch"); // fsync before each write is acknowledged
+        } else {
+            m.put("commitlog_sync", "periodic"); // acknowledged at once, fsync every 10 s (Cassandra's default)
+            m.put("commitlog_sync_period", "10000ms");
+        }
+        return m;
+    }
+
+    /** Starts a node and waits until it answers CQL with a fresh random superuser password. */
+    static EmbeddedCassandra start(Run run, Scripts scripts, String label, String durability) throws Exception {
+        Path dir = Files.createDirectories(run.scratchDir().resolve("cassandra-" + label));
+        Files.createDirectories(dir.resolve("tmp"));
+        int nativePort = Sys.freePort(), storagePort = Sys.freePort();
+        Map<String, String> settings = commitlog(durability);
+        Files.writeString(dir.resolve("cassandra.yaml"), yaml(nativePort, storagePort, settings));
+        Files.writeString(dir.resolve("logback.xml"), """
+                <configuration>
+                  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+                    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
+                  </appender>
+                  <root level="WARN"><appender-ref ref="STDOUT"/></root>
+                </configuration>
+                """);
+        List<String> jvm = new ArrayList<>(List.of(HEAP, "-Xss512k"));
+        jvm.addAll(GC_OPTIONS);
+        jvm.addAll(JDK17_OPTIONS);
+        jvm.addAll(List.of("-Dcassandra.config=file:" + dir.resolve("cassandra.yaml"), "-Dcassandra.storagedir=" + dir.resolve("storage"),
+                "-Dcassandra-foreground=true", "-Dlogback.configurationFile=" + dir.resolve("logback.xml"), "-Djava.io.tmpdir=" + dir.resolve("tmp"),
+                // a single throwaway node: no gossip settling, and the default superuser at once so its password can be replaced
+                "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.superuser_setup_delay_ms=0"));
+        Path log = dir.resolve("node.log");
+        // a throwaway node whose rows are already counted: SIGKILL, no drain (the folder goes with it)
+        long t0 = System.nanoTime();
+        Process p = scripts.node().start(run, "cassandra", jvm, List.of(), log, "KILL", 5, List.of(dir));
+        run.timeSeries().watchProcessTree("proc:cassandra", p.pid());
+        EmbeddedCassandra node = new EmbeddedCassandra(run, p, dir, nativePort, newPassword(), settings);
+        try {
+            node.awaitCqlAndSecure(scripts.clientClasspath(), log);
+            run.progress().say(String.format(java.util.Locale.ROOT, "Cassandra %s (%s) answers CQL after %.1f s", VERSION, label, (System.nanoTime() - t0) / 1e9));
+        } catch (Exception e) {
+            node.close();
+            throw e;
+        }
+        return node;
+    }
+
+    static String newPassword() {
+        byte[] secret = new byte[24];
+        RANDOM.nextBytes(secret);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+    }
+
+    private static String yaml(int nativePort, int storagePort, Map<String, String> commitlog) {
+        StringBuilder y = new StringBuilder("""
+                # generated by perfkit (scripts/three-tier/inserts/EmbeddedCassandra.java): one throwaway node on loopback
+                cluster_name: perfkit
+                num_tokens: 1
+                partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+                endpoint_snitch: SimpleSnitch
+                seed_provider:
+                  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+                    parameters:
+                      - seeds: "127.0.0.1:%2$d"
+                listen_address: 127.0.0.1
+                rpc_address: 127.0.0.1
+                storage_port: %2$d
+                native_transport_port: %1$d
+                start_native_transport: true
+                authenticator: PasswordAuthenticator
+                authorizer: AllowAllAuthorizer
+                role_manager: CassandraRoleManager
+                # logins only: the replaced password holds at once; roles stay cached, as they are checked on every request
+                credentials_validity: 0ms
+                read_request_timeout: 20000ms
+                range_request_timeout: 60000ms
+                write_request_timeout: 10000ms
+                """.formatted(nativePort, storagePort));
+        commitlog.forEach((k, v) -> y.append(k).append(": ").append(v).append('\n'));
+        return y.toString();
+    }
+
+    private void awaitCqlAndSecure(String clientClasspath, Path log) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+        String last = "no answer";
+        while (true) {
+            if (!process.isAlive()) throw new IllegalStateException("Cassandra did not start: " + lastProblem(log, last));
+            if (System.nanoTime() > deadline) throw new IllegalStateException("Cassandra did not answer CQL within 180 s: " + last);
+            if (!listening()) { // a socket is cheap; a driver session per attempt would slow the start it waits for
+                Thread.sleep(200);
+                continue;
+            }
+            try (CqlBridge cql = CqlBridge.open(clientClasspath, contactPoint(), DATACENTER, "cassandra", "cassandra", 5)) {
+                cql.execute("ALTER ROLE cassandra WITH PASSWORD = '" + password + "'");
+                break;
+            } catch (CqlBridge.CqlException e) {
+                last = e.getMessage();
+                Thread.sleep(500);
+            }
+        }
+        try (CqlBridge cql = CqlBridge.open(clientClasspath, contactPoint(), DATACENTER, "cassandra", password, 10)) {
+            cql.execute("SELECT release_version FROM system.local");
+        }
+    }
+
+    private boolean listening() {
+        try (java.net.Socket s = new java.net.Socket()) {
+            s.connect(new java.net.InetSocketAddress("127.0.0.1", nativePort), 1000);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String lastProblem(Path log, String fallback) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            for (int i = lines.size() - 1; i >= 0; i--)
+                if (lines.get(i).contains("ERROR") || lines.get(i).contains("Exception")) return lines.get(i).strip();
+        } catch (IOException ignored) {
+            // no log yet
+        }
+        return fallback;
+    }
+
+    String contactPoint() { return "127.0.0.1:" + nativePort; }
+    String user() { return "cassandra"; }
+    String password() { return password; }
+    /** The watchdog's pid: its tree is the node's JVM (and the watchdog's own few ticks). */
+    long pid() { return process.pid(); }
+    Map<String, String> yamlSettings() { return yamlSettings; }
+
+    @Override
+    public void close() throws InterruptedException {
+        run.timeSeries().unwatchProcess("proc:cassandra");
+        ScriptJvm.stop(run, process, 20);
+        Sys.deleteRecursively(dir);
+    }
+}

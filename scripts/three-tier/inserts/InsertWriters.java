@@ -1,0 +1,147 @@
+package perfkit.threetier;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.HdrHistogram.Histogram;
+import perfkit.harness.Fork;
+import perfkit.harness.LatencyLog;
+import perfkit.harness.LatencyRecorder;
+
+import java.lang.management.ManagementFactory;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/**
+ * The measured side of an inserts cell, in a fork: W writer threads, each with its own connection (PostgreSQL) or
+ * its own prepared statement on one session (Cassandra), insert one row per statement and wait for its
+ * acknowledgement, back to back (a closed loop: the intended start is the actual start). Inserts that start in
+ * the warm-up are acknowledged and counted but not measured.
+ */
+final class InsertWriters {
+    /** The row both databases get: an id plus two text and two numeric columns, all derived from the id. */
+    static Object[] row(long id) {
+        return new Object[]{id, "customer-" + (id % 10_000), "item-" + (id % 97), (int) (id % 10) + 1, (id % 10_000) / 100.0};
+    }
+
+    static final String PG_COLUMNS = "id bigint PRIMARY KEY, customer text NOT NULL, item text NOT NULL, quantity integer NOT NULL, price double precision NOT NULL";
+    static final String CQL_COLUMNS = "id bigint PRIMARY KEY, customer text, item text, quantity int, price double";
+    static final String INSERT = "INSERT INTO %s (id, customer, item, quantity, price) VALUES (?, ?, ?, ?, ?)";
+
+    private InsertWriters() {}
+
+    static void run(Fork fork) throws Exception {
+        String store = fork.param("store"), cell = fork.param("cell"), table = fork.param("table");
+        int writers = (int) fork.integer("writers"), forkIndex = (int) fork.integer("fork");
+        double warmup = fork.seconds("warmup"), measure = fork.seconds("measure");
+        List<AutoCloseable> resources = new ArrayList<>();
+        List<Consumer<Object[]>> inserters = new ArrayList<>();
+        try {
+            // connections and prepared statements first: opening them is not part of any insert's latency
+            if (store.equals("postgres")) {
+                for (int i = 0; i < writers; i++) {
+                    Connection c = DriverManager.getConnection(fork.param("db-url"), fork.param("db-user"), fork.param("db-password"));
+                    resources.add(c);
+                    c.setAutoCommit(true); // one insert per commit
+                    if (!fork.param("session-sync").isEmpty())
+                        try (Statement s = c.createStatement()) { s.execute("SET synchronous_commit TO " + fork.param("session-sync")); }
+                    PreparedStatement ps = c.prepareStatement(INSERT.formatted(table));
+                    inserters.add(values -> {
+                        try {
+                            ps.setLong(1, (Long) values[0]);
+                            ps.setString(2, (String) values[1]);
+                            ps.setString(3, (String) values[2]);
+                            ps.setInt(4, (Integer) values[3]);
+                            ps.setDouble(5, (Double) values[4]);
+                            ps.executeUpdate();
+                        } catch (java.sql.SQLException e) {
+                            throw new IllegalStateException(e.getMessage(), e);
+                        }
+                    });
+                }
+            } else {
+                CqlBridge cql = CqlBridge.open(fork.param("cql-classpath"), fork.param("cql-contact-points"), fork.param("cql-datacenter"),
+                        fork.param("cql-user"), fork.param("cql-password"), 10);
+                resources.add(cql);
+                fork.result().put("driver", cql.driverVersion());
+                for (int i = 0; i < writers; i++) inserters.add(cql.inserter(INSERT.formatted(table)));
+            }
+            measure(fork, cell, forkIndex, warmup, measure, inserters);
+        } finally {
+            for (AutoCloseable r : resources) {
+                try { r.close(); } catch (Exception ignored) { /* the database is going away */ }
+            }
+        }
+    }
+
+    private static void measure(Fork fork, String cell, int forkIndex, double warmup, double measure, List<Consumer<Object[]>> inserters) throws Exception {
+        int writers = inserters.size();
+        LatencyLog log = fork.latencyLog(cell, cell + "/insert", forkIndex, "one insert, sent to acknowledged (" + writers + " writers, closed loop)");
+        long t0 = System.nanoTime() + 50_000_000L;
+        long windowStart = t0 + (long) (warmup * 1e9), windowEnd = windowStart + (long) (measure * 1e9);
+        log.window(windowStart, windowEnd);
+        LongAdder acknowledged = new LongAdder(), failed = new LongAdder();
+        AtomicReference<String> firstError = new AtomicReference<>();
+        Histogram[] measured = new Histogram[writers];
+        List<Thread> threads = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+            int writer = w;
+            LatencyRecorder recorder = log.newRecorder();
+            Histogram h = measured[w] = new Histogram(3_600_000_000_000L, 3);
+            Consumer<Object[]> insert = inserters.get(w);
+            Thread t = new Thread(() -> {
+                for (long seq = 0; ; seq++) {
+                    long start = System.nanoTime();
+                    if (start - windowEnd >= 0) break;
+                    try {
+                        insert.accept(row(seq * writers + writer)); // ids never collide across writers
+                    } catch (RuntimeException e) {
+                        failed.increment();
+                        firstError.compareAndSet(null, String.valueOf(e.getMessage()).lines().findFirst().orElse(e.getClass().getSimpleName()));
+                        continue;
+                    }
+                    long end = System.nanoTime();
+                    acknowledged.increment();
+                    recorder.record(start, start, end);
+                    if (start - windowStart >= 0) h.recordValue(Math.min(end - start, h.getHighestTrackableValue()));
+                }
+            }, "insert-writer-" + w);
+            threads.add(t);
+        }
+        fork.phase("warmup", warmup);
+        for (Thread t : threads) t.start();
+        fork.await((windowStart - System.nanoTime()) / 1e9, acknowledged::sum);
+        fork.phase("measure", measure);
+        long cpu0 = processCpuNanos(), wall0 = System.nanoTime();
+        fork.await((windowEnd - System.nanoTime()) / 1e9, acknowledged::sum);
+        long cpu1 = processCpuNanos(), wall1 = System.nanoTime();
+        fork.phase("done", 0);
+        for (Thread t : threads) t.join();
+        fork.report(acknowledged.sum());
+        log.close();
+
+        Histogram all = new Histogram(3_600_000_000_000L, 3);
+        for (Histogram h : measured) all.add(h);
+        ObjectNode r = fork.result();
+        r.put("acknowledged", acknowledged.sum());
+        r.put("failed", failed.sum());
+        r.put("firstError", firstError.get() == null ? "" : firstError.get());
+        r.put("measured", all.getTotalCount());
+        r.put("windowSeconds", measure);
+        r.put("meanMs", all.getTotalCount() == 0 ? Double.NaN : all.getMean() / 1e6);
+        r.put("p50Ms", all.getValueAtPercentile(50) / 1e6);
+        r.put("p95Ms", all.getValueAtPercentile(95) / 1e6);
+        r.put("p99Ms", all.getValueAtPercentile(99) / 1e6);
+        r.put("maxMs", all.getMaxValue() / 1e6);
+        r.put("cpuWritersPct", 100.0 * (cpu1 - cpu0) / (wall1 - wall0));
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+}
