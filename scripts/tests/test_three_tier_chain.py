@@ -15,7 +15,7 @@ from test_workflow import descendants, perfkit_schemas, users_database  # noqa: 
 
 VARIANTS = ["sync", "async", "mixed"]
 CELLS = [f"chain/{v}" for v in VARIANTS]
-QUICK = ["--quick", "--rounds", "chain", "--warmup", "1", "--measure", "2"]
+QUICK = ["--quick", "--rounds", "chain", "--warmup", "1", "--measure", "2", "--chains", "sync,async,mixed", "--open-rates", "0.5"]
 COMPARE_RATE = 100  # --chain-rate under --quick
 TIER_STACKS = {"sync": ("sync", "sync", "sync"), "async": ("async", "async", "async"), "mixed": ("async", "sync", "async")}
 

@@ -21,7 +21,7 @@ import pytest
 from conftest import (ROOT, assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, leftovers, manifest,
                       read_csv, run_dir_of, validate)
 
-QUICK = ["--quick", "--rounds", "inserts", "--warmup", "1", "--measure", "2"]
+QUICK = ["--quick", "--rounds", "inserts", "--warmup", "1", "--measure", "2", "--durability", "strict,relaxed"]
 CELLS = ["inserts/postgres/strict", "inserts/postgres/relaxed", "inserts/cassandra/strict", "inserts/cassandra/relaxed"]
 PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 

@@ -14,7 +14,7 @@ from conftest import bench, decode_hlog, interrupt_run, leftovers, manifest, rea
 ENGINES = ["jsp", "freemarker", "plain"]
 CELLS = [f"templates/{e}" for e in ENGINES]
 ITEMS = 10
-QUICK = ["--quick", "--rounds", "templates", "--warmup", "1", "--measure", "2"]
+QUICK = ["--quick", "--rounds", "templates", "--warmup", "1", "--measure", "2", "--open-rates", "0.5"]
 
 
 def port_open(port):

@@ -97,14 +97,16 @@ final class HttpRound implements AutoCloseable {
 
     /**
      * Open-model capacity at --slo-ms: doubling multiples of 1/8 of {@code saturationRps}, then bisecting, within
-     * --budget seconds (one driver run per step, each with its own warm-up).
+     * --budget seconds (one driver run per step, each with its own warm-up); or at the fixed fractions of --open-rates,
+     * or not at all with {@code none}.
      */
     void capacity(String cell, int fork, String url, double saturationRps, Map<String, Long> watch) throws Exception {
         if (!(saturationRps > 0)) {
             capacityRow(cell, fork, null, CapacitySearch.Status.NOT_MEASURABLE.label, "no saturation throughput to start from", List.of());
             return;
         }
-        if (!p.text("open-rates").equals("search")) { // fixed fractions of the saturation throughput (a quick run)
+        if (p.text("open-rates").equals("none")) return;
+        if (!p.text("open-rates").equals("search")) { // fixed fractions of the saturation throughput
             List<CapacitySearch.Step> steps = new ArrayList<>();
             for (double f : fractions(p.text("open-rates"))) {
                 int rate = (int) Math.max(1, Math.round(f * saturationRps));
@@ -194,8 +196,8 @@ final class HttpRound implements AutoCloseable {
 
     static String checkOpenRates(Params p) {
         String t = p.text("open-rates").trim();
-        return t.equals("search") || fractions(t) != null ? null
-                : "option --open-rates expects 'search' or fractions of the saturation throughput in (0, 4], comma-separated (e.g. 0.25,0.5), got '" + t + "'";
+        return t.equals("search") || t.equals("none") || fractions(t) != null ? null
+                : "option --open-rates expects 'search', 'none' or fractions of the saturation throughput in (0, 4], comma-separated (e.g. 0.25,0.5), got '" + t + "'";
     }
 
     static String rateLabel(double rate) {

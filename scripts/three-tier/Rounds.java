@@ -55,8 +55,11 @@ final class Rounds {
         notes.put("loadDriver", "Hyperfoil 0.25.2 (io.hyperfoil:hyperfoil-http) in its own JVM (scripts/loaddriver/LoadDriver.java); YAML in load/");
         notes.put("httpModels", "saturation: a closed model, --template-users or --chain-users users looping for --measure s after --warmup s; "
                 + "capacity: an open model (constant rate, latency from the scheduled start), the largest rate with p99 <= --slo-ms and no errors, "
-                + (p.text("open-rates").equals("search") ? "searched by doubling multiples of 1/8 of the saturation throughput, then bisecting"
-                : "read from fixed fractions " + p.text("open-rates") + " of the saturation throughput (a lower bound when all were met)"));
+                + switch (p.text("open-rates")) {
+                    case "search" -> "searched by doubling multiples of 1/8 of the saturation throughput, then bisecting";
+                    case "none" -> "not measured in this run (--open-rates none)";
+                    default -> "read from fixed fractions " + p.text("open-rates") + " of the saturation throughput (a lower bound when all were met)";
+                });
         for (Round r : rounds) r.describe(notes);
         run.writeManifest();
         if (http != null) HttpLoad.prepare(run);

@@ -54,8 +54,8 @@ public class ThreeTier {
             .seconds("measure", 15, 3.0, 0.1, "measurement window of each step, seconds")
             .integer("forks", 3, 1L, 1, 100, "repetitions: each starts fresh server JVMs (and fresh databases), so the spread across forks shows")
             .millis("slo-ms", 100, null, "open model: SLO on p99 response time from the scheduled start, milliseconds")
-            .text("open-rates", "search", "0.5", "open model: 'search' finds the capacity at --slo-ms (doubling multiples of 1/8 of the cell's saturation "
-                    + "throughput, then bisecting); or fractions of that throughput to measure instead, e.g. 0.25,0.5")
+            .text("open-rates", "search", "none", "open model: 'search' finds the capacity at --slo-ms (doubling multiples of 1/8 of the cell's saturation "
+                    + "throughput, then bisecting); fractions of that throughput to measure instead, e.g. 0.25,0.5; or none (no capacity)")
             .seconds("budget", 600, 60.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
             .jvmOptions("app-jvm-args", "-Xmx512m", "JVM options of each server JVM (space-separated)")
             // round 1
@@ -64,7 +64,7 @@ public class ThreeTier {
             .integer("template-items", 10, null, 1, 10_000, "templates: list items on the rendered page")
             // round 2
             .choices("stores", Inserts.STORES, "postgres,cassandra", "inserts: databases, comma-separated")
-            .choices("durability", Inserts.DURABILITIES, "strict,relaxed", "inserts: strict = PostgreSQL fsyncs each commit, Cassandra commitlog_sync batch; "
+            .choices("durability", Inserts.DURABILITIES, "strict,relaxed", "relaxed", "inserts: strict = PostgreSQL fsyncs each commit, Cassandra commitlog_sync batch; "
                     + "relaxed = synchronous_commit=off, commitlog_sync periodic (Cassandra's default)")
             .integer("writers", 16, 4L, 1, 1024, "inserts: writer threads (W), each inserting with a prepared statement, one row per insert")
             .text("jdbc-url", "", "inserts and chain: use this PostgreSQL database instead of a private one (jdbc:postgresql://host:port/db); "
@@ -77,7 +77,7 @@ public class ThreeTier {
             .text("cassandra-user", "", "user for --cassandra-contact-points")
             .secret("cassandra-password", "PERFKIT_CASSANDRA_PASSWORD", "password for --cassandra-contact-points (never stored)")
             // round 3
-            .choices("chains", Chain.VARIANTS, "sync,async,mixed", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; async = Reactor Netty server "
+            .choices("chains", Chain.VARIANTS, "sync,async,mixed", "sync,async", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; async = Reactor Netty server "
                     + "and client, R2DBC; mixed = async with B sync")
             .millis("c-delay-ms", 25, null, "chain: C's delay before it writes its row, milliseconds (holding no thread where the stack allows)")
             .integer("chain-users", 256, 64L, 1, 10_000, "chain: concurrent users of the closed model that measures the throughput at saturation")

@@ -33,7 +33,7 @@ fun threeTierCaveats(run: Run, runs: List<Run>): Markdown {
         .sumOf { t -> runs.filter { it.id == run.id }.roundRows(t, validOnly = false).let { f -> if (f.isEmptyFrame()) 0 else f.rows().count { it["valid"] != true } } }
     return md(listOfNotNull(
         if (run.quick) "**Quick run:** ${formatNumber(run.measureSeconds)} s windows after a ${formatNumber(run.warmupSeconds)} s warm-up and ${run.repetitions} fork(s), " +
-            "one fixed open-model rate instead of a capacity search. The servers are barely warm and one fork gives no interval: read the shapes, not the numbers." else null,
+            "one durability setting, two chain variants and no capacity search. The servers are barely warm and one fork gives no interval: read the shapes, not the numbers." else null,
         if (!run.valid) "**This run is marked invalid:** " + run.invalidReasons.joinToString("; ") { escapeHtml(it) } + "." else null,
         if (invalid > 0) "$invalid step(s) are invalid (the driver fell behind, requests failed, or row counts did not match); they are left out below." else null,
     ).joinToString("\n\n").ifEmpty { "Every step is valid." })
@@ -158,7 +158,7 @@ fun chainClaims(runs: List<Run>, pub: AnyFrame): Markdown {
  */
 fun capacityAndCost(runs: List<Run>, machine: PricedMachine): Markdown {
     val cap = runs.roundRows("capacity.csv", validOnly = false)
-    if (cap.isEmptyFrame()) return md("No HTTP round ran in the selected runs.")
+    if (cap.isEmptyFrame()) return md("No capacity was measured in the selected runs (a quick run skips the open-model search: --open-rates none).")
     val open = runs.roundRows("open.csv")
     val cells = cap.rows().map { it["cell"] as String }.distinct()
     val processes = listOf("app", "a", "b", "c", "db")
