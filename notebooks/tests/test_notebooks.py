@@ -307,6 +307,8 @@ def test_figures_exist_are_valid_svg_and_have_stable_names(site):
     assert names == ["cpu.svg", "disruptor-ratio.svg", "latency-spectrum.svg", "throughput.svg"]
     assert sorted(p.name for p in (site / "messaging/figures").iterdir()) == ["cpu.svg", "latency-wall.svg"]
     assert sorted(p.name for p in (site / "workflow/figures").iterdir()) == ["cpu.svg", "jobs-over-time.svg", "throughput.svg"]
+    assert sorted(p.name for p in (site / "three-tier/figures").iterdir()) == [
+        "chain-spectra.svg", "chain-throughput.svg", "inserts-tps.svg", "templates-throughput.svg"]
     for svg in site.rglob("*.svg"):
         root = ET.parse(svg).getroot()
         assert root.tag == "{http://www.w3.org/2000/svg}svg", svg
@@ -381,6 +383,18 @@ def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path):
     text = "\n".join(outputs(nb, "text/markdown"))
     assert "dropped ACT_IDX_RU_ACTI_END" in text and "| original write-up | fixed | 4,000 |" in text
     assert "Every cell passed its checks" in text
+
+
+def test_three_tier_notebook_reads_a_fresh_quick_run(tmp_path):
+    nb = execute_against_fresh_run(tmp_path, "three-tier", "--warmup", "1", "--measure", "2")
+    text = "\n".join(outputs(nb, "text/markdown"))
+    # each round beside the published numbers, as ratios
+    assert "| `jsp` |" in text and "| 0.733 |" in text, "engine shares of plain HTML beside the published ones"
+    assert "| relaxed vs relaxed (matched) |" in text and "1.28×" in text, "Cassandra / PostgreSQL at matched durability"
+    assert "commitlog_sync=periodic" in text and "synchronous_commit=off" in text, "the durability settings the databases reported"
+    assert "async / sync" in text and "2.75× published" in text
+    assert "1 fork" in text and "Quick run" in text, "a quick run says what it cannot claim"
+    assert len(outputs(nb, "image/svg+xml")) == 4, "templates, inserts, chain throughput and the chain's spectra"
 
 
 # ---- hostile data: escaped in the kit, sanitised by the publisher ----------------------------------------

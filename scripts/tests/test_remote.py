@@ -17,16 +17,11 @@ import time
 
 import pytest
 
-from conftest import ROOT, decode_hlog, read_csv, validate
+from conftest import ROOT, decode_hlog, free_port, read_csv, validate
 
 SSHD = "/usr/sbin/sshd"
 QUICK = ["queues", "--quick", "--variants", "abq-1", "--warmup", "0.5", "--measure", "1"]
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def install_sshd():

@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
-from test_workflow import descendants, perfkit_schemas, users_database  # noqa: F401 (a fixture)
+from conftest import ROOT, assert_failed_run_with_one_line, descendants, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
 
 VARIANTS = ["sync", "async", "mixed"]
 CELLS = [f"chain/{v}" for v in VARIANTS]
@@ -194,7 +193,7 @@ def test_ctrl_c_on_a_users_database_keeps_its_password_secret_and_leaves_nothing
 
 def test_unreachable_database_is_one_line_and_a_failed_run(tmp_path):
     r = bench("run", "three-tier", *QUICK, "--jdbc-url", "jdbc:postgresql://bench:hunter2@127.0.0.1:1/chain", "--out", str(tmp_path), timeout=300)
-    m = assert_failed_run_with_one_line(r, tmp_path, "three-tier", "cannot connect to jdbc:postgresql://127.0.0.1:1/chain")
+    assert_failed_run_with_one_line(r, tmp_path, "three-tier", "cannot connect to jdbc:postgresql://127.0.0.1:1/chain")
     assert "hunter2" not in r.stderr + r.stdout
     (run_dir,) = list(tmp_path.glob("three-tier/*"))
     for f in run_dir.rglob("*"):

@@ -7,47 +7,24 @@ import json
 import os
 import pathlib
 import re
-import secrets
-import shutil
-import signal
 import socket
 import struct
 import subprocess
-import tempfile
 import time
 
 import pytest
 
-from conftest import (ROOT, assert_failed_run_with_one_line, bench, decode_hlog, interrupt_run, leftovers, manifest,
+from conftest import (ROOT, assert_failed_run_with_one_line, bench, decode_hlog, descendants, interrupt_run, leftovers, manifest, perfkit_schemas,
                       read_csv, run_dir_of, validate)
 
 QUICK = ["--quick", "--rounds", "inserts", "--warmup", "1", "--measure", "2", "--durability", "strict,relaxed"]
 CELLS = ["inserts/postgres/strict", "inserts/postgres/relaxed", "inserts/cassandra/strict", "inserts/cassandra/relaxed"]
-PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 
 
 def listening(port):
     with socket.socket() as s:
         s.settimeout(1)
         return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def descendants(pid):
-    """Every live process under pid, from /proc's parent links."""
-    children = {}
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            text = pathlib.Path(stat).read_text()
-        except OSError:
-            continue
-        ppid = int(text[text.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(stat.split("/")[2]))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
 
 
 def cmdlines(run_pid):
@@ -217,50 +194,6 @@ def test_ctrl_c_during_postgres_writes_stops_the_cluster(tmp_path):
 
 
 # ---- a user's database -------------------------------------------------------------------------------------------
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def users_database():
-    """A PostgreSQL server standing in for the user's own, with scram-sha-256 and a random password."""
-    if not (PG_BIN / "initdb").exists():
-        pytest.skip("PostgreSQL server binaries not installed")
-    root = pathlib.Path(tempfile.mkdtemp(prefix="perfkit-userdb-"))  # directly in /tmp: user postgres must reach it
-    password, port = "pk-" + secrets.token_hex(12), free_port()
-    as_postgres = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] if os.geteuid() == 0 else []
-    (root / "pw").write_text(password + "\n")
-    if as_postgres:
-        shutil.chown(root, "postgres", "postgres")
-        shutil.chown(root / "pw", "postgres", "postgres")
-    os.chmod(root, 0o700)
-    subprocess.run([*as_postgres, str(PG_BIN / "initdb"), "-D", str(root / "data"), "-U", "postgres", "--auth=scram-sha-256",
-                    f"--pwfile={root / 'pw'}", "--no-sync", "-E", "UTF8", "--no-locale"], check=True, capture_output=True)
-    (root / "pw").unlink()
-    server = subprocess.Popen([*as_postgres, str(PG_BIN / "postgres"), "-D", str(root / "data"), "-p", str(port), "-k", str(root),
-                               "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(200):
-            if subprocess.run([str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.1)
-        yield {"url": f"jdbc:postgresql://127.0.0.1:{port}/postgres", "port": port, "password": password}
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=30)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def perfkit_schemas(db):
-    out = subprocess.run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(db["port"]), "-U", "postgres", "-d", "postgres", "-Atc",
-                          "select schema_name from information_schema.schemata where schema_name like 'perfkit_%'"],
-                         capture_output=True, text=True, env=dict(os.environ, PGPASSWORD=db["password"]), check=True)
-    return out.stdout.split()
-
 
 def test_users_postgres_sets_durability_per_session_and_keeps_its_password_secret(tmp_path, users_database):
     db = users_database

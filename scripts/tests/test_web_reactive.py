@@ -19,6 +19,10 @@ QUICK = ["--quick", "--variants", "mvc,webflux", "--users", ",".join(map(str, US
          "--warmup", "2", "--measure", "2"]
 
 
+def peer_rows(run_dir, tool):
+    return [r for r in read_csv(run_dir / "peers.csv") if r["tool"] == tool]
+
+
 def port_open(port):
     with socket.socket() as s:
         s.settimeout(1)
@@ -52,7 +56,7 @@ def test_open_verdicts_and_capacity_follow_the_rule(quick_run):
     rows = read_csv(quick_run / "open.csv")
     for r in rows:
         within = float(r["p99_ms"]) <= float(r["slo_ms"]) if r["p99_ms"] else None
-        behind = float(r["blocked_ms"]) > 0 or float(r["achieved_rps"]) < 0.99 * float(r["rate_rps"])
+        behind = float(r["blocked_ms"]) > 0 or float(r["achieved_rps"]) < 0.97 * float(r["rate_rps"])
         if r["verdict"] == "met":
             # met: p99 within the SLO, every request sent on time, none failed
             assert within and not behind and r["errors"] == "0" and r["valid"] == "true", r
@@ -79,6 +83,11 @@ def test_every_hlog_decodes_and_holds_its_step(quick_run):
     m = manifest(quick_run)
     closed = {(r["cell"], r["users"]): r for r in read_csv(quick_run / "closed.csv")}
     hlogs = [f for f in m["files"] if f["kind"] == "hlog"]
+    # every hlog is described; the driver's saturation runs beside wrk (when installed) are series of their own
+    assert all(f["series"] and f["cell"] in CELLS and f["timing"] for f in hlogs), hlogs
+    saturation = [f for f in hlogs if f["series"].endswith("/saturation")]
+    assert len(saturation) == (2 * len(peer_rows(quick_run, "wrk")) if (quick_run / "peers.csv").exists() else 0)
+    hlogs = [f for f in hlogs if f not in saturation]
     assert len(hlogs) == 2 * len(CELLS) * (len(USERS) + len(RATES))
     for f in hlogs:
         merged, intervals = decode_hlog(quick_run / f["path"])
@@ -99,10 +108,12 @@ def test_driver_yaml_is_kept_and_avoids_hyperfoils_pitfalls(quick_run):
         connections = int(text.split("sharedConnections:")[1].split()[0])
         users = [int(line.split(":")[1]) for line in text.splitlines() if line.strip().startswith("users:")]
         assert connections >= max(users), "as many connections as the largest concurrency"
-        assert "repeats: 5" in text and "atOnce:" in text and "constantRate:" in text
+        if not os.path.basename(path).startswith("saturation."):  # the sweep, not the driver's run beside wrk
+            assert "repeats: 5" in text and "atOnce:" in text and "constantRate:" in text
     for result in (quick_run / "load").glob("*.result.json"):
         phases = json.loads(result.read_text())["phases"]
-        assert all(p["blockedTimeNs"] == 0 for p in phases if p["name"].split(".")[-2].startswith("n")), "closed steps never wait for a connection"
+        closed = [p for p in phases if any(part[:1] == "n" and part[1:].isdigit() for part in p["name"].split("."))]
+        assert all(p["blockedTimeNs"] == 0 for p in closed), "closed steps never wait for a connection"
 
 
 def test_thread_pools_come_from_the_running_apps(quick_run):

@@ -3,23 +3,17 @@ in the database, database CPU is measured, bad input fails before a run folder e
 lines and files, and no database, schema or engine outlives a run."""
 import glob
 import json
-import os
 import pathlib
 import re
-import secrets
-import shutil
-import signal
 import socket
 import subprocess
-import tempfile
 import time
 
 import pytest
 
-from conftest import bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate
 
 QUICK = ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32"]
-PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 
 
 def cluster_port(run_dir):
@@ -179,70 +173,6 @@ def test_unreachable_database_is_refused_before_the_run_and_keeps_the_password_o
     assert "cannot connect to jdbc:postgresql://127.0.0.1:1/flow" in line
     assert "hunter2" not in r.stderr + r.stdout
     assert not (tmp_path / "workflow").exists() or not any((tmp_path / "workflow").iterdir())
-
-
-# ---- a user's own database: a throwaway PostgreSQL started here, with a password ------------------------------
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def users_database():
-    """A PostgreSQL server standing in for the user's own, with scram-sha-256 and a random password."""
-    if not (PG_BIN / "initdb").exists():
-        pytest.skip("PostgreSQL server binaries not installed")
-    root = pathlib.Path(tempfile.mkdtemp(prefix="perfkit-userdb-"))  # directly in /tmp: user postgres must reach it
-    password, port = "pk-" + secrets.token_hex(12), free_port()
-    as_postgres = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] if os.geteuid() == 0 else []
-    (root / "pw").write_text(password + "\n")
-    if as_postgres:
-        shutil.chown(root, "postgres", "postgres")
-        shutil.chown(root / "pw", "postgres", "postgres")
-    os.chmod(root, 0o700)
-    subprocess.run([*as_postgres, str(PG_BIN / "initdb"), "-D", str(root / "data"), "-U", "postgres", "--auth=scram-sha-256",
-                    f"--pwfile={root / 'pw'}", "--no-sync", "-E", "UTF8", "--no-locale"], check=True, capture_output=True)
-    (root / "pw").unlink()
-    server = subprocess.Popen([*as_postgres, str(PG_BIN / "postgres"), "-D", str(root / "data"), "-p", str(port), "-k", str(root),
-                               "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(200):
-            if subprocess.run([str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.1)
-        yield {"url": f"jdbc:postgresql://127.0.0.1:{port}/postgres", "port": port, "password": password}
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=30)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def perfkit_schemas(db):
-    out = subprocess.run([str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(db["port"]), "-U", "postgres", "-d", "postgres", "-Atc",
-                          "select schema_name from information_schema.schemata where schema_name like 'perfkit_%'"],
-                         capture_output=True, text=True, env=dict(os.environ, PGPASSWORD=db["password"]), check=True)
-    return out.stdout.split()
-
-
-def descendants(pid):
-    """Every live process under pid, from /proc's parent links."""
-    children = {}
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            text = pathlib.Path(stat).read_text()
-        except OSError:
-            continue
-        ppid = int(text[text.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(stat.split("/")[2]))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
 
 
 def test_users_database_keeps_its_password_secret_and_loses_the_schema_on_ctrl_c(tmp_path, users_database, monkeypatch):

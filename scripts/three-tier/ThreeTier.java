@@ -10,7 +10,7 @@
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
 //SOURCES Rounds.java HttpRound.java Templates.java Inserts.java Chain.java
 //SOURCES ../harness/src/perfkit/harness/*.java
-//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java
+//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java ../harness/http/TomcatPool.java
 //SOURCES templates/*.java
 //SOURCES inserts/*.java
 // chain round: Apache HttpClient 5 and HikariCP as Spring Boot 4.1.1 manages them; R2DBC PostgreSQL 1.1.1 (1.1.2, Boot's, is not on the mirror)

@@ -178,7 +178,7 @@ final class Cells {
                 + p.text("repeats") + "; steps run one after another in one driver JVM, after a warm-up of " + p.text("warmup") + " s with up to "
                 + WARMUP_USERS + " users looping; each step's requests must equal N x " + p.text("repeats"));
         n.put("openModel", "Hyperfoil constantRate: one new request per arrival, timed from its send; a step is invalid when the driver waited for a "
-                + "connection (blockedTime > 0), ran out of sessions, or sent under 99% of its rate; capacity = largest rate with p99 <= "
+                + "connection (blockedTime > 0), ran out of sessions, or sent under 97% of its rate (its request count jitters about 2% around rate x duration); capacity = largest rate with p99 <= "
                 + p.text("slo-ms") + " ms per external call (so " + slo(2) + " ms with 2 calls) and no errors, by doubling multiples of " + p.text("rate-step") + " req/s then bisecting (harness CapacitySearch)"
                 + (p.text("rates").isBlank() ? "" : "; this run measured the fixed rates " + p.text("rates") + " instead of searching"));
         n.put("littlesLaw", "a pool of T threads whose requests each wait D = calls x delay holds at most T/D requests per second; in the closed "

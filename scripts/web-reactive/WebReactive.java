@@ -6,7 +6,7 @@
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
 //SOURCES Backend.java Dto.java Cells.java Peers.java mvc/MvcApp.java flux/FluxApp.java
 //SOURCES ../harness/src/perfkit/harness/*.java
-//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java
+//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java ../harness/http/TomcatPool.java
 //DESCRIPTION Spring MVC vs WebFlux calling a slow external service: closed-model sweep over concurrent users and open-model capacity at a p99 SLO
 package perfkit.webreactive;
 

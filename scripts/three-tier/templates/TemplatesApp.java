@@ -35,7 +35,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Executor;
 import java.util.jar.JarFile;
 
 /**
@@ -121,14 +120,7 @@ public class TemplatesApp {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("stack", "Spring Boot " + org.springframework.boot.SpringBootVersion.getVersion() + " MVC on Tomcat");
         info.putAll(versions());
-        Executor e = server == null ? null : server.getTomcat().getConnector().getProtocolHandler().getExecutor();
-        if (e instanceof org.apache.tomcat.util.threads.ThreadPoolExecutor tpe) { // Tomcat's own, not java.util.concurrent's
-            info.put("requestThreadsMax", tpe.getMaximumPoolSize());
-            info.put("requestThreadsCore", tpe.getCorePoolSize());
-            info.put("requestThreadsLargest", tpe.getLargestPoolSize());
-        } else if (e != null) {
-            info.put("executor", e.toString());
-        }
+        info.putAll(perfkit.harness.TomcatPool.of(server));
         if (server != null) info.put("maxConnections", server.getTomcat().getConnector().getProperty("maxConnections"));
         ServletRegistration jsp = request.getServletContext().getServletRegistration(JSP_SERVLET);
         info.put("jspServlet", jsp == null ? null : Map.of("className", jsp.getClassName(), "initParameters", jsp.getInitParameters()));

@@ -18,7 +18,6 @@ import perfkit.webreactive.Dto;
 import java.net.http.HttpClient;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Executor;
 
 /**
  * The imperative app: Spring MVC on Tomcat with its default pool (200 threads). Each request blocks its Tomcat thread
@@ -56,14 +55,7 @@ public class MvcApp {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("stack", "Spring MVC on Tomcat, RestClient on the JDK HttpClient (blocking)");
         info.put("server", "Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
-        Executor e = server == null ? null : server.getTomcat().getConnector().getProtocolHandler().getExecutor();
-        if (e instanceof org.apache.tomcat.util.threads.ThreadPoolExecutor tpe) { // Tomcat's own, not java.util.concurrent's
-            info.put("requestThreadsMax", tpe.getMaximumPoolSize());
-            info.put("requestThreadsCore", tpe.getCorePoolSize());
-            info.put("requestThreadsLargest", tpe.getLargestPoolSize());
-        } else if (e != null) {
-            info.put("executor", e.toString());
-        }
+        info.putAll(perfkit.harness.TomcatPool.of(server));
         info.put("virtualThreads", virtual);
         info.putAll(Dto.threads());
         return info;

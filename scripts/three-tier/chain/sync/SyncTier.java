@@ -34,7 +34,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -136,11 +135,7 @@ public class SyncTier {
         info.put("tier", tier);
         info.put("stack", "sync");
         info.put("server", "Spring Boot 4.1.1 MVC on Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
-        Executor e = server == null ? null : server.getTomcat().getConnector().getProtocolHandler().getExecutor();
-        if (e instanceof org.apache.tomcat.util.threads.ThreadPoolExecutor tpe) { // Tomcat's own, not java.util.concurrent's
-            info.put("requestThreadsMax", tpe.getMaximumPoolSize());
-            info.put("requestThreadsLargest", tpe.getLargestPoolSize());
-        }
+        info.putAll(perfkit.harness.TomcatPool.of(server));
         if (client != null) {
             info.put("client", "Apache HttpClient " + version(CloseableHttpClient.class) + " classic (blocking), pooled");
             info.put("clientConnectionsMax", Hop.SYNC_CLIENT_CONNECTIONS);
