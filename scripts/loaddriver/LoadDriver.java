@@ -47,7 +47,8 @@ import java.util.concurrent.CompletableFuture;
  *     reports as {@code blockedTime} and session-limit errors; a phase with either is invalid, so in every valid
  *     phase "from intended start" and "from actual start" are the same samples, and the two files hold the same
  *     histogram. A closed model has no schedule: intended and actual start coincide by definition.</li>
- * <li>an entry in the result JSON: its wall-clock edges, request, response and error counts, HTTP status classes,
+ * <li>an entry in the result JSON: its wall-clock edges, request, response and error counts (errors include non-2xx/3xx
+ *     answers), HTTP status classes,
  *     {@code blockedTime}, whether the session limit was hit, CPU% of the watched processes and of the machine
  *     (with steal) between the phase's edges, and the JSON the probe URLs answered at its end.</li>
  * </ul>
@@ -296,6 +297,16 @@ public class LoadDriver {
         }
     }
 
+    /**
+     * Every request that did not succeed: Hyperfoil's errors (failed connections, timeouts, internal) plus answers
+     * that are not 2xx or 3xx. Hyperfoil counts a 500 as a response (and as "invalid"), not as an error, so a
+     * server shedding load with 500s would otherwise read as error-free.
+     */
+    static long errors(StatisticsSnapshot s, HttpStats http) {
+        long notSuccess = http.status_4xx + http.status_5xx + http.status_other;
+        return s.errors() + Math.max(s.invalid, notSuccess);
+    }
+
     private String json(PhaseRecord r) {
         StatisticsSnapshot s = r.stats;
         HttpStats http = HttpStats.get(s);
@@ -306,7 +317,7 @@ public class LoadDriver {
                 .append(",\"requests\":").append(s.requestCount).append(",\"responses\":").append(s.responseCount)
                 .append(",\"connectionErrors\":").append(s.connectionErrors).append(",\"requestTimeouts\":").append(s.requestTimeouts)
                 .append(",\"internalErrors\":").append(s.internalErrors).append(",\"invalid\":").append(s.invalid)
-                .append(",\"errors\":").append(s.errors())
+                .append(",\"errors\":").append(errors(s, http))
                 .append(",\"blockedTimeNs\":").append(s.blockedTime)
                 .append(",\"status2xx\":").append(http.status_2xx).append(",\"status3xx\":").append(http.status_3xx)
                 .append(",\"status4xx\":").append(http.status_4xx).append(",\"status5xx\":").append(http.status_5xx)

@@ -180,6 +180,7 @@ final class Cells {
         n.put("openModel", "Hyperfoil constantRate: one new request per arrival, timed from its send; a step is invalid when the driver waited for a "
                 + "connection (blockedTime > 0), ran out of sessions, or sent under 97% of its rate (its request count jitters about 2% around rate x duration); capacity = largest rate with p99 <= "
                 + p.text("slo-ms") + " ms per external call (so " + slo(2) + " ms with 2 calls) and no errors, by doubling multiples of " + p.text("rate-step") + " req/s then bisecting (harness CapacitySearch)"
+                + "; every open step follows a warm-up of " + p.text("warmup") + " s at its own rate, measured without a gap"
                 + (p.text("rates").isBlank() ? "" : "; this run measured the fixed rates " + p.text("rates") + " instead of searching"));
         n.put("littlesLaw", "a pool of T threads whose requests each wait D = calls x delay holds at most T/D requests per second; in the closed "
                 + "model latency stays near D up to N = T users and then grows linearly, N/T x D");
@@ -272,8 +273,12 @@ final class Cells {
         }
         if (openFixed) for (int c : callsList) for (double rate : fixedRates()) {
             String cell = app == null ? "target" : cell(stack, c);
-            plan.open(stem(cell, "r" + rateLabel(rate), fork), path(plan, app, c), rate, measure, concurrency(rate), false, false);
-            planned += measure + 2;
+            // each rate warms up at that rate first: a step that follows N = 1000 users or a saturating rate
+            // otherwise measures the previous step's aftermath (p99 2x the SLO at 300 req/s, p50 unchanged)
+            String step = stem(cell, "r" + rateLabel(rate), fork);
+            if (warmup > 0) plan.open("warmup." + step, path(plan, app, c), rate, warmup, concurrency(rate), true, false);
+            plan.open(step, path(plan, app, c), rate, measure, concurrency(rate), false, warmup > 0);
+            planned += warmup + measure + 2;
         }
         run.progress().say(stack + " fork " + fork + ": " + (closedModel ? "closed model N = " + p.text("users") : "")
                 + (closedModel && openFixed ? ", " : "") + (openFixed ? "open model at " + p.text("rates") + " req/s" : ""));

@@ -276,6 +276,7 @@ public final class Run {
         supervisor.stopAll();
         runCleanups();
         Sys.deleteRecursively(dir.resolve(SCRATCH_DIR));
+        LogTrim.trimAll(dir, LogTrim.LIMIT_BYTES); // the writers have stopped
         timeSeries.close();
         manifest.end(status, error);
         supervisor.finished();
