@@ -30,7 +30,7 @@ public final class LogTrim {
                             && !runDir.relativize(p).startsWith(RunLayout.SCRATCH_DIR))
                     .filter(p -> trim(p, limit))
                     .toList();
-        } catch (IOException e) {
+        } catch (IOException | java.io.UncheckedIOException e) { // a file that vanishes mid-walk, during an interrupt
             return List.of(); // best effort: an untrimmed log is only large
         }
     }
