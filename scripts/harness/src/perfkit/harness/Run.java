@@ -18,10 +18,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -46,6 +48,8 @@ public final class Run {
     private final Progress progress;
     private final Supervisor supervisor;
     private final List<Runnable> cleanups = new CopyOnWriteArrayList<>();
+    private final CountDownLatch shuttingDown = new CountDownLatch(1);
+    private volatile int signalExitCode; // 130 after Ctrl-C, 143 after SIGTERM
 
     private Run(String study, Map<String, String> params, Path dir, Class<?> mainClass) throws IOException {
         this.study = study;
@@ -71,6 +75,7 @@ public final class Run {
         }
         Run run = new Run(study, params, createUniqueDir(studyDir), mainClass);
         Runtime.getRuntime().addShutdownHook(new Thread(run::onShutdown, "perfkit-shutdown"));
+        run.noteSignals();
         run.manifest.write();
         run.supervisor.startReaper();
         run.timeSeries.watchProcess("proc:" + study, ProcessHandle.current().pid());
@@ -283,12 +288,54 @@ public final class Run {
         return true;
     }
 
+    /**
+     * True once this JVM is shutting down (Ctrl-C, SIGTERM, or an exit), waiting up to {@code seconds} for it. The
+     * JVM then exits on its own (130 on Ctrl-C): a thread that called System.exit(1) after the hooks had run would
+     * halt it with 1 instead, so the main thread steps aside.
+     */
+    public boolean awaitShutdown(double seconds) {
+        try {
+            return shuttingDown.await((long) (seconds * 1000), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return shuttingDown.getCount() == 0;
+        }
+    }
+
     private void onShutdown() {
-        if (finish(INTERRUPTED, "interrupted by signal before the run completed")) {
+        shuttingDown.countDown();
+        boolean interrupted = finish(INTERRUPTED, "interrupted by signal before the run completed");
+        if (interrupted) {
             progress.clear();
             System.err.println("[" + study + "] interrupted: data flushed, run marked interrupted: " + dir);
         }
         supervisor.stopAll();
+        // The exit code must say "interrupted" whichever thread reaches the JVM's exit first.
+        if (interrupted && signalExitCode != 0) {
+            System.err.flush();
+            Runtime.getRuntime().halt(signalExitCode);
+        }
+    }
+
+    /** Remembers which signal ends the run, then hands it to the JVM's own handler (which starts the shutdown). */
+    @SuppressWarnings("removal")
+    private void noteSignals() {
+        for (String name : List.of("INT", "TERM")) {
+            try {
+                sun.misc.Signal signal = new sun.misc.Signal(name);
+                sun.misc.SignalHandler[] jvmHandler = new sun.misc.SignalHandler[1];
+                jvmHandler[0] = sun.misc.Signal.handle(signal, s -> {
+                    signalExitCode = 128 + s.getNumber();
+                    try {
+                        jvmHandler[0].handle(s);
+                    } catch (UnsupportedOperationException notJava) { // a native default: exit the usual way
+                        System.exit(signalExitCode);
+                    }
+                });
+            } catch (IllegalArgumentException ignoredSignal) {
+                // started with this signal ignored (e.g. nohup): leave it so
+            }
+        }
     }
 
     private void runCleanups() {

@@ -9,7 +9,7 @@ import java.util.Map;
 /**
  * The entry point every study script calls from its main(): parses options, runs the study inside a
  * {@link Run}, and turns every ending into a manifest status and an exit code:
- * 0 complete, 1 failed, 2 user error, 130 interrupted (by the JVM on SIGINT).
+ * 0 complete, 1 failed, 2 user error, 130 or 143 interrupted by Ctrl-C or SIGTERM (set by {@link Run}'s shutdown hook).
  */
 public final class Study {
     /** The parent side: plans the run, starts forks, writes tables. */
@@ -42,6 +42,7 @@ public final class Study {
             run.progress().clear();
             System.out.println(run.dir());
         } catch (UserError e) {
+            if (run != null && run.awaitShutdown(0)) return; // the signal's shutdown exits (130, 143)
             System.err.println("error: " + e.getMessage());
             if (run != null) run.finish(RunLayout.FAILED, e.getMessage());
             System.exit(2);
@@ -51,6 +52,9 @@ public final class Study {
                 System.err.println("error: " + cli.study() + ": " + reason);
                 System.exit(1);
             }
+            // A Ctrl-C to the process group also stops the forks and services, which the body may see first:
+            // give this JVM's own signal a moment, then let its shutdown mark the run interrupted and exit 130.
+            if (run.awaitShutdown(1)) return;
             if (run.isRunning()) writeStackTrace(run, t);
             if (run.finish(RunLayout.FAILED, reason)) {
                 run.progress().clear();
