@@ -163,6 +163,16 @@ def test_siege_and_wrk_run_beside_the_driver_when_installed(quick_run):
         assert ("meets its goal" in wrk["note"]) == (float(wrk["driver_ratio"]) >= 0.8)
 
 
+def test_the_run_names_no_folder_of_this_machine(quick_run):
+    """Runs are shared and published: the manifest's file list and the load logs carry no absolute paths (siege's
+    config reads relative to the run; the driver's SLF4J no longer lists local jars)."""
+    files = json.dumps(manifest(quick_run)["files"])
+    assert str(quick_run) not in files and os.path.expanduser("~") + "/" not in files
+    for log in (quick_run / "load").glob("*.log"):
+        text = log.read_text()
+        assert "SLF4J" not in text and os.path.expanduser("~/.m2") not in text, log.name
+
+
 def test_notebook_runs_against_the_fresh_quick_run(quick_run, tmp_path):
     import nbformat
     r = bench("notebooks", "--runs", str(quick_run.parent), "--out", str(tmp_path), "notebooks/web-reactive.ipynb", timeout=900)

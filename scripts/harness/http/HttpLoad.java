@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The study side of the kit's HTTP load driver ({@code scripts/loaddriver/LoadDriver.java}, Hyperfoil 0.25.2 in a
@@ -124,7 +125,10 @@ public final class HttpLoad {
             run.timeSeries().unwatchProcess("proc:" + name);
             run.supervisor().stop(child, 10);
         }
-        run.addFile(DIR + "/" + name + ".out", "log", "output of " + String.join(" ", command));
+        String runDir = run.dir().toString();
+        String shown = command.stream() // paths inside the run read relative to it: the manifest names no machine's folders
+                .map(a -> a.startsWith(runDir + "/") ? a.substring(runDir.length() + 1) : a).collect(Collectors.joining(" "));
+        run.addFile(DIR + "/" + name + ".out", "log", "output of " + shown);
         return done ? Files.readString(out) : null;
     }
 
