@@ -16,6 +16,12 @@ import jsonschema
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# The Ctrl-C tests send SIGINT as a terminal does to its foreground job. A suite started in the background of a
+# non-interactive shell (`./bench test &`) inherits SIGINT ignored, and so would every run it starts (a JVM keeps
+# an ignored SIGINT ignored): give it back its default so the runs see Ctrl-C the way a user's terminal sends it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 SCHEMA = json.loads((ROOT / "data/schema/run.schema.json").read_text())
 HDR_JAR_GLOB = ".m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar"
 

@@ -163,6 +163,18 @@ def test_siege_and_wrk_run_beside_the_driver_when_installed(quick_run):
         assert ("meets its goal" in wrk["note"]) == (float(wrk["driver_ratio"]) >= 0.8)
 
 
+def test_every_service_reports_its_jit_and_gc_time(quick_run):
+    """A step measured while C2 still compiles is not steady state: each service JVM's compilation and collection
+    time per second is in the time series beside its CPU."""
+    rows = read_csv(quick_run / "timeseries.csv")
+    for service in ("backend", "mvc/fork1", "webflux/fork1"):
+        for metric in ("jit_ms_per_s", "gc_ms_per_s"):
+            values = [float(r["value"]) for r in rows if r["series"] == f"jvm:{service}" and r["metric"] == metric]
+            assert values and min(values) >= 0, (service, metric)
+        jit = [float(r["value"]) for r in rows if r["series"] == f"jvm:{service}" and r["metric"] == "jit_ms_per_s"]
+        assert sum(jit) > 0, f"{service} compiled nothing while it served load?"
+
+
 def test_the_run_names_no_folder_of_this_machine(quick_run):
     """Runs are shared and published: the manifest's file list and the load logs carry no absolute paths (siege's
     config reads relative to the run; the driver's SLF4J no longer lists local jars)."""

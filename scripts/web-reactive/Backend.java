@@ -2,6 +2,7 @@ package perfkit.webreactive;
 
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
+import perfkit.harness.HttpService;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -14,7 +15,7 @@ import java.util.concurrent.CountDownLatch;
  * The external service: {@code GET /1/0/customer/customers/{c}/users/{u}} answers a small JSON user after a fixed
  * delay. It runs on Reactor Netty and waits with {@code Mono.delay} (a timer), so a waiting request holds no thread:
  * its own latency stays at the delay however many requests wait at once, and any queueing the study sees is in the
- * app under test. It binds 127.0.0.1 on a free port and prints {@code PERFKIT_PORT <port>}.
+ * app under test. It binds 127.0.0.1 on a free port and announces it ({@link HttpService#announce}).
  * <p>
  * {@code GET /__stats} answers its own response times (handler entry to answer ready) since the previous call,
  * so a caller that asks at a step's start and end gets that step's numbers: the proof the delay was honoured.
@@ -41,8 +42,7 @@ final class Backend {
                         .get("/__stats", (req, res) -> res.header("content-type", "application/json")
                                 .sendString(Mono.fromSupplier(() -> stats(recorder.getIntervalHistogram(), delayMs)))))
                 .bindNow();
-        System.out.println("PERFKIT_PORT " + server.port());
-        System.out.flush();
+        HttpService.announce(server.port());
         Runtime.getRuntime().addShutdownHook(new Thread(server::disposeNow, "backend-stop"));
         new CountDownLatch(1).await(); // until the run stops it (stdin EOF or SIGTERM, through ChildProcess)
     }

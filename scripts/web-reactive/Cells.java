@@ -55,7 +55,7 @@ final class Cells {
     private final int cores = Runtime.getRuntime().availableProcessors();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private Table closed, open, capacity;
-    private Service backend;
+    private HttpService backend;
     private String target;
     /** The step with the highest rate of calls to the external service, and its p50 there. */
     private double peakBackendRate = -1;
@@ -63,8 +63,6 @@ final class Cells {
     /** The driver's closed-model throughput per cell, fork and N, for the peers' comparison. */
     private final Map<String, Double> closedRps = new java.util.HashMap<>();
     private ObjectNode peakBackend;
-
-    record Service(String name, Process process, int port) {}
 
     Cells(Run run) {
         this.run = run;
@@ -123,10 +121,11 @@ final class Cells {
                 if (openModel && searching()) openSearch("target", "target", 0, fork, null);
             }
         } else {
-            backend = start("backend", List.of("-Xmx256m"), List.of(WebReactive.SERVICE, "backend", p.text("backend-delay-ms"), run.dir().toString()));
+            backend = HttpService.start(run, "backend", List.of("-Xmx256m"),
+                    List.of(WebReactive.SERVICE, "backend", p.text("backend-delay-ms"), run.dir().toString()));
             for (int fork = 1; fork <= p.integer("forks"); fork++) {
                 for (String stack : stacks) {
-                    Service app = startApp(stack, fork);
+                    HttpService app = startApp(stack, fork);
                     try {
                         stackFork(stack, calls, fork, app);
                         if (fork == 1) {
@@ -137,11 +136,11 @@ final class Cells {
                         }
                         if (openModel && searching()) for (int c : calls) openSearch(cell(stack, c), stack, c, fork, app);
                     } finally {
-                        run.stopService(app.name(), app.process());
+                        app.stop(run);
                     }
                 }
             }
-            run.stopService(backend.name(), backend.process());
+            backend.stop(run);
             checkBackend(notes);
         }
         peers.close();
@@ -191,20 +190,15 @@ final class Cells {
 
     // ---- services ---------------------------------------------------------------------------------------
 
-    private Service startApp(String stack, int fork) throws Exception {
+    private HttpService startApp(String stack, int fork) throws Exception {
         List<String> args = new ArrayList<>(List.of(WebReactive.SERVICE, stack.equals("webflux") ? "webflux" : "mvc",
                 "--perfkit.run-dir=" + run.dir(), "--server.port=0", "--server.address=127.0.0.1", "--perfkit.backend-url=http://127.0.0.1:" + backend.port(),
                 "--spring.main.banner-mode=off", "--logging.level.root=WARN", "--server.tomcat.max-keep-alive-requests=-1"));
         if (stack.equals("mvc-virtual")) args.add("--spring.threads.virtual.enabled=true");
-        return start(stack + "/fork" + fork, Sys.jvmArgs(p.text("app-jvm-args")), args);
+        return HttpService.start(run, stack + "/fork" + fork, Sys.jvmArgs(p.text("app-jvm-args")), args);
     }
 
-    private Service start(String name, List<String> jvm, List<String> args) throws Exception {
-        HttpService s = HttpService.start(run, name, jvm, args);
-        return new Service(s.name(), s.process(), s.port());
-    }
-
-    private JsonNode info(Service app) {
+    private JsonNode info(HttpService app) {
         try {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.port() + "/__info"))
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
@@ -214,7 +208,7 @@ final class Cells {
         }
     }
 
-    private Map<String, Long> watch(Service app) {
+    private Map<String, Long> watch(HttpService app) {
         Map<String, Long> w = new LinkedHashMap<>();
         if (app != null) w.put("app", app.process().pid());
         if (backend != null) w.put("backend", backend.process().pid());
@@ -233,11 +227,11 @@ final class Cells {
         return rates;
     }
 
-    private String url(Service app) {
+    private String url(HttpService app) {
         return app == null ? target : "http://127.0.0.1:" + app.port() + "/users/42";
     }
 
-    private static String path(HttpLoad.Plan plan, Service app, int calls) {
+    private static String path(HttpLoad.Plan plan, HttpService app, int calls) {
         return app == null ? plan.path() : "/users/42?calls=" + calls;
     }
 
@@ -253,7 +247,7 @@ final class Cells {
      * One driver run per stack and fork: per calls count a warm-up, then the closed-model steps; then, when the run
      * has fixed rates, the open-model steps. One driver JVM for all of them keeps start-ups out of a quick run.
      */
-    private void stackFork(String stack, List<Integer> callsList, int fork, Service app) throws Exception {
+    private void stackFork(String stack, List<Integer> callsList, int fork, HttpService app) throws Exception {
         boolean closedModel = p.list("models").contains("closed"), openFixed = p.list("models").contains("open") && !searching();
         if (!closedModel && !openFixed) return;
         int repeats = p.intValue("repeats");
@@ -336,7 +330,7 @@ final class Cells {
     }
 
     /** Doubling multiples of --rate-step, then bisecting (harness CapacitySearch); one driver run per step. */
-    private void openSearch(String cell, String stack, int calls, int fork, Service app) throws Exception {
+    private void openSearch(String cell, String stack, int calls, int fork, HttpService app) throws Exception {
         int step = p.intValue("rate-step");
         double stepSeconds = p.seconds("warmup") + p.seconds("measure") + 8; // + the driver's start-up
         CapacitySearch.Result res = HttpLoad.searchRate(step, (int) Math.min(Integer.MAX_VALUE, p.integer("max-rate")), p.seconds("budget"), stepSeconds,
@@ -353,7 +347,7 @@ final class Cells {
                 + " (" + status + "; " + reason + ")");
     }
 
-    private StepVerdict openStep(String cell, String stack, int calls, int fork, Service app, double rate) throws Exception {
+    private StepVerdict openStep(String cell, String stack, int calls, int fork, HttpService app, double rate) throws Exception {
         double measure = p.seconds("measure"), warmup = p.seconds("warmup");
         String phase = stem(cell, "r" + rateLabel(rate), fork);
         HttpLoad.Plan plan = new HttpLoad.Plan("web-reactive " + cell + " open " + rateLabel(rate) + " req/s fork " + fork, url(app));

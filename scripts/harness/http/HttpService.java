@@ -33,8 +33,10 @@ public record HttpService(String name, Process process, int port) {
         BufferedWriter out = Files.newBufferedWriter(log);
         run.addFile("logs/" + log.getFileName(), "log", "output of " + name);
         CompletableFuture<Integer> port = new CompletableFuture<>();
+        JvmActivity.Listener activity = JvmActivity.listen(run.timeSeries(), "jvm:" + name);
         Process proc = run.startService(name, jvmArgs, args, privateParams, line -> {
             if (line.startsWith(PORT_LINE)) port.complete(Integer.parseInt(line.substring(PORT_LINE.length()).trim()));
+            else if (activity.accept(line)) return;
             else synchronized (out) {
                 try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { }
             }
@@ -56,13 +58,17 @@ public record HttpService(String name, Process process, int port) {
         }
     }
 
-    /** Announces a bound port to the study (call it from the service, once it listens). */
+    /** Announces a bound port to the study (call it from the service, once it listens); from then on the service also reports its JIT and GC time. */
     public static void announce(int port) {
         System.out.println(PORT_LINE + port);
         System.out.flush();
+        JvmActivity.reportEverySecond();
     }
 
     public String url() { return "http://127.0.0.1:" + port; }
 
-    public void stop(Run run) throws InterruptedException { run.stopService(name, process); }
+    public void stop(Run run) throws InterruptedException {
+        run.stopService(name, process);
+        run.timeSeries().unwatchCounter("jvm:" + name);
+    }
 }

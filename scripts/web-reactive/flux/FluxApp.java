@@ -11,6 +11,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
+import perfkit.harness.HttpService;
 import perfkit.webreactive.Dto;
 import reactor.core.publisher.Mono;
 
@@ -61,8 +62,7 @@ public class FluxApp {
 
     @EventListener
     public void started(WebServerInitializedEvent event) {
-        System.out.println("PERFKIT_PORT " + event.getWebServer().getPort());
-        System.out.flush();
+        HttpService.announce(event.getWebServer().getPort());
     }
 
     public static void start(String[] args) {

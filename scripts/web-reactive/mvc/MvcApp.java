@@ -13,6 +13,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
+import perfkit.harness.HttpService;
 import perfkit.webreactive.Dto;
 
 import java.net.http.HttpClient;
@@ -64,8 +65,7 @@ public class MvcApp {
     @EventListener
     public void started(WebServerInitializedEvent event) {
         if (event.getWebServer() instanceof TomcatWebServer t) server = t;
-        System.out.println("PERFKIT_PORT " + event.getWebServer().getPort());
-        System.out.flush();
+        HttpService.announce(event.getWebServer().getPort());
     }
 
     public static void start(String[] args) {

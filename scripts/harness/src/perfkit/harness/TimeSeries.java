@@ -17,7 +17,8 @@ import java.util.function.LongSupplier;
  * {@code timeseries.csv}: one row per second, series and metric, in tidy long form:
  * {@code epoch_ms,elapsed_s,phase,series,metric,value}.
  * Metrics: {@code events_per_s} for watched counters, {@code cpu_pct} per watched process and for
- * {@code system}, and {@code steal_pct} for {@code system}; CPU in percent of one core.
+ * {@code system}, and {@code steal_pct} for {@code system}; CPU in percent of one core. Other processes may
+ * report their own cumulative amounts (a service's JIT and GC milliseconds, see {@link JvmActivity}).
  * Each row is flushed at once, so an interrupted run keeps everything up to its last second.
  */
 public final class TimeSeries implements AutoCloseable {
@@ -25,6 +26,8 @@ public final class TimeSeries implements AutoCloseable {
     static final String HEADER = "epoch_ms,elapsed_s,phase,series,metric,value";
 
     private record Polled(LongSupplier cumulative, long[] last) {}
+    private record Key(String series, String metric) {}
+    static final String EVENTS_PER_S = "events_per_s";
     private record Proc(long pid, boolean tree, long[] lastTicks) {}
 
     /**
@@ -68,7 +71,7 @@ public final class TimeSeries implements AutoCloseable {
     private final CpuSampler cpu;
     private final long startNanos = System.nanoTime();
     private final Map<String, Polled> polled = new ConcurrentHashMap<>();
-    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Proc> processes = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "perfkit-timeseries");
@@ -105,14 +108,22 @@ public final class TimeSeries implements AutoCloseable {
 
     /** A count another process reports with its own timestamps (see {@link Counter}). */
     public Counter counter(String series) {
+        return counter(series, EVENTS_PER_S);
+    }
+
+    /**
+     * Any cumulative amount another process reports, written as its per-second rate under {@code metric}, e.g.
+     * milliseconds of JIT compilation as {@code jit_ms_per_s}. Only events count towards the progress line's rate.
+     */
+    public Counter counter(String series, String metric) {
         Counter c = new Counter();
-        counters.put(series, c);
+        counters.put(new Key(series, metric), c);
         return c;
     }
 
     public void unwatchCounter(String series) {
         polled.remove(series);
-        counters.remove(series);
+        counters.keySet().removeIf(k -> k.series().equals(series));
     }
 
     public void watchProcess(String series, long pid) {
@@ -126,7 +137,7 @@ public final class TimeSeries implements AutoCloseable {
 
     public void unwatchProcess(String series) { processes.remove(series); }
 
-    private synchronized void tick() {
+    synchronized void tick() { // package-private: tests tick by hand
         if (closed) return;
         long now = System.nanoTime();
         double seconds = (now - lastTickNanos) / 1e9;
@@ -140,13 +151,13 @@ public final class TimeSeries implements AutoCloseable {
                 double rate = (value - e.getValue().last()[0]) / seconds;
                 e.getValue().last()[0] = value;
                 totalRate += rate;
-                row(epochMs, elapsed, e.getKey(), "events_per_s", rate);
+                row(epochMs, elapsed, e.getKey(), EVENTS_PER_S, rate);
             }
             for (var e : counters.entrySet()) {
                 double rate = e.getValue().rateAtTick(now, seconds);
                 if (Double.isNaN(rate)) continue;
-                totalRate += rate;
-                row(epochMs, elapsed, e.getKey(), "events_per_s", rate);
+                if (e.getKey().metric().equals(EVENTS_PER_S)) totalRate += rate;
+                row(epochMs, elapsed, e.getKey().series(), e.getKey().metric(), rate);
             }
             for (var e : processes.entrySet()) {
                 long ticks = e.getValue().tree() ? cpu.treeTicks(e.getValue().pid()) : cpu.processTicks(e.getValue().pid());
