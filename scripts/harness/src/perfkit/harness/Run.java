@@ -290,8 +290,7 @@ public final class Run {
 
     /**
      * True once this JVM is shutting down (Ctrl-C, SIGTERM, or an exit), waiting up to {@code seconds} for it. The
-     * JVM then exits on its own (130 on Ctrl-C): a thread that called System.exit(1) after the hooks had run would
-     * halt it with 1 instead, so the main thread steps aside.
+     * shutdown then ends the JVM with the signal's code, so the main thread must not pick an exit code of its own.
      */
     public boolean awaitShutdown(double seconds) {
         try {
