@@ -136,7 +136,7 @@ final class HttpRound implements AutoCloseable {
         JsonNode lat = ph.path("latencyMs");
         long errors = ph.path("errors").asLong(), requests = ph.path("requests").asLong(), responses = ph.path("responses").asLong();
         double p99 = orNaN(num(lat, "p99")), achieved = requests / measure;
-        StepVerdict v = HttpLoad.openVerdict(rate, achieved, errors, HttpLoad.problems(ph), ph.path("histogramCount").asLong(), p99,
+        StepVerdict v = HttpLoad.openVerdict(rate, requests, measure, errors, HttpLoad.problems(ph), ph.path("histogramCount").asLong(), p99,
                 p.integer("slo-ms"), orNaN(num(ph, "systemCpuPct")), orNaN(num(ph, "stealPct")), cores);
         double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
         double sutPct = 0;

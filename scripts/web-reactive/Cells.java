@@ -177,7 +177,7 @@ final class Cells {
                 + p.text("repeats") + "; steps run one after another in one driver JVM, after a warm-up of " + p.text("warmup") + " s with up to "
                 + WARMUP_USERS + " users looping; each step's requests must equal N x " + p.text("repeats"));
         n.put("openModel", "Hyperfoil constantRate: one new request per arrival, timed from its send; a step is invalid when the driver waited for a "
-                + "connection (blockedTime > 0), ran out of sessions, or sent under 97% of its rate (its request count jitters about 2% around rate x duration); capacity = largest rate with p99 <= "
+                + "connection (blockedTime > 0), ran out of sessions, or sent fewer requests than its Poisson arrivals could explain (under 99% of rate x duration and more than 4 standard deviations, 4 sqrt(rate x duration), short); capacity = largest rate with p99 <= "
                 + p.text("slo-ms") + " ms per external call (so " + slo(2) + " ms with 2 calls) and no errors, by doubling multiples of " + p.text("rate-step") + " req/s then bisecting (harness CapacitySearch)"
                 + "; every open step follows a warm-up of " + p.text("warmup") + " s at its own rate, measured without a gap"
                 + (p.text("rates").isBlank() ? "" : "; this run measured the fixed rates " + p.text("rates") + " instead of searching"));
@@ -365,7 +365,7 @@ final class Cells {
         long errors = ph.path("errors").asLong(), requests = ph.path("requests").asLong(), responses = ph.path("responses").asLong();
         double achieved = requests / measure;
         double p99 = orNaN(num(lat, "p99"));
-        StepVerdict v = verdict(calls, rate, achieved, errors, HttpLoad.problems(ph), ph.path("histogramCount").asLong(), p99,
+        StepVerdict v = verdict(calls, rate, requests, measure, errors, HttpLoad.problems(ph), ph.path("histogramCount").asLong(), p99,
                 orNaN(num(ph, "systemCpuPct")), orNaN(num(ph, "stealPct")));
         double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
         Double appCpu = num(cpu, "app"), beCpu = num(cpu, "backend");
@@ -387,8 +387,9 @@ final class Cells {
         return v;
     }
 
-    StepVerdict verdict(int calls, double rate, double achieved, long errors, List<String> driverProblems, long measured, double p99, double systemCpu, double steal) {
-        return HttpLoad.openVerdict(rate, achieved, errors, driverProblems, measured, p99, slo(calls), systemCpu, steal, cores);
+    StepVerdict verdict(int calls, double rate, long requests, double seconds, long errors, List<String> driverProblems, long measured, double p99,
+                        double systemCpu, double steal) {
+        return HttpLoad.openVerdict(rate, requests, seconds, errors, driverProblems, measured, p99, slo(calls), systemCpu, steal, cores);
     }
 
     /**

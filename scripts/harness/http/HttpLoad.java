@@ -133,27 +133,22 @@ public final class HttpLoad {
     }
 
     /**
-     * The verdict rule for HTTP steps: the harness's, except that the driver must send 97% of its rate, not 99%.
-     * Hyperfoil's request count in a constantRate phase jitters around rate x duration (0.98 to 1.02 of it on
-     * unloaded steps here), so 99% would call a driver that kept up "behind"; 97% still catches one that fell behind.
-     */
-    static final StepVerdict.Rule HTTP_RULE = new StepVerdict.Rule(StepVerdict.Rule.DEFAULT.saturatedFraction(), StepVerdict.Rule.DEFAULT.maxStealPct(), 0.97);
-
-    /**
      * An open-model step's verdict. The latency rule is the harness's ({@link StepVerdict#judge}: met, missed, or not
      * measurable on a saturated host). Then:
      * <ul>
-     * <li>the driver fell behind (blocked on a connection, out of sessions, under 97% of its rate): the requests it
+     * <li>the driver fell behind (blocked on a connection, out of sessions, or fewer requests than Poisson arrivals at
+     *     its rate could explain: {@link StepVerdict#fewestKeptUp}): the requests it
      *     did not send, or sent late, would only have been slower, so a p99 already above the SLO is a sound miss;
      *     a p99 within it proves nothing, and the step is <b>invalid</b>;</li>
      * <li>errors (timeouts, failed connections, non-2xx): capacity means no errors, so the step cannot be met.</li>
      * </ul>
      */
-    public static StepVerdict openVerdict(double rate, double achieved, long errors, List<String> driverProblems, long measured, double p99,
-                                          double sloMs, double systemCpu, double steal, int cores) {
-        StepVerdict.Rule rule = HTTP_RULE;
+    public static StepVerdict openVerdict(double rate, long requests, double seconds, long errors, List<String> driverProblems, long measured,
+                                          double p99, double sloMs, double systemCpu, double steal, int cores) {
+        StepVerdict.Rule rule = StepVerdict.Rule.DEFAULT;
         List<String> behind = new ArrayList<>(driverProblems);
-        if (!(achieved >= rule.minRateFraction() * rate)) behind.add(String.format(Locale.ROOT, "driver sent %.0f of %.0f req/s", achieved, rate));
+        if (!(requests >= StepVerdict.fewestKeptUp(rate * seconds, rule.minRateFraction())))
+            behind.add(String.format(Locale.ROOT, "driver sent %.0f of %.0f req/s", requests / seconds, rate));
         List<String> failed = errors > 0 ? List.of(errors + " errors (timeouts, failed connections or non-2xx)") : List.of();
         StepVerdict base = StepVerdict.judge(new StepVerdict.Measurement(rate, rate, measured, 0, List.of(), p99, sloMs, systemCpu, steal, cores), rule);
         if (base.status() == StepVerdict.Status.INVALID) {
@@ -277,7 +272,8 @@ public final class HttpLoad {
         }
 
         public Plan open(String phase, String path, double rate, double seconds, int concurrency, boolean warmup, boolean continuous) {
-            return add(phase, "constantRate", String.format(Locale.ROOT, "usersPerSec: %.3f\n      maxSessions: %d", rate, concurrency),
+            // variance: arrivals at random (Poisson) instants, Hyperfoil's default, written out so a replay does the same
+            return add(phase, "constantRate", String.format(Locale.ROOT, "usersPerSec: %.3f\n      variance: true\n      maxSessions: %d", rate, concurrency),
                     seconds, warmup, continuous, path, 1, concurrency);
         }
 

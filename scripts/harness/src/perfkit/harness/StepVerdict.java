@@ -57,6 +57,16 @@ public record StepVerdict(Status status, boolean saturated, List<String> reasons
     /** The reasons as one line, empty for a plain met or missed step. */
     public String reason() { return String.join("; ", reasons); }
 
+    /**
+     * The fewest requests a load generator with random (Poisson) arrivals sends in a window while keeping up. Its count
+     * has mean {@code expected} and standard deviation sqrt(expected), so at 3000 expected a fixed 97% cut would call
+     * one step in twenty "behind"; a count more than 4 standard deviations short happens about once in 30,000 windows.
+     * A shortfall must exceed both that and {@code 1 - minRateFraction} before the generator fell behind.
+     */
+    public static double fewestKeptUp(double expected, double minRateFraction) {
+        return Math.min(minRateFraction * expected, expected - 4 * Math.sqrt(expected));
+    }
+
     public static StepVerdict judge(Measurement m, Rule rule) {
         boolean saturated = m.systemCpuPct() >= rule.saturatedFraction() * 100 * m.cores();
         boolean stolen = m.stealPct() > rule.maxStealPct();
