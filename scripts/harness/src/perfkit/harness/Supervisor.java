@@ -61,8 +61,14 @@ final class Supervisor {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put(ChildProcess.PARENT_ENV, Long.toString(runner.pid()));
         Child c = start(name, pb, false);
-        c.stdin().write((firstLine + "\n").getBytes(StandardCharsets.UTF_8));
-        c.stdin().flush();
+        try {
+            c.stdin().write((firstLine + "\n").getBytes(StandardCharsets.UTF_8));
+            c.stdin().flush();
+        } catch (IOException e) {
+            // a JVM that could not start (a bad option, -Xmx too small) may exit before we write: say how it ended, not "Stream closed"
+            if (waitQuietly(c.process(), 5)) throw new IOException("the JVM for " + name + " exited with code " + c.process().exitValue() + " before it read its parameters", e);
+            throw e;
+        }
         return c;
     }
 
@@ -78,6 +84,16 @@ final class Supervisor {
         ProcessBuilder pb = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1"), Watchdog.class, args)))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         return start(name, pb, true);
+    }
+
+    /** True when {@code p} has exited within {@code seconds}. */
+    private static boolean waitQuietly(Process p, long seconds) {
+        try {
+            return p.waitFor(seconds, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     private Child start(String name, ProcessBuilder pb, boolean wrapped) throws IOException {
