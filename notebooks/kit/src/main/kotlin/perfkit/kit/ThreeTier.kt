@@ -153,7 +153,7 @@ fun chainClaims(runs: List<Run>, pub: AnyFrame): Markdown {
 }
 
 /**
- * Both HTTP rounds: capacity at the SLO per cell (mean over forks), CPU per process per 1000 requests at the
+ * Both HTTP rounds: capacity at the SLO per cell (mean over forks where they agree, see [capacityOverForks]), CPU per process per 1000 requests at the
  * highest rate met, and the cost per million requests on [machine].
  */
 fun capacityAndCost(runs: List<Run>, machine: PricedMachine): Markdown {
@@ -171,10 +171,9 @@ fun capacityAndCost(runs: List<Run>, machine: PricedMachine): Markdown {
     return md(machine.description + "\n\n| cell | SLO on p99 (ms) | capacity (req/s) | how the search ended | CPU ms per 1000 requests at the highest rate met | cost per million requests |\n|---|---|---|---|---|---|\n" +
         cells.joinToString("\n") { cell ->
             val f = cap.filter { it["cell"] == cell }
-            val values = f.rows().mapNotNull { num(it["capacity_rps"]) }
-            val e = values.takeIf { it.isNotEmpty() }?.let { meanInterval(it) }
-            val cost = e?.mean?.takeIf { it > 0 }?.let { "$" + formatNumber(costPerMillion(machine.pricePerHour, it), 3) } ?: "-"
-            "| `$cell` | ${f.rows().firstNotNullOfOrNull { num(it["slo_ms"]) }?.let { formatNumber(it) } ?: "-"} | ${e?.text() ?: "none"} | " +
+            val c = capacityOverForks(f.rows().map { ForkCapacity(num(it["fork"])!!.toInt(), num(it["capacity_rps"]), it["status"].toString()) }, "req/s")
+            val cost = c.mean?.let { "$" + formatNumber(costPerMillion(machine.pricePerHour, it), 3) } ?: "-"
+            "| `$cell` | ${f.rows().firstNotNullOfOrNull { num(it["slo_ms"]) }?.let { formatNumber(it) } ?: "-"} | ${c.text} | " +
                 "${escapeHtml(f.rows().map { it["status"].toString() }.distinct().joinToString())} | ${cpuAtBest(cell)} | $cost |"
         })
 }

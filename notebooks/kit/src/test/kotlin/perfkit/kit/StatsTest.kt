@@ -161,6 +161,19 @@ class StatsTest {
         assertNull(capacityAtSlo(listOf(1.0 to 500.0), 100.0))
         assertEquals(3.0, capacityAtSlo(listOf(3.0 to 1.0, 1.0 to 1.0, 2.0 to 1.0), 100.0), "order of input does not matter")
     }
+
+    @Test
+    fun `a capacity over forks is a mean only when the forks agree on what they found`() {
+        val walls = capacityOverForks(listOf(ForkCapacity(1, 600.0, "wall"), ForkCapacity(2, 1200.0, "wall"), ForkCapacity(3, 600.0, "wall")), "req/s")
+        assertEquals(800.0, walls.mean!!, 1e-9)
+        assertTrue(walls.text.startsWith("800 req/s (95% t") && walls.text.endsWith("— wall"), walls.text)
+        // a fork where no rate met (0), beside lower bounds: no mean, nothing to price, each fork as it ended
+        val mixed = capacityOverForks(listOf(ForkCapacity(2, 0.0, "wall"), ForkCapacity(1, 2464.0, "lower bound"), ForkCapacity(3, 7977.0, "lower bound")), "req/s")
+        assertNull(mixed.mean)
+        assertEquals("fork 1: 2,464 req/s (lower bound); fork 2: no rate met (wall); fork 3: 7,977 req/s (lower bound)", mixed.text)
+        assertNull(capacityOverForks(listOf(ForkCapacity(1, null, "not measurable on this host")), "req/s").mean)
+        assertEquals("not run", capacityOverForks(emptyList(), "req/s").text)
+    }
 }
 
 class FramesTest {
