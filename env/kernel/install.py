@@ -4,9 +4,10 @@ Usage: python install.py KERNELS_DIR LOGBACK_XML
 
 The kotlin-jupyter-kernel package's jar_args.json has "debuggerPort": "generate", so every kernel opens an
 unauthenticated JDWP port (127.0.0.1:1044) through which any local user can run code as the notebook user,
-and prints "Listening for transport dt_socket". Ours is the same spec with the debugger port removed; the
-launcher puts KERNELS_DIR's parent first on JUPYTER_PATH so Lab and headless runs both pick it. Idempotent:
-files are rewritten only when their content changes.
+and prints "Listening for transport dt_socket". Ours is the same spec with the debugger port removed, started
+through launch.py, which binds the kernel's sockets to the connection file's loopback address instead of every
+interface. The launcher puts KERNELS_DIR's parent first on JUPYTER_PATH so Lab and headless runs both pick it.
+Idempotent: files are rewritten only when their content changes.
 """
 import json
 import pathlib
@@ -32,14 +33,14 @@ def main() -> int:
         "display_name": "Kotlin (perfkit)",
         "language": "kotlin",
         "interrupt_mode": "message",
-        # run_kotlin_kernel takes the jar_args file as its second argument
-        "argv": ["python", "-m", "run_kotlin_kernel", "{connection_file}", str(target / "jar_args.json")],
+        # launch.py: the package's launcher with the sockets on the connection file's address (see launch.py)
+        "argv": ["python", str(pathlib.Path(__file__).resolve().parent / "launch.py"), "{connection_file}", str(target / "jar_args.json")],
         # - the kernel logs DEBUG to stderr from its bundled logback config; ours says WARN;
         # - C1 only: a notebook's kernel lives for a minute, and C2 compiling the Kotlin compiler cost about
         #   half of its CPU (kernel CPU for a small notebook: 25.8 s with C2, 12.0 s without; measured on a
         #   loaded 2-vCPU machine, so read the ratio, not the numbers). Long computations in Lab run slower.
         "env": {"KOTLIN_JUPYTER_KERNEL_EXTRA_JVM_OPTS": f"-Dlogback.configurationFile={logback} -XX:TieredStopAtLevel=1"},
-        "metadata": {"perfkit": "no debugger port; see env/kernel/install.py"},
+        "metadata": {"perfkit": "no debugger port, sockets on loopback; see env/kernel/install.py"},
     }
     write_if_changed(target / "kernel.json", json.dumps(spec, indent=2) + "\n")
     for logo in package.parent.joinpath("..", "..", "..", "share", "jupyter", "kernels", "kotlin").glob("logo-*.png"):

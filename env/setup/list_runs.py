@@ -43,10 +43,13 @@ def row_of(manifest_path, data):
     return where, status, " ".join(flags), text(m.get("startedAt"))
 
 
-def main(data):
+def main(data, outs=()):
+    """data/'s runs and references, and the runs in each folder given as --out to earlier runs (<out>/<study>/<id>)."""
     rows = [row_of(p, data) for p in sorted(data.glob("*/*/*/run.json"))]
+    for out in outs:
+        rows += [(str(p.parent), *row_of(p, out)[1:]) for p in sorted(out.glob("*/*/run.json"))]
     if not rows:
-        print(f"No runs under {data} yet: try ./bench run queues --quick")
+        print(f"No runs under {data}{''.join(' or ' + str(o) for o in outs)} yet: try ./bench run queues --quick")
         return
     print(f"Runs under {data}:")
     width = max(len(r[0]) for r in rows)
@@ -55,4 +58,4 @@ def main(data):
 
 
 if __name__ == "__main__":
-    main(pathlib.Path(sys.argv[1]))
+    main(pathlib.Path(sys.argv[1]), [pathlib.Path(a).resolve() for a in sys.argv[2:]])

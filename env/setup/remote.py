@@ -225,6 +225,7 @@ def cmd_run(argv):
     target = Target(opts["--on"])
     into = local_runs_root(opts.get("--into"))
     if any(a in ("-h", "--help") for a in rest[1:]):
+        require_kit(target, f"./bench run {rest[0]} --on {target} (without --help) ships it")
         os.execvp("ssh", ssh_base() + ["--", target.dest, f"cd {target.shell_dir()} && ./bench run " + " ".join(map(shlex.quote, rest))])
     ship(target)
     job = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + os.urandom(3).hex()
@@ -350,7 +351,10 @@ def cmd_collect(argv):
         raise Fail("usage: ./bench collect user@host[:dir] [--into DIR]")
     target = Target(rest[0])
     into = local_runs_root(opts.get("--into"))
-    runs = json.loads(agent(target, "agent-runs", what="listing the runs there"))
+    listing = json.loads(agent(target, "agent-runs", what="listing the runs there"))
+    if listing is None:
+        raise Fail(f"no folder {target.dir} on {target.label}: nothing to collect (is the path right?)")
+    runs = listing
     fetched = skipped = 0
     for r in runs:
         if (into / r["study"] / r["runId"]).exists():
@@ -365,12 +369,17 @@ def cmd_collect(argv):
     return 0
 
 
+def require_kit(target, hint):
+    """One line and exit 2 when the target's folder holds no kit (yet), rather than the remote shell's own words."""
+    if ssh(target, f"if test -x {target.shell_dir()}/bench; then echo yes; fi", what="looking for the kit").strip() != b"yes":
+        raise Fail(f"no kit in {target} yet: {hint}")
+
+
 def cmd_list(argv):
     if len(argv) != 1:
         raise Fail("usage: ./bench list --on user@host[:dir]")
     target = Target(argv[0])
-    if ssh(target, f"if test -x {target.shell_dir()}/bench; then echo yes; fi", what="looking for the kit").strip() != b"yes":
-        raise Fail(f"no kit in {target} yet: ./bench run <study> --on {target} ships it")
+    require_kit(target, f"./bench run <study> --on {target} ships it")
     p = subprocess.run(ssh_base() + ["--", target.dest, f"cd {target.shell_dir()} && ./bench list"])
     return p.returncode
 
@@ -524,6 +533,9 @@ def agent_result(d, job):
 def agent_runs(d):
     """Every run folder on the target: under dir/data/runs, and wherever a job's --out put one."""
     d = pathlib.Path(d)
+    if not d.is_dir():
+        print("null")  # the caller says it in one line
+        return
     dirs = {p.parent for p in (d / "data/runs").glob("*/*/run.json")}
     for f in (d / JOBS).glob("*/dir"):
         text = f.read_text().strip()

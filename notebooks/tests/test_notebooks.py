@@ -143,6 +143,12 @@ def descendants(pid):
 
 def listening_ports(pid):
     """TCP ports a process listens on, from its socket inodes and /proc/net/tcp{,6}."""
+    return {port for _, port in listening_sockets(pid)}
+
+
+def listening_sockets(pid):
+    """(address, port) of every TCP socket a process listens on; addresses as ipaddress objects."""
+    import ipaddress
     inodes = set()
     for fd in pathlib.Path(f"/proc/{pid}/fd").iterdir():
         try:
@@ -151,13 +157,17 @@ def listening_ports(pid):
             continue
         if target.startswith("socket:["):
             inodes.add(target[8:-1])
-    ports = set()
+    found = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in pathlib.Path(table).read_text().splitlines()[1:]:
             f = line.split()
             if f[3] == "0A" and f[9] in inodes:  # 0A: LISTEN
-                ports.add(int(f[1].rsplit(":", 1)[1], 16))
-    return ports
+                addr, port = f[1].rsplit(":", 1)
+                # the kernel prints each 32-bit word of the address in host (little-endian) order
+                raw = b"".join(bytes.fromhex(addr[i:i + 8])[::-1] for i in range(0, len(addr), 8))
+                address = ipaddress.ip_address(raw)
+                found.add((getattr(address, "ipv4_mapped", None) or address, int(port, 16)))
+    return found
 
 
 def kernel_jvms(pid):
@@ -259,6 +269,9 @@ def test_lab_starts_and_runs_a_kotlin_kernel(tmp_path):
         assert api(port, token, "GET", f"/api/kernels/{kernel['id']}")["execution_state"] in ("idle", "busy")
         jvms = kernel_jvms(proc.pid)
         assert jvms and all("jdwp" not in c for c in jvms.values()), jvms
+        sockets = {s for pid in jvms for s in listening_sockets(pid)}
+        assert len(sockets) >= 5, f"the kernel's shell, control, stdin, iopub and heartbeat sockets: {sockets}"
+        assert all(address.is_loopback for address, _ in sockets), f"the kernel listens beyond loopback: {sockets}"
         api(port, token, "DELETE", f"/api/kernels/{kernel['id']}")
         api(port, token, "POST", "/api/shutdown")
         proc.wait(timeout=60)
@@ -462,21 +475,34 @@ def test_publish_rejects_a_file_as_out(tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
+# Markdown of its own in a tag (the CLI refuses its newlines today; a run made elsewhere may still carry them)
+MD_PAYLOAD = "line1\n\n[click me](https://example.invalid/x) | col | <b>bold</b> &amp; `code`\n# injected heading"
+
+
 def test_a_hostile_tag_and_hostname_never_reach_the_site_as_html(tmp_path):
     runs = tmp_path / "runs"
     for manifest in (ROOT / "data/reference/queues").glob("*/run.json"):
         dest = runs / manifest.parent.name
         shutil.copytree(manifest.parent, dest)
         m = json.loads(manifest.read_text())
-        m["tag"], m["host"]["hostname"] = PAYLOAD, HOST_PAYLOAD
+        m["tag"], m["host"]["hostname"] = PAYLOAD + " " + MD_PAYLOAD, HOST_PAYLOAD
         (dest / "run.json").write_text(json.dumps(m))
     out = tmp_path / "executed"
     r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/queues.ipynb"))
     assert r.returncode == 0, r.stderr[-3000:]
     r = bench("publish", "--from", str(out), "--out", str(tmp_path / "site"))
     assert r.returncode == 0, r.stderr
-    assert "&lt;img src=x onerror=alert(1)&gt;" in (tmp_path / "site/queues/index.html").read_text(), "the tag is shown, as text"
+    post = (tmp_path / "site/queues/index.html").read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in post, "the tag is shown, as text"
     assert_site_is_safe(tmp_path / "site")
+    assert "example.invalid" in post and 'href="https://example.invalid' not in post, "the tag's link stays text"
+    assert post.count("<h1") == 1, "the tag opens no heading"
+    assert "<b>bold</b>" not in post and "&lt;b&gt;bold&lt;/b&gt;" in post
+    assert "<code>code</code>" not in post, "the tag opens no code span"
+    assert "&amp;amp;" in post and "&amp;amp;amp;" not in post, "the tag's literal &amp; is escaped once"
+    for table in re.findall(r"<table>.*?</table>", post, re.S):
+        widths = {row.count("<td") + row.count("<th") for row in re.findall(r"<tr>.*?</tr>", table, re.S)}
+        assert len(widths) == 1, "the tag's | splits no table cell"
 
 
 # ---- bad runs and failed notebooks ---------------------------------------------------------------------
@@ -489,12 +515,19 @@ def test_unreadable_runs_are_skipped_unless_named_and_a_failure_keeps_the_good_c
                        ("20260101T000002Z-x-cccccc", '{"schemaVersion": 1, "stu')):
         (runs / name).mkdir()
         (runs / name / "run.json").write_text(text)
+    # a copy whose table lost a column the notebook reads: damaged, so skipped like an unreadable one
+    damaged = runs / "20991231T000000Z-x-dddddd"
+    shutil.copytree(good, damaged)
+    (damaged / "run.json").write_text((damaged / "run.json").read_text().replace(good.name, damaged.name))
+    summary = damaged / "summary.csv"
+    summary.write_text(summary.read_text().replace("median_ns", "median"))
     out = tmp_path / "executed"
     r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/overhead.ipynb"))
     assert r.returncode == 0, r.stderr[-3000:]
     nb = executed_ok(out / "overhead.ipynb")
     streamed = "".join(o["text"] for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream").splitlines()
-    assert len(streamed) == 3 and all(l.startswith("perfkit: skipping an unreadable run: ") for l in streamed), streamed
+    assert len(streamed) == 4 and all(l.startswith("perfkit: skipping an unreadable run: ") for l in streamed[:3]), streamed
+    assert streamed[3] == f"perfkit: skipping a damaged run {damaged.name}: table summary.csv has no column 'median_ns'", streamed
     assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [good.name]
     good_copy = (out / "overhead.ipynb").read_bytes()
 

@@ -63,6 +63,24 @@ def text_md(text: str) -> str:
     return text.replace("<", "&lt;")
 
 
+MARKDOWN_SYNTAX = set("\\`*_[]|~#")
+
+
+def md_text(text: str) -> str:
+    """Data as Markdown that reads as itself (the kit's mdText): no HTML, no link, emphasis, code or new block."""
+    out = []
+    for i, ch in enumerate(text):
+        if ch in "&<>":
+            out.append(html.escape(ch, quote=False))
+        elif ch in MARKDOWN_SYNTAX or (i == 0 and ch in "+-="):
+            out.append(f"&#{ord(ch)};")
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(" ")
+        else:
+            out.append(ch)
+    return re.sub(r"^(\d+)([.)])", lambda m: f"{m.group(1)}&#{ord(m.group(2))};", "".join(out))
+
+
 def text_block(text: str) -> str:
     """Plain text output as an escaped <pre> block, so not even index.md holds a raw tag."""
     return "<pre><code>" + html.escape(text.rstrip(), quote=False) + "</code></pre>"
@@ -115,7 +133,7 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
                 found = FIGURE_NAME.search(svg)
                 name = found.group(1) if found else f"figure-{len(figures) + 1}"
                 (out / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")
-                caption = text_md(data.get("text/plain", name).strip()).replace("]", "\\]").replace("\n", " ")
+                caption = md_text(data.get("text/plain", name).strip())
                 figures.append(name)
                 blocks.append(f"![{caption}](figures/{name}.svg)\n\n*{caption}*")
             elif "text/markdown" in data:
@@ -153,7 +171,7 @@ def index(posts: list, site: pathlib.Path) -> None:
     items = [sanitize(i) for i in items]
     (site / "index.html").write_text(page("perfkit studies", "<h1>perfkit studies</h1>\n" + "\n".join(items)), encoding="utf-8")
     (site / "index.md").write_text("# perfkit studies\n\n" + "".join(
-        f"- [{text_md(p['title'])}]({p['slug']}/index.md): {text_md(p['summary'])}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
+        f"- [{md_text(p['title'])}]({p['slug']}/index.md): {md_text(p['summary'])}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
 
 
 def main() -> int:

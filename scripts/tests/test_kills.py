@@ -11,6 +11,7 @@ import os
 import random
 import signal
 import subprocess
+import threading
 import time
 import uuid
 
@@ -122,7 +123,7 @@ def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, re
             os.killpg(proc.pid, signal.SIGINT)
         else:
             os.kill(proc.pid, signal.SIGTERM)
-        proc.communicate(timeout=90)
+        _, err = proc.communicate(timeout=90)
         limit = 10 if how.startswith("sigkill") else 0.5
         assert wait_for(lambda: not marked(token), limit), \
             f"{how} at {delay:.1f} s: left running: {[open(f'/proc/{p}/cmdline').read()[:120] for p in marked(token)]}"
@@ -138,6 +139,104 @@ def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, re
         m = json.loads((run_dir / "run.json").read_text())
         assert m["status"] == "interrupted", (how, delay, m["status"], m["error"])
         validate(m)
+        traces = [l for l in err.splitlines() if l.startswith("\tat ") or "Exception" in l]
+        assert not traces, f"{how} at {delay:.1f} s: a stack trace reached the terminal:\n" + "\n".join(traces[:5])
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def shm_segments():
+    return set(glob.glob("/dev/shm/PostgreSQL.*"))
+
+
+def cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+# A server's life, and how to tell it has begun: Cassandra once it answers CQL (after its password is set), PostgreSQL
+# once the workflow study's cluster runs.
+SERVER_KILLS = {
+    "cassandra": (["three-tier", "--quick", "--rounds", "inserts", "--stores", "cassandra", "--warmup", "2", "--measure", "30"],
+                  lambda token, err: "answers CQL" in err),
+    "postgres": (["workflow", "--quick"],
+                 lambda token, err: any(" -D " in cmdline(p) and "postgres" in cmdline(p) for p in marked(token))),
+}
+
+
+@pytest.mark.parametrize("server", sorted(SERVER_KILLS))
+def test_killing_the_run_with_every_watchdog_during_a_servers_life_leaves_nothing(tmp_path, server):
+    """SIGKILL for the run's JVM and every watchdog at once, 1-3 s into a database's life: the database must stop by
+    itself (the kernel signals it when its watchdog dies), and the janitor of ./bench list finds the rest by the run's
+    mark. 15 s later nothing of the run is alive, no port listens, no cluster folder or shared memory segment is left,
+    and the terminal got no stack trace."""
+    args, ready = SERVER_KILLS[server]
+    token = uuid.uuid4().hex
+    pg_before, shm_before = pg_dirs(), shm_segments()
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", *args, "--out", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, env=dict(os.environ, **{MARK: token}))
+    err_lines = []
+    reader = threading.Thread(target=lambda: err_lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+    reader.start()
+    try:
+        assert wait_for(lambda: ready(token, "".join(err_lines)) or proc.poll() is not None, 300), "the server never started"
+        assert proc.poll() is None, "".join(err_lines)[-2000:]
+        time.sleep(random.Random(f"{SEED}-{server}").uniform(1, 3))
+        pids = marked(token)
+        ports = listening_ports(pids)
+        watchdogs = [p for p in pids if "perfkit.harness.Watchdog" in cmdline(p)]
+        assert len(watchdogs) >= 2, "the run's reaper and the server's watchdog"
+        for pid in [proc.pid, *watchdogs]:
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert wait_for(lambda: not marked(token), 15), \
+            f"left running: {[cmdline(p)[:120] for p in marked(token)]}"
+        # a process that is exiting has no environment left to read, but holds its sockets until its memory is gone
+        assert wait_for(lambda: not ({p for p, _ in listening()} & ports), 5), "ports still listening"
+        assert wait_for(lambda: not (shm_segments() - shm_before), 5), f"shared memory left: {shm_segments() - shm_before}"
+        run_dir = next(tmp_path.glob("*/*/run.json")).parent
+        listed = janitor_list(tmp_path)
+        assert run_dir.name in listed and "interrupted" in listed.split(run_dir.name, 1)[1].splitlines()[0], listed
+        assert not (pg_dirs() - pg_before), f"cluster folders left: {pg_dirs() - pg_before}"
+        assert not (run_dir / "scratch").exists()
+        reader.join(timeout=20)
+        err = "".join(err_lines)
+        assert not [l for l in err.splitlines() if l.startswith("\tat ") or "Exception" in l], err[-3000:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def tomcat_dirs():
+    return set(glob.glob("/tmp/tomcat.*")) | set(glob.glob("/tmp/tomcat-docbase.*"))
+
+
+def test_killing_a_web_runs_process_group_leaves_no_tomcat_folder(tmp_path):
+    """SIGKILL to the whole process group of a web-reactive run while its Spring apps serve: no shutdown hook runs, so
+    Tomcat's base and document folders must already live in the run's scratch folder, which the reaper removes."""
+    token = uuid.uuid4().hex
+    before = tomcat_dirs()
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "web-reactive", "--quick", "--out", str(tmp_path)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ, **{MARK: token}))
+    try:
+        def serving():
+            for m in tmp_path.glob("*/*/run.json"):
+                ports = json.loads(m.read_text()).get("notes", {}).get("ports", {})
+                if any(name.startswith(("mvc", "webflux")) for name in ports):
+                    return True
+            return False
+        assert wait_for(serving, 300), "the apps never started"
+        assert not (tomcat_dirs() - before), "Tomcat keeps its folders under the run's scratch folder, not /tmp"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert wait_for(lambda: not marked(token), 10), f"left running: {[cmdline(p)[:120] for p in marked(token)]}"
+        assert not (tomcat_dirs() - before), f"left: {tomcat_dirs() - before}"
+        run_dir = next(tmp_path.glob("*/*/run.json")).parent
+        assert wait_for(lambda: not (run_dir / "scratch").exists(), 10)
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

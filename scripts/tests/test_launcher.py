@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -124,6 +125,9 @@ BAD_INPUTS = [
     (["overhead", "--iterations", "0"], "--iterations"),
     (["messaging", "--instances", "0"], "--instances"),
     (["workflow", "--job-types", "fixed,slow"], "--job-types"),
+    (["queues", "--forks", "1", "--forks", "2"], "--forks is given twice"),
+    (["queues", "--tag", "line1\n\n[click me](https://example.invalid/x)\n# injected heading"], "--tag expects one line of text"),
+    (["queues", "--tag", "a\x1b[31mred"], "--tag expects one line of text"),
 ]
 
 
@@ -148,3 +152,72 @@ def test_underscores_in_numbers_reach_the_forks_normalised(tmp_path):
     assert r.returncode == 0, r.stderr
     m = json.loads(next(tmp_path.rglob("run.json")).read_text())
     assert m["params"]["rate"] == "1000" and m["status"] == "complete"
+
+
+def test_a_jdk_from_the_environment_is_checked_like_one_given_as_an_option(tmp_path):
+    r = bench("run", "queues", "--quick", "--out", str(tmp_path), env={"PERFKIT_JAVA": "/bin/true"})
+    assert_one_line_error(r, "$PERFKIT_JAVA", "--java", "not a working java")
+    assert not any(tmp_path.rglob("run.json"))
+
+
+# ---- a full disk ------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A tmpfs of 64 MB as the runs' --out (root only: it mounts)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_disk_without_room_for_a_run_is_refused_before_it_starts(small_disk):
+    r = bench("run", "queues", "--quick", "--out", str(small_disk))
+    assert_one_line_error(r, "MB free under", "PERFKIT_MIN_FREE_MB")
+    assert not any(small_disk.rglob("run.json"))
+
+
+def test_a_disk_that_fills_during_a_run_fails_it_in_one_line_and_records_why(small_disk):
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "queues", "--quick", "--variants", "abq-1,abq-3,abq-5", "--warmup", "1",
+                             "--measure", "3", "--out", str(small_disk)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, PERFKIT_MIN_FREE_MB="1"))
+    try:
+        deadline = time.time() + 180
+        while not list(small_disk.glob("queues/*/run.json")):
+            assert proc.poll() is None and time.time() < deadline, proc.communicate()[1]
+            time.sleep(0.2)
+        subprocess.run(["dd", "if=/dev/zero", f"of={small_disk / 'filler'}", "bs=1M"], capture_output=True)  # until it is full
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    errors = [l for l in err.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and "No space left on device" in errors[0], err
+    assert "\tat " not in err and "Exception" not in err, err
+    (run_dir,) = [p.parent for p in small_disk.glob("queues/*/run.json")]
+    m = json.loads((run_dir / "run.json").read_text())
+    assert m["status"] == "failed" and "No space left on device" in m["error"], m["status"]
+    assert not (run_dir / "scratch").exists() and not (run_dir / ".live.json").exists()
+    assert subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True).stdout.strip() == b"", "no fork is left"
+
+
+def test_bench_list_sweeps_the_out_folders_it_is_given(tmp_path):
+    """A run under an --out folder, left at running by a dead process: ./bench list --out DIR marks it."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    run = tmp_path / "queues" / f"20200101T000000Z-{os.uname().nodename.lower()[:24]}-abcdef"
+    (run / "scratch").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"status": "running", "pid": dead.pid, "host": {"hostname": os.uname().nodename}, "files": []}))
+    r = bench("list", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    line = next(l for l in r.stdout.splitlines() if run.name in l)
+    assert "interrupted" in line, line
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    assert not (run / "scratch").exists()

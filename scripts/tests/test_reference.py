@@ -25,6 +25,21 @@ def test_reference_run_is_complete_valid_and_listed(run_dir):
             assert intervals > 0 and merged.get_total_count() > 0
 
 
+@pytest.mark.parametrize("run_dir", REFERENCE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_reference_tables_have_exactly_the_declared_columns(run_dir):
+    """data/schema/tables/<study>.json declares every table a study writes; the kit relies on it to tell a damaged run."""
+    import csv
+    import json
+    declared = json.loads((ROOT / "data/schema/tables" / f"{run_dir.parent.name}.json").read_text())["tables"]
+    tables = [f["path"] for f in manifest(run_dir)["files"] if f["kind"] == "table"]
+    assert tables
+    for path in tables:
+        assert path in declared, f"{path} is not declared"
+        with open(run_dir / path, newline="") as f:
+            header = next(csv.reader(f))
+        assert header == list(declared[path]["columns"]), path
+
+
 def test_reference_runs_stay_small():
     for study in (ROOT / "data/reference").iterdir():
         size = sum(p.stat().st_size for p in study.rglob("*") if p.is_file())

@@ -265,3 +265,12 @@ def test_unreachable_target_fails_fast_with_one_line(target, tmp_path, host, nee
     assert not any(tmp_path.iterdir())
     line = one_line_error(target.bench("collect", spec, "--into", str(tmp_path), timeout=60))
     assert needle in line
+
+
+def test_a_missing_folder_on_the_target_is_one_line(target, tmp_path):
+    missing = f"{target.user}@perfkit-test:{target.tmp}/no-such-kit"
+    line = one_line_error(target.bench("run", "queues", "--help", "--on", missing))
+    assert line.startswith("bench: no kit in ") and "ships it" in line, line
+    line = one_line_error(target.bench("collect", missing, "--into", str(tmp_path)))
+    assert line == f"bench: no folder {target.tmp}/no-such-kit on {target.user}@perfkit-test: nothing to collect (is the path right?)", line
+    assert not any(tmp_path.iterdir())

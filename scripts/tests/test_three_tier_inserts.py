@@ -148,6 +148,34 @@ def test_nothing_is_left_after_the_run(quick_run):
     assert_nothing_left(quick_run, ports)
 
 
+def test_the_default_login_never_works_not_even_at_start_up(tmp_path):
+    """A local user racing the node's start-up tries cassandra/cassandra on its native port from the first moment the
+    port listens. The node only opens it once the run's password is set, so every attempt is refused."""
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "three-tier", *QUICK, "--stores", "cassandra", "--durability", "relaxed",
+                             "--out", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    attempts = []
+    try:
+        while proc.poll() is None:
+            for yaml in tmp_path.glob("three-tier/*/scratch/cassandra-*/cassandra.yaml"):
+                try:
+                    port = int(re.search(r"native_transport_port: (\d+)", yaml.read_text()).group(1))
+                except (OSError, AttributeError):
+                    continue
+                if listening(port):
+                    try:
+                        attempts.append(cql_login(port, "cassandra", "cassandra"))
+                    except (OSError, AssertionError):
+                        pass  # the node is going away
+            time.sleep(0.02)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert attempts, "the test reached the native port while the node ran"
+    assert not any(attempts), f"{sum(attempts)} of {len(attempts)} default logins succeeded"
+
+
 # ---- interrupts ---------------------------------------------------------------------------------------------------
 
 def test_ctrl_c_during_cassandra_writes_stops_the_node_and_removes_its_data(tmp_path):

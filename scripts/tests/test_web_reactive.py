@@ -274,9 +274,11 @@ def test_target_url_loads_a_users_own_server(tmp_path):
     assert "backendAtPeak" not in m["notes"]
 
 
-def test_unreachable_target_fails_with_one_line(tmp_path):
+def test_unreachable_target_is_refused_before_any_run_folder(tmp_path):
     r = bench("run", "web-reactive", "--quick", "--target-url", "http://127.0.0.1:1/users/1", "--out", str(tmp_path), timeout=300)
-    assert_failed_run_with_one_line(r, tmp_path, "web-reactive", "unreachable")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == ["error: web-reactive: option --target-url http://127.0.0.1:1/users/1 is unreachable: connection refused"]
+    assert not (tmp_path / "web-reactive").exists()
 
 
 @pytest.mark.parametrize("args, message", [

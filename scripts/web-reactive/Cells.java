@@ -95,10 +95,6 @@ final class Cells {
         describe(notes, stacks);
         run.writeManifest();
 
-        if (!target.isEmpty()) {
-            String why = WebReactive.unreachable(target);
-            if (why != null) throw new IllegalStateException("--target-url " + target + " is unreachable: " + why);
-        }
         HttpLoad.prepare(run);
         peers = new Peers(run);
         closed = new Table(run, "closed.csv", "closed model (siege -c N -r R shape): one row per cell, fork and N: requests, errors, "

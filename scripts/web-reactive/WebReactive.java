@@ -108,14 +108,16 @@ public class WebReactive {
         return null;
     }
 
+    /** A well-formed URL that answers, checked before the run folder exists: a typo or a server that is down is the user's to fix. */
     static String checkTarget(String url) {
         if (url.isBlank()) return null;
         try {
             HttpLoad.Target.of(url.trim());
-            return null;
         } catch (IllegalArgumentException e) {
             return "option --target-url " + e.getMessage();
         }
+        String why = unreachable(url.trim());
+        return why == null ? null : "option --target-url " + url.trim() + " is unreachable: " + why;
     }
 
     /** A GET that must answer (any status) within 5 s: the check that a --target-url is reachable before anything runs. */

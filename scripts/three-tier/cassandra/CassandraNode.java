@@ -4,24 +4,81 @@
 //DESCRIPTION One embedded Cassandra 5.0.9 node for the three-tier study's inserts round (started by scripts/three-tier/inserts/EmbeddedCassandra.java)
 package perfkit.threetier.cassandra;
 
+import org.apache.cassandra.auth.AuthenticatedUser;
+import org.apache.cassandra.auth.IRoleManager;
+import org.apache.cassandra.auth.RoleOptions;
+import org.apache.cassandra.auth.RoleResource;
+import org.apache.cassandra.config.DatabaseDescriptor;
 import org.apache.cassandra.service.CassandraDaemon;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A single Cassandra node in this JVM. Everything it needs comes from JVM options the study sets: the generated
  * yaml ({@code -Dcassandra.config}), the storage folder, Cassandra's JDK 17 option set and a quiet logback file.
  * Its own classpath: cassandra-all brings Netty 4.1 and Guava versions that clash with the study's Spring Boot 4.
- * The study's watchdog stops it with SIGTERM (Cassandra's own shutdown hook drains it), SIGKILL after a grace.
+ * <p>
+ * No client ever meets the default {@code cassandra}/{@code cassandra} login: the yaml keeps the native transport
+ * off, this JVM gives the default superuser the run's password (first line of stdin) through the role manager
+ * itself, and only then opens the native port. stdin stays open while the study's watchdog lives: EOF means the run
+ * is gone, and the node stops (its watchdog also has the kernel kill it if the watchdog itself is killed).
  */
 public final class CassandraNode {
-    public static void main(String[] args) {
+    static final String SUPERUSER = "cassandra";
+    private static final int EXIT_PARENT_GONE = 143;
+
+    public static void main(String[] args) throws Exception {
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String password = stdin.readLine();
+        if (password == null || password.isBlank()) {
+            System.err.println("cassandra node: no password on stdin; the run is gone");
+            System.exit(EXIT_PARENT_GONE);
+        }
+        stopWhenStdinCloses(stdin);
+        CassandraDaemon daemon = new CassandraDaemon(true);
         try {
-            new CassandraDaemon(true).activate();
+            daemon.activate(); // exits the JVM itself when the node cannot start
+            replaceDefaultPassword(password);
+            daemon.startNativeTransport();
         } catch (Throwable t) {
             System.err.println("cassandra node failed to start: " + t);
             System.exit(1);
         }
-        // activate() exits the JVM itself when the node cannot start; here it runs until the watchdog's signal
         System.out.println("PERFKIT_CASSANDRA_STARTED");
         System.out.flush();
+    }
+
+    /**
+     * Waits for the default superuser (Cassandra creates it on a scheduled task after start-up, with timestamp 0 so
+     * that any later change wins) and sets its password, all inside this JVM.
+     */
+    private static void replaceDefaultPassword(String password) throws InterruptedException {
+        IRoleManager roles = DatabaseDescriptor.getRoleManager();
+        RoleResource superuser = RoleResource.role(SUPERUSER);
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (!roles.isExistingRole(superuser)) {
+            if (System.nanoTime() > deadline) throw new IllegalStateException("the default superuser was not created within 120 s");
+            Thread.sleep(100);
+        }
+        RoleOptions options = new RoleOptions();
+        options.setOption(IRoleManager.Option.PASSWORD, password);
+        roles.alterRole(AuthenticatedUser.SYSTEM_USER, superuser, options);
+    }
+
+    private static void stopWhenStdinCloses(BufferedReader stdin) {
+        Thread t = new Thread(() -> {
+            try {
+                while (stdin.readLine() != null) { /* nothing else is sent; EOF is the signal */ }
+            } catch (IOException ignored) {
+                // a broken pipe means the same
+            }
+            System.err.println("cassandra node: its watchdog is gone; stopping");
+            System.exit(EXIT_PARENT_GONE);
+        }, "perfkit-stdin-watchdog");
+        t.setDaemon(true);
+        t.start();
     }
 }

@@ -20,8 +20,9 @@ import java.util.concurrent.TimeUnit;
  * Cassandra 5.0.9 embedded in a child JVM (scripts/three-tier/cassandra/CassandraNode.java, a classpath of its
  * own), one node per durability setting and fork: the commit log mode is in the yaml, so it takes a fresh start.
  * On loopback with free ports, no JMX, data in the run's scratch folder; supervised, so it dies with the run.
- * PasswordAuthenticator is on, and the default superuser's password is replaced by a random one at once; that
- * password goes to the writers over their stdin, never onto a command line or into a file.
+ * PasswordAuthenticator is on. The node opens its native port only after it has given the default superuser a
+ * random password (CassandraNode), so the default login never works, not even for a moment at start-up. The
+ * password reaches the node and the writers over their stdin, never a command line or a file.
  */
 final class EmbeddedCassandra implements AutoCloseable {
     static final String VERSION = "5.0.9", DATACENTER = "datacenter1";
@@ -137,11 +138,12 @@ final class EmbeddedCassandra implements AutoCloseable {
         Path log = dir.resolve("node.log");
         // a throwaway node whose rows are already counted: SIGKILL, no drain (the folder goes with it)
         long t0 = System.nanoTime();
-        Process p = scripts.node().start(run, "cassandra", jvm, List.of(), log, "KILL", 5, List.of(dir));
+        String password = newPassword();
+        Process p = scripts.node().start(run, "cassandra", jvm, List.of(), log, "KILL", 5, List.of(dir), password);
         run.timeSeries().watchProcessTree("proc:cassandra", p.pid());
-        EmbeddedCassandra node = new EmbeddedCassandra(run, p, dir, nativePort, newPassword(), settings);
+        EmbeddedCassandra node = new EmbeddedCassandra(run, p, dir, nativePort, password, settings);
         try {
-            node.awaitCqlAndSecure(scripts.clientClasspath(), log);
+            node.awaitCql(scripts.clientClasspath(), log);
             run.progress().say(String.format(java.util.Locale.ROOT, "Cassandra %s (%s) answers CQL after %.1f s", VERSION, label, (System.nanoTime() - t0) / 1e9));
         } catch (Exception e) {
             node.close();
@@ -171,7 +173,8 @@ final class EmbeddedCassandra implements AutoCloseable {
                 rpc_address: 127.0.0.1
                 storage_port: %2$d
                 native_transport_port: %1$d
-                start_native_transport: true
+                # opened by CassandraNode once the superuser's password is set
+                start_native_transport: false
                 authenticator: PasswordAuthenticator
                 authorizer: AllowAllAuthorizer
                 role_manager: CassandraRoleManager
@@ -185,7 +188,8 @@ final class EmbeddedCassandra implements AutoCloseable {
         return y.toString();
     }
 
-    private void awaitCqlAndSecure(String clientClasspath, Path log) throws Exception {
+    /** Waits for the native port (opened only once the password is set) and checks the run's login works. */
+    private void awaitCql(String clientClasspath, Path log) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
         String last = "no answer";
         while (true) {
@@ -195,16 +199,13 @@ final class EmbeddedCassandra implements AutoCloseable {
                 Thread.sleep(200);
                 continue;
             }
-            try (CqlBridge cql = CqlBridge.open(clientClasspath, contactPoint(), DATACENTER, "cassandra", "cassandra", 5)) {
-                cql.execute("ALTER ROLE cassandra WITH PASSWORD = '" + password + "'");
-                break;
+            try (CqlBridge cql = CqlBridge.open(clientClasspath, contactPoint(), DATACENTER, user(), password, 10)) {
+                cql.execute("SELECT release_version FROM system.local");
+                return;
             } catch (CqlBridge.CqlException e) {
                 last = e.getMessage();
                 Thread.sleep(500);
             }
-        }
-        try (CqlBridge cql = CqlBridge.open(clientClasspath, contactPoint(), DATACENTER, "cassandra", password, 10)) {
-            cql.execute("SELECT release_version FROM system.local");
         }
     }
 

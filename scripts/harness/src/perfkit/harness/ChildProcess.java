@@ -27,6 +27,10 @@ public final class ChildProcess {
         String line = in.readLine();
         if (line == null) System.exit(EXIT_PARENT_GONE); // the parent died before handing over the parameters
         firstLine = line;
+        // A JVM that is stopping has said what it had to: while it stops, a server's threads may still fail against
+        // parts that are already gone (a database, a broker) and print stack traces to a terminal the run no longer
+        // owns. The one line saying why it stops comes before this.
+        Runtime.getRuntime().addShutdownHook(new Thread(ChildProcess::quiet, "perfkit-quiet-stop"));
         watchParent(in, parentPid());
         Method main = Class.forName(args[0]).getMethod("main", String[].class);
         try {
@@ -68,7 +72,7 @@ public final class ChildProcess {
         daemon("perfkit-parent-watchdog", () -> {
             while (true) {
                 if (!Sys.running(parentPid)) parentGone("its parent " + parentPid + " is gone");
-                try { Thread.sleep(1000); } catch (InterruptedException e) { return; }
+                try { Thread.sleep(200); } catch (InterruptedException e) { return; }
             }
         });
     }
@@ -79,7 +83,13 @@ public final class ChildProcess {
             Runtime.getRuntime().halt(EXIT_PARENT_GONE);
         });
         System.err.println("perfkit: stopping " + ProcessHandle.current().pid() + ": " + why);
+        System.err.flush();
+        quiet();
         System.exit(EXIT_PARENT_GONE); // runs the shutdown hooks: latency logs flushed, brokers shut down
+    }
+
+    private static void quiet() {
+        System.setErr(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
     }
 
     static Thread daemon(String name, Runnable body) {

@@ -33,6 +33,8 @@ public final class Cli {
     private final String summary;
     private final Map<String, Option> options = new LinkedHashMap<>();
     private final Map<String, String> secretEnv = new LinkedHashMap<>();
+    /** Options whose default comes from an environment variable; checked like a value given on the command line. */
+    private final Map<String, String> envDefaults = new LinkedHashMap<>();
     private final List<Function<Params, String>> rules = new ArrayList<>();
 
     public Cli(String study, String summary) {
@@ -41,13 +43,9 @@ public final class Cli {
         flag("quick", "quick scale: short windows and fewer repetitions, for demos and tests");
         add("out", "data/runs", null, "root folder for run directories (the run goes to <out>/<study>/<run-id>)", "folder", Cli::folder);
         text("tag", "", "free-form label stored in the manifest, e.g. 'jdk21' or 'after-fix'");
-        add("java", envOr("PERFKIT_JAVA", ""), null, "JDK (folder or java executable) that runs the forks and services, to compare JVMs "
+        add("java", "", null, "JDK (folder or java executable) that runs the forks and services, to compare JVMs "
                 + "on one host; none means the JVM running the study; $PERFKIT_JAVA sets it too", "jdk", Cli::jdk);
-    }
-
-    private static String envOr(String name, String fallback) {
-        String v = System.getenv(name);
-        return v == null || v.isBlank() ? fallback : v;
+        envDefaults.put("java", "PERFKIT_JAVA");
     }
 
     public String study() { return study; }
@@ -114,8 +112,14 @@ public final class Cli {
         return text(name, defaultValue, null, help);
     }
 
+    /** One line of text: a control character (a newline, an escape) has no place in a label, a URL or a name. */
     public Cli text(String name, String defaultValue, String quickValue, String help) {
-        return add(name, defaultValue, quickValue, help, "text", v -> v);
+        return add(name, defaultValue, quickValue, help, "text", Cli::oneLine);
+    }
+
+    static String oneLine(String v) {
+        if (v.chars().anyMatch(Character::isISOControl)) throw new IllegalArgumentException("one line of text without control characters");
+        return v;
     }
 
     /** JVM options as one space-separated string (read them with {@link Sys#jvmArgs}); each must start with '-'. */
@@ -165,13 +169,14 @@ public final class Cli {
                 System.out.print(help());
                 return null;
             }
-            if (!arg.startsWith("--")) throw new UserError(study + ": unexpected argument '" + arg + "' (options start with --; see --help)");
+            if (!arg.startsWith("--")) throw new UserError(study + ": unexpected argument '" + shown(arg) + "' (options start with --; see --help)");
             String name = arg.substring(2);
             String value = null;
             int eq = name.indexOf('=');
             if (eq >= 0) { value = name.substring(eq + 1); name = name.substring(0, eq); }
             Option opt = options.get(name);
-            if (opt == null) throw new UserError(study + ": unknown option --" + name + " (see --help)");
+            if (opt == null) throw new UserError(study + ": unknown option --" + shown(name) + " (see --help)");
+            if (given.containsKey(name)) throw new UserError(study + ": option --" + name + " is given twice; give it once");
             if (value == null) {
                 if (opt.kind().equals("flag")) value = "true";
                 else if (i + 1 < args.length) value = args[++i];
@@ -186,6 +191,7 @@ public final class Cli {
         Map<String, String> params = new LinkedHashMap<>();
         for (Option o : options.values()) {
             String v = given.containsKey(o.name()) ? given.get(o.name())
+                    : fromEnvironment(o) != null ? fromEnvironment(o)
                     : quick && o.quickValue() != null ? o.quickValue() : o.defaultValue();
             params.put(o.name(), v);
         }
@@ -198,12 +204,35 @@ public final class Cli {
         return params;
     }
 
+    /** The option's default from its environment variable, checked as strictly as a command-line value; null when unset. */
+    private String fromEnvironment(Option o) {
+        String var = envDefaults.get(o.name());
+        String v = var == null ? null : System.getenv(var);
+        if (v == null || v.isBlank()) return null;
+        try {
+            return o.normalise().apply(v);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(study + ": $" + var + " (the default of --" + o.name() + ") expects " + e.getMessage() + ", got '" + shown(v) + "'");
+        }
+    }
+
     private String normalise(Option opt, String value) {
         try {
             return opt.normalise().apply(value);
         } catch (IllegalArgumentException e) {
-            throw new UserError(study + ": option --" + opt.name() + " expects " + e.getMessage() + ", got '" + value + "'");
+            throw new UserError(study + ": option --" + opt.name() + " expects " + e.getMessage() + ", got '" + shown(value) + "'");
         }
+    }
+
+    /** A value as it can be shown in one line: control characters as escapes ({@code \n}, {@code \u001b}). */
+    static String shown(String v) {
+        StringBuilder sb = new StringBuilder();
+        for (char c : v.toCharArray()) {
+            if (c == '\n') sb.append("\\n");
+            else if (Character.isISOControl(c)) sb.append(String.format("\\u%04x", (int) c));
+            else sb.append(c);
+        }
+        return sb.toString();
     }
 
     private String secretValue(String name, String envVar, Map<String, String> params) {

@@ -43,8 +43,9 @@ public final class Fork {
             System.out.flush();
             System.exit(0);
         } catch (Throwable t) {
-            System.err.println("fork failed: " + Study.oneLine(t));
-            t.printStackTrace();
+            // one line for the terminal; the stack trace for whoever debugs it, in the run's folder if the disk allows
+            System.err.println("fork " + (args.length > 2 ? args[2] : "") + " failed: " + Study.oneLine(t));
+            if (args.length > 2) Study.writeStackTrace(Path.of(args[1]).resolve("error-" + args[2].replaceAll("[^A-Za-z0-9._-]", "_") + ".txt"), t);
             System.exit(1);
         }
     }

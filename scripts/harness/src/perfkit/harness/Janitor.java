@@ -52,11 +52,21 @@ public final class Janitor {
         if (!running && live == null) return false;
         if (runnerAlive(manifest, live)) return false;
 
-        List<Sys.Pid> children = new ArrayList<>();
-        if (live != null) live.path("children").forEach(c -> children.add(new Sys.Pid(c.path("pid").asLong(), c.path("startMillis").asLong(-1))));
-        stop(children);
-        if (live != null) live.path("tempDirs").forEach(d -> Sys.deleteRecursively(Path.of(d.asText())));
+        // Clients first (forks and services), so none of them fails noisily against a database that went first; then
+        // the servers, a PostgreSQL cluster with its own clean shutdown; then whatever else still carries the run's
+        // mark, however it was re-parented (a server whose watchdog was killed too). Folders go once nothing uses them.
+        List<Sys.Pid> clients = new ArrayList<>(), servers = new ArrayList<>();
+        if (live != null) live.path("children").forEach(c ->
+                (c.path("wrapped").asBoolean(false) ? servers : clients).add(new Sys.Pid(c.path("pid").asLong(), c.path("startMillis").asLong(-1))));
+        stop(clients);
+        List<Path> tempDirs = new ArrayList<>();
+        if (live != null) live.path("tempDirs").forEach(d -> tempDirs.add(Path.of(d.asText())));
+        tempDirs.forEach(PrivatePostgres::stopServerIn);
+        Sys.marked(RunLayout.MARK_ENV, RunLayout.mark(runDir)).forEach(h -> servers.add(Sys.Pid.of(h)));
+        stop(servers);
+        tempDirs.forEach(Sys::deleteRecursively);
         Sys.deleteRecursively(runDir.resolve(RunLayout.SCRATCH_DIR));
+        Sys.deleteRecursively(runDir.resolve(RunLayout.RESERVE_FILE));
         if (running) {
             RunManifest.registerLeftoverFiles(runDir, manifest);
             manifest.put("status", RunLayout.INTERRUPTED);

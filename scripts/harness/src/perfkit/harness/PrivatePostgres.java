@@ -149,16 +149,39 @@ public final class PrivatePostgres implements AutoCloseable {
                     continue; // not ours, or being created right now
                 }
                 if (new Sys.Pid(Long.parseLong(owner[0]), Long.parseLong(owner[1])).live().isPresent()) continue;
-                try {
-                    long postmaster = Long.parseLong(Files.readAllLines(dir.resolve("data/postmaster.pid")).get(0).trim());
-                    ProcessHandle.of(postmaster).ifPresent(h -> Watchdog.stopProcess(h, "QUIT", 5));
-                } catch (IOException | RuntimeException ignored) {
-                    // no server was running
-                }
+                stopServerIn(dir);
                 Sys.deleteRecursively(dir);
             }
         } catch (IOException | RuntimeException ignored) {
             // nothing to sweep
+        }
+    }
+
+    /**
+     * Stops the server of a cluster folder, if one still runs there: a fast shutdown (SIGINT), so it removes its own
+     * shared memory and lock files, SIGKILL after 10 s. Only then may the folder go: removing it under a live server
+     * leaves the server running, listening and holding its segments until it notices its lock file is gone.
+     */
+    static void stopServerIn(Path root) {
+        try {
+            List<String> pidFile = Files.readAllLines(root.resolve("data/postmaster.pid"));
+            long postmaster = Long.parseLong(pidFile.get(0).trim());
+            String dataDir = pidFile.get(1).trim();
+            // the pid is the server's only if that process works in this very folder (the postmaster changes into its
+            // data folder; pids are reused)
+            ProcessHandle.of(postmaster).filter(h -> Sys.running(h.pid()))
+                    .filter(h -> Path.of(dataDir).equals(workingDir(h.pid())))
+                    .ifPresent(h -> Watchdog.stopProcess(h, "INT", 10));
+        } catch (IOException | RuntimeException ignored) {
+            // no server runs there
+        }
+    }
+
+    private static Path workingDir(long pid) {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd"));
+        } catch (IOException | RuntimeException e) {
+            return null;
         }
     }
 

@@ -67,6 +67,10 @@ public final class Run {
         Path runsRoot = kitRoot().resolve(params.get("out"));
         Janitor.sweep(runsRoot);
         PrivatePostgres.sweepOrphans();
+        long free = Sys.freeBytes(runsRoot), needed = RunLayout.minFreeMb() << 20;
+        if (free >= 0 && free < needed)
+            throw new UserError(study + ": only " + (free >> 20) + " MB free under " + runsRoot + "; a run needs at least " + (needed >> 20)
+                    + " MB (free some space, choose another --out, or set PERFKIT_MIN_FREE_MB)");
         Path studyDir;
         try {
             studyDir = Files.createDirectories(runsRoot.resolve(study));
@@ -74,6 +78,7 @@ public final class Run {
             throw new UserError(study + ": cannot create the run folder under " + runsRoot + " (" + e.getClass().getSimpleName() + ")");
         }
         Run run = new Run(study, params, createUniqueDir(studyDir), mainClass);
+        run.holdReserve();
         Runtime.getRuntime().addShutdownHook(new Thread(run::onShutdown, "perfkit-shutdown"));
         run.noteSignals();
         run.manifest.write();
@@ -169,7 +174,12 @@ public final class Run {
 
     /** Starts a non-JVM server (e.g. PostgreSQL) under a watchdog; see {@link Supervisor#launchProgram}. */
     Supervisor.Child startProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit) throws IOException {
-        return supervisor.launchProgram(name, command, log, signal, graceSeconds, removeOnExit);
+        return supervisor.launchProgram(name, command, log, signal, graceSeconds, removeOnExit, null);
+    }
+
+    Supervisor.Child startProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit,
+                                  String firstLine) throws IOException {
+        return supervisor.launchProgram(name, command, log, signal, graceSeconds, removeOnExit, firstLine);
     }
 
     Supervisor supervisor() { return supervisor; }
@@ -283,9 +293,28 @@ public final class Run {
         Sys.deleteRecursively(dir.resolve(SCRATCH_DIR));
         LogTrim.trimAll(dir, LogTrim.LIMIT_BYTES); // the writers have stopped
         timeSeries.close();
-        manifest.end(status, error);
+        releaseReserve(); // nothing else writes now: the manifest gets the space even on a full disk
+        try {
+            manifest.end(status, error);
+        } catch (java.io.UncheckedIOException e) {
+            System.err.println("error: " + study + ": could not record the run as " + status + ": " + Study.oneLine(e));
+        }
         supervisor.finished();
         return true;
+    }
+
+    /** A file of {@link RunLayout#RESERVE_BYTES} that only {@link #finish} gives back, for the manifest's last write. */
+    private void holdReserve() {
+        try {
+            Files.write(dir.resolve(RunLayout.RESERVE_FILE), new byte[RunLayout.RESERVE_BYTES]);
+        } catch (IOException e) {
+            Sys.deleteRecursively(dir.resolve(RunLayout.RESERVE_FILE));
+            throw new UserError(study + ": cannot write under " + dir.getParent() + ": " + Sys.reason(e));
+        }
+    }
+
+    private void releaseReserve() {
+        try { Files.deleteIfExists(dir.resolve(RunLayout.RESERVE_FILE)); } catch (IOException ignored) { }
     }
 
     /**
@@ -316,24 +345,40 @@ public final class Run {
         }
     }
 
-    /** Remembers which signal ends the run, then hands it to the JVM's own handler (which starts the shutdown). */
-    @SuppressWarnings("removal")
+    /**
+     * Remembers which signal ends the run, then hands it to the JVM's own handler (which starts the shutdown).
+     * {@code sun.misc.Signal} is reached by reflection: javac warns about it on every compile otherwise, and a
+     * study's first run would print those warnings to its user.
+     */
     private void noteSignals() {
-        for (String name : List.of("INT", "TERM")) {
-            try {
-                sun.misc.Signal signal = new sun.misc.Signal(name);
-                sun.misc.SignalHandler[] jvmHandler = new sun.misc.SignalHandler[1];
-                jvmHandler[0] = sun.misc.Signal.handle(signal, s -> {
-                    signalExitCode = 128 + s.getNumber();
+        try {
+            Class<?> signalClass = Class.forName("sun.misc.Signal"), handlerType = Class.forName("sun.misc.SignalHandler");
+            java.lang.reflect.Method handle = signalClass.getMethod("handle", signalClass, handlerType);
+            java.lang.reflect.Method number = signalClass.getMethod("getNumber");
+            java.lang.reflect.Method delegate = handlerType.getMethod("handle", signalClass);
+            for (String name : List.of("INT", "TERM")) {
+                Object signal = signalClass.getConstructor(String.class).newInstance(name);
+                Object[] jvmHandler = new Object[1];
+                Object ours = java.lang.reflect.Proxy.newProxyInstance(handlerType.getClassLoader(), new Class<?>[]{handlerType}, (proxy, m, args) -> {
+                    if (!m.getName().equals("handle")) return m.invoke(this, args); // toString, hashCode, equals
+                    signalExitCode = 128 + (int) number.invoke(args[0]);
                     try {
-                        jvmHandler[0].handle(s);
-                    } catch (UnsupportedOperationException notJava) { // a native default: exit the usual way
-                        System.exit(signalExitCode);
+                        delegate.invoke(jvmHandler[0], args[0]);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        if (!(e.getCause() instanceof UnsupportedOperationException)) throw e.getCause();
+                        System.exit(signalExitCode); // a native default: exit the usual way
                     }
+                    return null;
                 });
-            } catch (IllegalArgumentException ignoredSignal) {
-                // started with this signal ignored (e.g. nohup): leave it so
+                try {
+                    jvmHandler[0] = handle.invoke(null, signal, ours);
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                    if (!(e.getCause() instanceof IllegalArgumentException)) throw e;
+                    // started with this signal ignored (e.g. nohup): leave it so
+                }
             }
+        } catch (ReflectiveOperationException e) {
+            System.err.println("perfkit: cannot watch for Ctrl-C and SIGTERM (" + e + "); an interrupted run still stops, with the JVM's exit code");
         }
     }
 

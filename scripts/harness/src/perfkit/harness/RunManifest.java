@@ -113,7 +113,7 @@ final class RunManifest {
         try {
             Manifest.writeAtomically(file, m);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write manifest " + file, e);
+            throw new UncheckedIOException("cannot write manifest " + file + ": " + Sys.reason(e), e);
         }
     }
 

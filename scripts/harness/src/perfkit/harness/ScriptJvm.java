@@ -76,7 +76,16 @@ public final class ScriptJvm {
      */
     public Process start(Run run, String name, List<String> jvmArgs, List<String> args, Path log, String signal, double graceSeconds,
                          List<Path> removeOnExit) throws IOException {
-        return run.startProgram(name, command(jvmArgs, args), log, signal, graceSeconds, removeOnExit).process();
+        return start(run, name, jvmArgs, args, log, signal, graceSeconds, removeOnExit, null);
+    }
+
+    /**
+     * The same, with {@code firstLine} (a secret) on the JVM's stdin, never its command line. Its stdin stays open
+     * while its watchdog lives, so the JVM can take EOF as "the run is gone".
+     */
+    public Process start(Run run, String name, List<String> jvmArgs, List<String> args, Path log, String signal, double graceSeconds,
+                         List<Path> removeOnExit, String firstLine) throws IOException {
+        return run.startProgram(name, command(jvmArgs, args), log, signal, graceSeconds, removeOnExit, firstLine).process();
     }
 
     /** Stops a JVM started by {@link #start}: its signal, then SIGKILL after {@code graceSeconds}. */

@@ -55,7 +55,7 @@ public final class Study {
             // A Ctrl-C to the process group also stops the forks and services, which the body may see first:
             // give this JVM's own signal a moment, then let its shutdown mark the run interrupted and exit 130.
             if (run.awaitShutdown(1)) return;
-            if (run.isRunning()) writeStackTrace(run, t);
+            if (run.isRunning()) writeStackTrace(run.dir().resolve("error.txt"), t);
             if (run.finish(RunLayout.FAILED, reason)) {
                 run.progress().clear();
                 System.err.println("error: " + cli.study() + " failed: " + reason + " (run marked failed: " + run.dir() + ")");
@@ -71,13 +71,13 @@ public final class Study {
         return msg.replaceAll("\\s+", " ").trim();
     }
 
-    private static void writeStackTrace(Run run, Throwable t) {
+    static void writeStackTrace(Path file, Throwable t) {
         try {
             StringWriter sw = new StringWriter();
             t.printStackTrace(new PrintWriter(sw));
-            Files.writeString(run.dir().resolve("error.txt"), sw.toString());
+            Files.writeString(file, sw.toString());
         } catch (Exception ignored) {
-            // the one-line reason is already in the manifest
+            // the one-line reason is already in the manifest (a full disk, say)
         }
     }
 }

@@ -36,6 +36,7 @@ final class Supervisor {
     private final Map<Process, Child> byProcess = new ConcurrentHashMap<>();
     private final Sys.Pid runner = Sys.Pid.of(ProcessHandle.current());
     private Process reaper;
+    private boolean liveWriteFailed;
 
     Supervisor(Path runDir, Class<?> mainClass, String childJava) {
         this.runDir = runDir;
@@ -46,9 +47,11 @@ final class Supervisor {
     /** The reaper: a watchdog JVM that cleans up after this one if it is killed with SIGKILL. */
     void startReaper() throws IOException {
         writeLive();
-        reaper = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1", "-Xss256k"), Watchdog.class,
+        ProcessBuilder pb = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1", "-Xss256k"), Watchdog.class,
                 List.of(Watchdog.REAP, runDir.toString()))))
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.INHERIT);
+        mark(pb);
+        reaper = pb.start();
     }
 
     /** Starts a JVM of the study's main class through ChildProcess; {@code firstLine} goes to its stdin first. */
@@ -56,7 +59,10 @@ final class Supervisor {
         List<String> childArgs = new ArrayList<>();
         childArgs.add(mainClass.getName());
         childArgs.addAll(args);
-        List<String> cmd = javaCommand(jvmArgs, ChildProcess.class, childArgs);
+        // first, so a -Djava.io.tmpdir of the user's own still wins
+        List<String> jvm = new ArrayList<>(List.of("-Djava.io.tmpdir=" + tempDir()));
+        jvm.addAll(jvmArgs);
+        List<String> cmd = javaCommand(jvm, ChildProcess.class, childArgs);
         cmd.set(0, childJava);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put(ChildProcess.PARENT_ENV, Long.toString(runner.pid()));
@@ -77,13 +83,28 @@ final class Supervisor {
      * sends it {@code signal}, SIGKILL after {@code graceSeconds}, then removes {@code removeOnExit}.
      */
     Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit) throws IOException {
+        return launchProgram(name, command, log, signal, graceSeconds, removeOnExit, null);
+    }
+
+    /**
+     * The same, handing {@code firstLine} (a secret, say) to the program's stdin through its watchdog, never its
+     * command line. The program's stdin then stays open until its watchdog goes: EOF means "stop".
+     */
+    Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit,
+                        String firstLine) throws IOException {
         List<String> args = new ArrayList<>(List.of(Watchdog.WRAP, "--signal", signal, "--grace", Double.toString(graceSeconds)));
         for (Path p : removeOnExit) args.addAll(List.of("--remove", p.toString()));
+        if (firstLine != null) args.add(Watchdog.FORWARD_FIRST_LINE);
         args.add("--");
         args.addAll(command);
         ProcessBuilder pb = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1"), Watchdog.class, args)))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        return start(name, pb, true);
+        Child c = start(name, pb, true);
+        if (firstLine != null) {
+            c.stdin().write((firstLine + "\n").getBytes(StandardCharsets.UTF_8));
+            c.stdin().flush();
+        }
+        return c;
     }
 
     /** True when {@code p} has exited within {@code seconds}. */
@@ -97,12 +118,23 @@ final class Supervisor {
     }
 
     private Child start(String name, ProcessBuilder pb, boolean wrapped) throws IOException {
+        mark(pb);
         Process p = pb.start();
         Child c = new Child(name, p, p.getOutputStream(), wrapped);
         children.add(c);
         byProcess.put(p, c);
         writeLive();
         return c;
+    }
+
+    /** Every process of the run carries the run's mark, and so does whatever it starts (see {@link RunLayout#MARK_ENV}). */
+    private void mark(ProcessBuilder pb) {
+        pb.environment().put(RunLayout.MARK_ENV, RunLayout.mark(runDir));
+    }
+
+    /** The children's temp folder, inside the run's scratch folder: it goes when the run goes, however it ends. */
+    private Path tempDir() throws IOException {
+        return java.nio.file.Files.createDirectories(runDir.resolve(RunLayout.SCRATCH_DIR).resolve(RunLayout.TMP_DIR));
     }
 
     /** A temp folder outside the run directory (e.g. a database cluster) that must go when the run goes. */
@@ -185,13 +217,14 @@ final class Supervisor {
         ObjectNode live = Manifest.newObject();
         live.set("runner", pidJson(runner));
         ArrayNode kids = live.putArray("children");
-        for (Child c : children) kids.add(pidJson(Sys.Pid.of(c.process().toHandle())).put("name", c.name()));
+        for (Child c : children) kids.add(pidJson(Sys.Pid.of(c.process().toHandle())).put("name", c.name()).put("wrapped", c.wrapped()));
         ArrayNode dirs = live.putArray("tempDirs");
         tempDirs.forEach(d -> dirs.add(d.toString()));
         try {
             Manifest.writeAtomically(runDir.resolve(RunLayout.LIVE_FILE), live);
         } catch (IOException e) {
-            System.err.println("perfkit: cannot write " + RunLayout.LIVE_FILE + ": " + e.getMessage());
+            if (!liveWriteFailed) System.err.println("perfkit: cannot write " + RunLayout.LIVE_FILE + ": " + Sys.reason(e));
+            liveWriteFailed = true;
         }
     }
 

@@ -25,6 +25,24 @@ public final class Sys {
         }
     }
 
+    /** What went wrong with a file, in a few words: "No space left on device" rather than an exception's class. */
+    public static String reason(IOException e) {
+        String m = e.getMessage();
+        if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) return fs.getReason();
+        return m == null ? e.getClass().getSimpleName() : m;
+    }
+
+    /** Bytes free for this user on the file system holding {@code path} (or its nearest existing parent); -1 if unknown. */
+    public static long freeBytes(Path path) {
+        Path p = path.toAbsolutePath().normalize();
+        while (p != null && !Files.exists(p)) p = p.getParent();
+        try {
+            return p == null ? -1 : Files.getFileStore(p).getUsableSpace();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
     /** A loopback port nobody listens on right now (the caller binds it a moment later). */
     public static int freePort() {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -75,6 +93,43 @@ public final class Sys {
         } catch (IOException | RuntimeException e) {
             return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && !Files.isDirectory(Path.of("/proc/self"));
         }
+    }
+
+    /**
+     * Running processes whose environment holds {@code name=value}, this JVM excepted. The environment is the one
+     * each process started with, inherited by its children, so it finds a run's processes however they were
+     * re-parented. Processes of other users cannot be read, and are not ours.
+     */
+    public static List<ProcessHandle> marked(String name, String value) {
+        byte[] wanted = (name + "=" + value).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        long self = ProcessHandle.current().pid();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            return procs.filter(d -> d.getFileName().toString().matches("\\d+"))
+                    .filter(d -> Long.parseLong(d.getFileName().toString()) != self)
+                    .filter(d -> environHas(d.resolve("environ"), wanted))
+                    .map(d -> ProcessHandle.of(Long.parseLong(d.getFileName().toString())))
+                    .flatMap(java.util.Optional::stream)
+                    .filter(h -> running(h.pid()))
+                    .toList();
+        } catch (IOException | UncheckedIOException e) {
+            return List.of();
+        }
+    }
+
+    private static boolean environHas(Path environ, byte[] wanted) {
+        byte[] env;
+        try {
+            env = Files.readAllBytes(environ);
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        for (int start = 0; start < env.length; ) {
+            int end = start;
+            while (end < env.length && env[end] != 0) end++;
+            if (end - start == wanted.length && java.util.Arrays.equals(env, start, end, wanted, 0, wanted.length)) return true;
+            start = end + 1;
+        }
+        return false;
     }
 
     /** A process identity that survives pid reuse: the pid plus its start time. */

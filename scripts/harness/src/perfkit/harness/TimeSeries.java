@@ -173,9 +173,12 @@ public final class TimeSeries implements AutoCloseable {
             out.flush();
             rateListener.accept(totalRate);
         } catch (IOException e) {
-            System.err.println("perfkit: cannot write " + FILE_NAME + ": " + e.getMessage());
+            if (!writeFailed) System.err.println("perfkit: cannot write " + FILE_NAME + ": " + Sys.reason(e)); // once, not every second
+            writeFailed = true;
         }
     }
+
+    private boolean writeFailed;
 
     private void row(long epochMs, double elapsed, String series, String metric, double value) throws IOException {
         out.write(String.format(Locale.ROOT, "%d,%.3f,%s,%s,%s,%.3f", epochMs, elapsed, phase, series, metric, value));

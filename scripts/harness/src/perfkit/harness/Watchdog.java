@@ -12,10 +12,13 @@ import java.util.concurrent.TimeUnit;
 /**
  * A small JVM that ties other processes to a run's life, in two modes:
  * <ul>
- * <li>{@code Watchdog --wrap [--signal INT] [--grace S] [--remove DIR]... -- command...}: runs a non-JVM server
- *     (e.g. {@code postgres -D}) as its child. When its stdin reaches EOF or its parent dies, it stops the child
- *     with the signal, then SIGKILL after the grace period, and removes the folders. Closing its stdin is also
- *     how the run stops the server normally.</li>
+ * <li>{@code Watchdog --wrap [--signal INT] [--grace S] [--remove DIR]... [--forward-first-line] -- command...}: runs a
+ *     server (e.g. {@code postgres -D}, a Cassandra node) as its child. When its stdin reaches EOF or its parent dies, it
+ *     stops the child with the signal, then SIGKILL after the grace period, and removes the folders. Closing its stdin
+ *     is also how the run stops the server normally. The child gets the same signal from the kernel if this watchdog
+ *     is killed outright ({@code setpriv --pdeathsig}), so it never outlives both. With {@code --forward-first-line}
+ *     the first line of this watchdog's stdin (a secret) goes to the child's stdin, which stays open while the
+ *     watchdog lives.</li>
  * <li>{@code Watchdog --reap RUN_DIR}: started with every run. When the run's JVM is gone, it waits for it to be
  *     really dead and, if the manifest still says running (SIGKILL, a crash), cleans up like the {@link Janitor}:
  *     children stopped, scratch and temp folders removed, the run marked interrupted.</li>
@@ -24,7 +27,8 @@ import java.util.concurrent.TimeUnit;
  * reach them: the run handles Ctrl-C, and they must outlive it.
  */
 public final class Watchdog {
-    static final String WRAP = "--wrap", REAP = "--reap";
+    static final String WRAP = "--wrap", REAP = "--reap", FORWARD_FIRST_LINE = "--forward-first-line";
+    private static final Path SETPRIV = Path.of("/usr/bin/setpriv");
 
     private Watchdog() {}
 
@@ -41,6 +45,7 @@ public final class Watchdog {
     private static void wrap(List<String> args, long parent) throws Exception {
         String signal = "TERM";
         double grace = 10;
+        boolean forward = false;
         List<Path> remove = new ArrayList<>();
         int i = 0;
         for (; i < args.size() && !args.get(i).equals("--"); i++) {
@@ -48,10 +53,21 @@ public final class Watchdog {
                 case "--signal" -> signal = args.get(++i);
                 case "--grace" -> grace = Double.parseDouble(args.get(++i));
                 case "--remove" -> remove.add(Path.of(args.get(++i)));
+                case FORWARD_FIRST_LINE -> forward = true;
                 default -> throw new IllegalArgumentException("unknown watchdog option " + args.get(i));
             }
         }
-        Process child = new ProcessBuilder(args.subList(i + 1, args.size())).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        String firstLine = forward ? in.readLine() : null;
+        if (forward && firstLine == null) System.exit(ChildProcess.EXIT_PARENT_GONE); // the run went before handing it over
+        // Started from this (the main) thread, which lives as long as the watchdog: the parent-death signal fires
+        // when the thread that started a process ends.
+        Process child = new ProcessBuilder(withParentDeathSignal(args.subList(i + 1, args.size()), signal))
+                .inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        if (forward) {
+            child.getOutputStream().write((firstLine + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            child.getOutputStream().flush();
+        }
         // A SIGTERM to the watchdog itself must not orphan the server: the hook stops it first.
         String stopSignal = signal;
         double stopGrace = grace;
@@ -60,15 +76,48 @@ public final class Watchdog {
             remove.forEach(Sys::deleteRecursively);
         }, "perfkit-watchdog-stop"));
         CountDownLatch stop = new CountDownLatch(1);
-        watch(parent, stop);
+        watch(in, parent, stop);
         ChildProcess.daemon("perfkit-child-exit", () -> {
             try { child.waitFor(); } catch (InterruptedException ignored) { }
             stop.countDown();
         });
         stop.await();
+        if (!Sys.running(parent)) awaitClientsGone(5);
         int code = stopProcess(child.toHandle(), signal, grace);
         remove.forEach(Sys::deleteRecursively);
         System.exit(code);
+    }
+
+    /**
+     * The run died under its server: its client JVMs (forks, services) see it at the same moment and stop. A server
+     * that stopped first would make them fail loudly against it, so it waits for them, at most {@code seconds}.
+     */
+    private static void awaitClientsGone(double seconds) throws InterruptedException {
+        String mark = System.getenv(RunLayout.MARK_ENV);
+        if (mark == null) return;
+        long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        while (System.nanoTime() < deadline && Sys.marked(RunLayout.MARK_ENV, mark).stream()
+                .anyMatch(h -> h.info().commandLine().map(c -> c.contains(ChildProcess.class.getName())).orElse(false)))
+            Thread.sleep(50);
+    }
+
+    /**
+     * {@code command} with the kernel told to send {@code signal} to it when this watchdog dies, through util-linux
+     * {@code setpriv --pdeathsig}. A command that already starts with setpriv (dropping root for PostgreSQL) gets the
+     * option in that same call: a change of user clears the parent-death signal, so it must be set after it.
+     */
+    static List<String> withParentDeathSignal(List<String> command, String signal) {
+        if (!java.nio.file.Files.isExecutable(SETPRIV)) return command;
+        List<String> out = new ArrayList<>();
+        if (!command.isEmpty() && Path.of(command.get(0)).getFileName().toString().equals("setpriv")) {
+            out.add(command.get(0));
+            out.addAll(List.of("--pdeathsig", signal));
+            out.addAll(command.subList(1, command.size()));
+        } else {
+            out.addAll(List.of(SETPRIV.toString(), "--pdeathsig", signal, "--"));
+            out.addAll(command);
+        }
+        return out;
     }
 
     /** Signal, wait up to {@code grace} seconds, then SIGKILL whatever is left of it and its descendants. */
@@ -90,7 +139,7 @@ public final class Watchdog {
 
     private static void reap(Path runDir, long parent) throws Exception {
         CountDownLatch stop = new CountDownLatch(1);
-        watch(parent, stop);
+        watch(new BufferedReader(new InputStreamReader(System.in)), parent, stop);
         // Processes the run started without the Supervisor (JMH forks, helpers of helpers) are only known while
         // the run lives: once it dies they are re-parented. So remember every descendant as it appears.
         java.util.Set<Sys.Pid> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -110,9 +159,9 @@ public final class Watchdog {
     }
 
     /** Counts {@code stop} down when stdin reaches EOF or the parent process is gone. */
-    private static void watch(long parent, CountDownLatch stop) {
+    private static void watch(BufferedReader stdin, long parent, CountDownLatch stop) {
         ChildProcess.daemon("perfkit-stdin", () -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
+            try (BufferedReader in = stdin) {
                 while (in.readLine() != null) { /* EOF is the signal */ }
             } catch (Exception ignored) {
                 // same as EOF

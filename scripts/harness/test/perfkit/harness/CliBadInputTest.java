@@ -63,6 +63,19 @@ class CliBadInputTest {
     }
 
     @org.junit.jupiter.api.Test
+    void anOptionGivenTwiceIsRefusedRatherThanSilentlyOverridden() {
+        UserError e = assertThrows(UserError.class, () -> CLI.parse(new String[]{"--rate", "1", "--rate=2"}));
+        assertEquals("demo: option --rate is given twice; give it once", e.getMessage());
+    }
+
+    @org.junit.jupiter.api.Test
+    void textIsOneLineAndTheErrorShowsControlCharactersEscaped() {
+        UserError e = assertThrows(UserError.class, () -> CLI.parse(new String[]{"--tag", "a\n# b\u001b[31m"}));
+        assertEquals("demo: option --tag expects one line of text without control characters, got 'a\\n# b\\u001b[31m'", e.getMessage());
+        assertEquals("a [b](c) | <d>", CLI.parse(new String[]{"--tag", "a [b](c) | <d>"}).get("tag"), "markup is data: the kit escapes it");
+    }
+
+    @org.junit.jupiter.api.Test
     void crossOptionRulesRunBeforeAnythingElse() {
         UserError e = assertThrows(UserError.class, () -> CLI.parse(new String[]{"--warmup", "7200", "--measure", "0.5"}));
         assertEquals("demo: a long warm-up with a tiny window is a typo", e.getMessage());

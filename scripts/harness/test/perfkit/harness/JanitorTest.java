@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
@@ -55,6 +56,48 @@ class JanitorTest {
             assertEquals(0, Janitor.sweep(root), "a second sweep has nothing to do");
         } finally {
             child.destroyForcibly();
+        }
+    }
+
+    @Test
+    void processesCarryingTheRunsMarkAreStoppedThoughNoLiveFileNamesThem(@TempDir Path root) throws Exception {
+        // a server whose watchdog died with the run: re-parented, and in no live file, but marked by the run's folder
+        Process recorded = new ProcessBuilder("sleep", "300").start();
+        Path run = fakeRun(root, deadProcess(), recorded, Files.createDirectories(root.resolve("t")));
+        ProcessBuilder pb = new ProcessBuilder("sleep", "301");
+        pb.environment().put(RunLayout.MARK_ENV, RunLayout.mark(run));
+        Process orphan = pb.start();
+        ProcessBuilder other = new ProcessBuilder("sleep", "302");
+        other.environment().put(RunLayout.MARK_ENV, RunLayout.mark(run) + "-another-run");
+        Process bystander = other.start();
+        try {
+            assertEquals(List.of(orphan.pid()), Sys.marked(RunLayout.MARK_ENV, RunLayout.mark(run)).stream().map(ProcessHandle::pid).toList());
+            assertEquals(1, Janitor.sweep(root));
+            assertTrue(orphan.waitFor(10, TimeUnit.SECONDS), "the marked process is stopped");
+            assertTrue(bystander.isAlive(), "another run's process is not touched");
+        } finally {
+            recorded.destroyForcibly();
+            orphan.destroyForcibly();
+            bystander.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aClusterStillServingIsStoppedBeforeItsFolderGoes(@TempDir Path root) throws Exception {
+        // stands in for a postmaster: works in the cluster's data folder, which postmaster.pid names
+        Path cluster = Files.createDirectories(root.resolve("perfkit-pg-y"));
+        Path data = Files.createDirectories(cluster.resolve("data"));
+        Process recorded = new ProcessBuilder("sleep", "300").start();
+        Process server = new ProcessBuilder("sleep", "303").directory(data.toFile()).start();
+        Files.writeString(data.resolve("postmaster.pid"), server.pid() + "\n" + data + "\n");
+        try {
+            fakeRun(root, deadProcess(), recorded, cluster);
+            assertEquals(1, Janitor.sweep(root));
+            assertTrue(server.waitFor(15, TimeUnit.SECONDS), "the server is stopped (SIGINT, a fast shutdown)");
+            assertFalse(Files.exists(cluster), "then its folder is removed");
+        } finally {
+            recorded.destroyForcibly();
+            server.destroyForcibly();
         }
     }
 

@@ -33,6 +33,34 @@ class WatchdogTest {
     }
 
     @Test
+    void aWrappedProgramDiesWithItsWatchdogEvenWhenTheWatchdogIsKilledOutright() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")), "needs util-linux setpriv");
+        Process watchdog = new ProcessBuilder(java(Watchdog.class, "--wrap", "--signal", "TERM", "--", "sleep", "300"))
+                .redirectErrorStream(true).start();
+        ProcessHandle sleeper = waitForChild(watchdog);
+        watchdog.destroyForcibly(); // SIGKILL: no hook of the watchdog runs
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Sys.running(sleeper.pid()) && System.nanoTime() < deadline) Thread.sleep(50);
+        assertFalse(Sys.running(sleeper.pid()), "the kernel signalled the program when its watchdog died");
+    }
+
+    @Test
+    void theFirstLineReachesTheWrappedProgramsStdinAndNeverItsCommandLine(@TempDir Path tmp) throws Exception {
+        Path got = tmp.resolve("got");
+        Process watchdog = new ProcessBuilder(java(Watchdog.class, "--wrap", Watchdog.FORWARD_FIRST_LINE, "--",
+                "sh", "-c", "head -n 1 > " + got + "; sleep 300")).redirectErrorStream(true).start();
+        watchdog.getOutputStream().write("s3cret\n".getBytes());
+        watchdog.getOutputStream().flush();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!(Files.exists(got) && Files.size(got) > 0) && System.nanoTime() < deadline) Thread.sleep(50);
+        assertEquals("s3cret", Files.readString(got).strip());
+        for (ProcessHandle h : watchdog.descendants().toList())
+            assertFalse(h.info().commandLine().orElse("").contains("s3cret"), h.info().commandLine().orElse(""));
+        watchdog.getOutputStream().close();
+        assertTrue(watchdog.waitFor(20, TimeUnit.SECONDS));
+    }
+
+    @Test
     void aChildJvmRunsItsShutdownHooksAndExitsWhenItsStdinCloses(@TempDir Path tmp) throws Exception {
         Path marker = tmp.resolve("flushed");
         Process child = new ProcessBuilder(java(ChildProcess.class, SleepsForever.class.getName(), marker.toString()))

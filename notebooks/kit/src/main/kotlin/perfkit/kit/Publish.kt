@@ -55,7 +55,7 @@ fun formatCell(v: Any?, digits: Int = 3): String = when (v) {
     null -> ""
     is Int, is Long -> String.format(Locale.ROOT, "%,d", v)
     is Double, is Float -> formatNumber((v as Number).toDouble(), digits)
-    else -> escapeHtml(v.toString()).replace("|", "\\|").replace("\n", " ")
+    else -> mdText(v.toString())
 }
 
 /**
@@ -64,6 +64,29 @@ fun formatCell(v: Any?, digits: Int = 3): String = when (v) {
  * Use it for data interpolated into [md] text.
  */
 fun escapeHtml(text: String): String = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+/**
+ * Data (a `--tag`, a host name, a label) as Markdown text that reads as itself and never as markup, in Jupyter and
+ * in the published post alike: `& < >` become entities (no raw HTML), and so does every character that could open
+ * Markdown syntax (links, emphasis, code, table cells, headings, lists); control characters and newlines become
+ * spaces, so nothing can start a new block. Use it for any data interpolated into [md] text.
+ */
+fun mdText(text: String): String {
+    val sb = StringBuilder(text.length + 16)
+    for ((i, ch) in text.withIndex()) when {
+        ch == '&' -> sb.append("&amp;")
+        ch == '<' -> sb.append("&lt;")
+        ch == '>' -> sb.append("&gt;")
+        ch in MARKDOWN_SYNTAX || (i == 0 && ch in "+-=") -> sb.append("&#").append(ch.code).append(';')
+        ch.isISOControl() -> sb.append(' ')
+        else -> sb.append(ch)
+    }
+    // "1." at the start of a line would open a list
+    return Regex("^(\\d+)([.)])").replace(sb.toString()) { m -> m.groupValues[1] + "&#" + m.groupValues[2][0].code + ";" }
+}
+
+// ( ) and ! only act after ] or before [, which are escaped
+private const val MARKDOWN_SYNTAX = "\\`*_[]|~#"
 
 /** Large numbers as grouped integers, small ones with [digits] significant digits. */
 fun formatNumber(d: Double, digits: Int = 3): String = when {

@@ -147,25 +147,33 @@ val POOLABLE_PARAMS = setOf(
  * - `reference`: the committed reference runs; `all`: every complete run;
  * - a run id; or a path to a run directory or to a folder of runs (e.g. runs from two hosts to compare).
  *
- * Unreadable runs are skipped with a one-line warning unless the selection names them. Runs that share a
- * label but differ in a parameter that changes the measurement get that parameter in their labels, so
+ * Unreadable or damaged runs (a listed file missing, a table without a declared column, a latency log cut short:
+ * see [damage]) are skipped with a one-line warning unless the selection names them, when they fail it. Runs that
+ * share a label but differ in a parameter that changes the measurement get that parameter in their labels, so
  * they are never pooled by accident.
  */
 fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot()): List<Run> {
     val user by lazy { runsUnder(root.resolve("runs").resolve(study), study) }
     val reference by lazy { runsUnder(root.resolve("reference").resolve(study), study) }
+    fun intact(runs: List<Run>) = runs.filter { run ->
+        val problem = run.damage(root)
+        // stdout: the kernel shows it under the cell (it does not capture a library's System.err)
+        if (problem != null) println("perfkit: skipping a damaged run ${run.id}: $problem")
+        problem == null
+    }
+    fun named(run: Run) = run.also { r -> r.damage(root)?.let { throw RunFormatException("run ${r.id} is damaged: $it") } }
     val chosen = when {
-        selection == "latest" -> newestPerMode(user.runs.filter { it.status == "complete" }).ifEmpty { reference.runs }
-        selection == "reference" -> reference.runs
-        selection == "all" -> (user.runs + reference.runs).filter { it.status == "complete" }
+        selection == "latest" -> newestIntactPerMode(user.runs.filter { it.status == "complete" }, ::intact).ifEmpty { intact(reference.runs) }
+        selection == "reference" -> intact(reference.runs)
+        selection == "all" -> intact((user.runs + reference.runs).filter { it.status == "complete" })
         RUN_ID.matches(selection) -> {
             (user.unreadable + reference.unreadable)[selection]?.let { throw RunFormatException(it) }
-            (user.runs + reference.runs).filter { it.id == selection }
+            (user.runs + reference.runs).filter { it.id == selection }.map(::named)
         }
         else -> {
             val path = Path.of(selection).let { if (it.isAbsolute || it.exists()) it else root.resolve(selection) }
             if (!path.isDirectory()) throw RunFormatException("no run id, folder or keyword '$selection' (use latest, reference, all, a run id or a folder)")
-            if (path.resolve("run.json").exists()) listOf(loadRun(path)) else runsUnder(path, study).runs
+            if (path.resolve("run.json").exists()) listOf(named(loadRun(path))) else intact(runsUnder(path, study).runs)
         }
     }
     if (chosen.isEmpty()) throw RunFormatException("no $study runs match '$selection' under $root")
@@ -190,8 +198,9 @@ private fun runsUnder(folder: Path, study: String): Found {
     return Found(runs.filter { it.study == study }, unreadable)
 }
 
-private fun newestPerMode(runs: List<Run>): List<Run> =
-    runs.groupBy { it.mode }.values.map { group -> group.maxBy { it.id } }
+/** The newest run of each mode that is whole: older ones are checked only when a newer one is damaged. */
+private fun newestIntactPerMode(runs: List<Run>, intact: (List<Run>) -> List<Run>): List<Run> =
+    runs.groupBy { it.mode }.values.mapNotNull { group -> group.sortedByDescending { it.id }.firstOrNull { intact(listOf(it)).isNotEmpty() } }
 
 /** Appends to the labels of runs that share host, JDK and tag the parameters in which they differ. */
 internal fun distinguish(runs: List<Run>) {

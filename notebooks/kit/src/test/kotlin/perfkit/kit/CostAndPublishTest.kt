@@ -61,7 +61,7 @@ class CostAndPublishTest {
     @Test
     fun `tables render as markdown`() {
         val md = dataFrameOf("variant", "events", "rate")("abq-1", 12_345_678L, 0.123456, "x|y", 5L, 2500.4).toMarkdown().text
-        assertEquals("| variant | events | rate |\n|---|---|---|\n| abq-1 | 12,345,678 | 0.123 |\n| x\\|y | 5 | 2,500 |\n", md)
+        assertEquals("| variant | events | rate |\n|---|---|---|\n| abq-1 | 12,345,678 | 0.123 |\n| x&#124;y | 5 | 2,500 |\n", md)
     }
 
     private val payload = "<img src=x onerror=alert(1)>"
@@ -70,7 +70,18 @@ class CostAndPublishTest {
     fun `data in tables is escaped`() {
         val md = dataFrameOf("tag & <b>", "host")(payload, "a&b").toMarkdown().text
         assertEquals("| tag &amp; &lt;b&gt; | host |\n|---|---|\n| &lt;img src=x onerror=alert(1)&gt; | a&amp;b |\n", md)
-        assertEquals("a\\|b &lt;", formatCell("a|b <"))
+        assertEquals("a&#124;b &lt;", formatCell("a|b <"))
+    }
+
+    @Test
+    fun `a tag full of markdown stays one line of text`() {
+        val tag = "line1\n\n[click me](https://example.invalid/x) | col | <b>bold</b> &amp; `code`\n# injected heading"
+        val text = mdText(tag)
+        assertEquals("line1  &#91;click me&#93;(https://example.invalid/x) &#124; col &#124; &lt;b&gt;bold&lt;/b&gt; &amp;amp; &#96;code&#96; &#35; injected heading", text)
+        assertTrue(text.none { it in "\n[]|`<>*_" }, text)
+        assertEquals("&#45; not a list", mdText("- not a list"))
+        assertEquals("1&#46; not a list", mdText("1. not a list"))
+        assertEquals("a-b c.d", mdText("a-b c.d"), "dashes and dots inside text stay readable")
     }
 
     @Test

@@ -1,0 +1,94 @@
+package perfkit.kit
+
+import com.fasterxml.jackson.databind.JsonNode
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.HdrHistogram.HistogramLogReader
+import org.jetbrains.kotlinx.dataframe.api.columnNames
+import java.io.ByteArrayInputStream
+import java.io.RandomAccessFile
+import java.nio.file.Files
+import java.nio.file.Path
+import java.util.concurrent.ConcurrentHashMap
+import kotlin.io.path.exists
+
+/**
+ * The tables a study writes, as declared in `data/schema/tables/<study>.json`: for each table file, its columns and
+ * their types. Notebooks rely on these columns; a run whose tables lack one is damaged (or from another kit).
+ */
+class TableDeclarations(val study: String, val tables: Map<String, Map<String, String>>) {
+    companion object {
+        private val cache = ConcurrentHashMap<Path, TableDeclarations>()
+
+        /** The declarations of [study] under [root] (the kit's data folder); empty when the study declares none. */
+        fun of(study: String, root: Path = dataRoot()): TableDeclarations {
+            val file = root.resolve("schema/tables/$study.json").toAbsolutePath().normalize()
+            return cache.computeIfAbsent(file) {
+                if (!file.exists()) return@computeIfAbsent TableDeclarations(study, emptyMap())
+                val doc: JsonNode = ObjectMapper().readTree(file.toFile())
+                TableDeclarations(study, doc.path("tables").properties().associate { (table, spec) ->
+                    table to spec.path("columns").properties().associate { (column, c) -> column to c.path("type").asText() }
+                })
+            }
+        }
+    }
+}
+
+/**
+ * What is wrong with the run's data files, in one line, or null when they are whole: a listed file that is missing,
+ * a table that does not parse or lacks a declared column, a latency log cut short. Cheap enough to ask of every
+ * candidate run: tables are small, and of a latency log only its end is read (a copy or a write cut short leaves a
+ * partial last line).
+ */
+fun Run.damage(root: Path = dataRoot()): String? {
+    if (schemaVersion < 2) return null // the compatibility reader copes with what version 1 wrote
+    val declared = TableDeclarations.of(study, root).tables
+    for (f in files) {
+        val path = dir.resolve(f.path)
+        if (!path.exists()) return "lists ${f.path} but it is missing"
+        when (f.kind) {
+            "table" -> {
+                val table = try { readCsv(path) } catch (e: RunFormatException) { return e.message }
+                val missing = declared[f.path]?.keys?.minus(table.columnNames().toSet()).orEmpty()
+                if (missing.isNotEmpty()) return "table ${f.path} has no column ${missing.joinToString { "'$it'" }}"
+            }
+            "hlog" -> lastIntervalProblem(path)?.let { return "latency log ${f.path}: $it" }
+        }
+    }
+    return null
+}
+
+/** Why the last interval of an HdrHistogram log cannot be read, or null when it can. */
+internal fun lastIntervalProblem(file: Path): String? {
+    val size = Files.size(file)
+    if (size == 0L) return "empty"
+    RandomAccessFile(file.toFile(), "r").use { raf ->
+        raf.seek(size - 1)
+        if (raf.read() != '\n'.code) return "cut short (no newline at its end)"
+        // the last line: read backwards from the end in blocks until the newline before it
+        var start = size - 1
+        val block = 4096
+        var found = false
+        while (start > 0 && !found) {
+            val from = maxOf(0L, start - block)
+            val buf = ByteArray((start - from).toInt())
+            raf.seek(from)
+            raf.readFully(buf)
+            val nl = buf.lastIndexOf('\n'.code.toByte())
+            if (nl >= 0) { start = from + nl + 1; found = true } else start = from
+        }
+        val line = ByteArray((size - start).toInt())
+        raf.seek(start)
+        raf.readFully(line)
+        if (line.first() == '#'.code.toByte() || String(line).startsWith("\"StartTimestamp\"")) return null // no interval at all
+        // the reader needs the log's header lines (format version, base time) to read an interval
+        val header = Files.newBufferedReader(file).use { r ->
+            generateSequence { r.readLine() }.takeWhile { it.startsWith("#") || it.startsWith("\"") }.joinToString("") { it + "\n" }
+        }
+        return try {
+            val last = HistogramLogReader(ByteArrayInputStream(header.toByteArray() + line)).use { it.nextIntervalHistogram() }
+            if (last == null) "its last interval does not decode" else null
+        } catch (e: Exception) {
+            "its last interval does not decode (${e.javaClass.simpleName})"
+        }
+    }
+}

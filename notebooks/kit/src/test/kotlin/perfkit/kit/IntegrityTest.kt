@@ -1,0 +1,87 @@
+package perfkit.kit
+
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import org.junit.jupiter.api.io.TempDir
+import java.io.ByteArrayOutputStream
+import java.io.PrintStream
+import java.nio.file.Files
+import java.nio.file.Path
+import java.nio.file.StandardCopyOption
+import kotlin.io.path.name
+import kotlin.test.assertEquals
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+
+/** Damaged runs (a copy cut short, a table from another kit): skipped with a warning, unless the user named them. */
+class IntegrityTest {
+    @TempDir lateinit var root: Path
+
+    private val repoData: Path = generateSequence(Path.of("").toAbsolutePath()) { it.parent }
+        .first { Files.exists(it.resolve("data/schema/run.schema.json")) }.resolve("data")
+
+    /** A copy of a committed queues reference run of [mode] under root/runs, with a new id. */
+    private fun copy(mode: String, id: String): Path {
+        val source = Files.list(repoData.resolve("reference/queues")).use { s -> s.toList() }.first { loadRun(it).mode == mode }
+        val dest = root.resolve("runs/queues/$id")
+        Files.createDirectories(dest.parent)
+        Files.walk(source).use { all ->
+            all.forEach { p -> Files.copy(p, dest.resolve(source.relativize(p).toString()), StandardCopyOption.REPLACE_EXISTING) }
+        }
+        Files.writeString(dest.resolve("run.json"), Files.readString(dest.resolve("run.json")).replace(source.name, id))
+        return dest
+    }
+
+    private fun schema() {
+        Files.createDirectories(root.resolve("schema/tables"))
+        Files.copy(repoData.resolve("schema/tables/queues.json"), root.resolve("schema/tables/queues.json"))
+    }
+
+    private fun printed(body: () -> Unit): String {
+        val before = System.out
+        val out = ByteArrayOutputStream()
+        System.setOut(PrintStream(out, true))
+        try { body() } finally { System.setOut(before) }
+        return out.toString()
+    }
+
+    private val older = "20260101T000000Z-h1-aaaaaa"
+    private val newer = "20260102T000000Z-h1-bbbbbb"
+
+    @Test
+    fun `a table without a declared column is skipped by latest and fails when named`() {
+        schema()
+        copy("throughput", older)
+        val damaged = copy("throughput", newer)
+        val table = damaged.resolve("throughput.csv")
+        Files.writeString(table, Files.readString(table).replace("events_per_s", "events_per_second"))
+        val out = printed { assertEquals(listOf(older), findRuns("queues", "latest", root).map { it.id }) }
+        assertEquals("perfkit: skipping a damaged run $newer: table throughput.csv has no column 'events_per_s'\n", out)
+        assertEquals(listOf(older), findRuns("queues", "all", root).map { it.id })
+        val e = assertThrows<RunFormatException> { findRuns("queues", newer, root) }
+        assertEquals("run $newer is damaged: table throughput.csv has no column 'events_per_s'", e.message)
+        assertThrows<RunFormatException> { findRuns("queues", damaged.toString(), root) }
+    }
+
+    @Test
+    fun `a latency log cut short is found from its end`() {
+        schema()
+        val good = loadRun(copy("fixed-rate", older))
+        assertNull(good.damage(root), "every committed reference run is whole")
+        val damaged = copy("fixed-rate", newer)
+        val log = damaged.resolve(good.filesOfKind("hlog").first())
+        val bytes = Files.readAllBytes(log)
+        Files.write(log, bytes.copyOf(bytes.size - 40))
+        assertTrue(loadRun(damaged).damage(root)!!.contains("cut short"), loadRun(damaged).damage(root))
+        Files.write(log, bytes.copyOf(bytes.size - 40) + "\n".toByteArray())
+        assertTrue(loadRun(damaged).damage(root)!!.contains("does not decode"), loadRun(damaged).damage(root))
+        printed { assertEquals(listOf(older), findRuns("queues", "latest", root).map { it.id }) }
+    }
+
+    @Test
+    fun `a listed file that is missing is damage`() {
+        val run = copy("throughput", older)
+        Files.delete(run.resolve("throughput.csv"))
+        assertEquals("lists throughput.csv but it is missing", loadRun(run).damage(root))
+    }
+}
