@@ -201,9 +201,14 @@ final class Supervisor {
             tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
             forget(c);
         });
+        // helpers the run started itself (an initdb still writing its cluster, say) go before the folders they write to
+        List<ProcessHandle> strays = ProcessHandle.current().descendants().filter(h -> reaper == null || h.pid() != reaper.pid()).toList();
+        strays.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle h : strays) {
+            try { h.onExit().get(5, TimeUnit.SECONDS); } catch (Exception ignored) { } // gone, or beyond our reach
+        }
         tempDirs.forEach(Sys::deleteRecursively);
         tempDirs.clear();
-        ProcessHandle.current().descendants().filter(h -> reaper == null || h.pid() != reaper.pid()).forEach(ProcessHandle::destroyForcibly);
     }
 
     /** The run ended properly: the live file goes, and the reaper (which reads it) may go too. */

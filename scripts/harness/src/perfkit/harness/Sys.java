@@ -83,13 +83,17 @@ public final class Sys {
 
     /**
      * Whether a process is running, not merely present: a killed process whose parent has not reaped it yet is a
-     * zombie, which {@link ProcessHandle#isAlive()} still reports as alive.
+     * zombie, which {@link ProcessHandle#isAlive()} still reports as alive. A process that is exiting (its memory
+     * already released, its command line empty, its files about to close) counts as gone too.
      */
     public static boolean running(long pid) {
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             char state = stat.substring(stat.lastIndexOf(')') + 2).charAt(0);
-            return state != 'Z' && state != 'X';
+            if (state == 'Z' || state == 'X') return false;
+            try (var cmdline = Files.newInputStream(Path.of("/proc", Long.toString(pid), "cmdline"))) {
+                return cmdline.read() >= 0; // /proc files report size 0: read a byte
+            }
         } catch (IOException | RuntimeException e) {
             return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && !Files.isDirectory(Path.of("/proc/self"));
         }
@@ -114,6 +118,20 @@ public final class Sys {
         } catch (IOException | UncheckedIOException e) {
             return List.of();
         }
+    }
+
+    /** The environment a process started with (empty when it cannot be read: another user's, or gone). */
+    public static java.util.Map<String, String> environment(long pid) {
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        try {
+            for (String kv : new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ")), java.nio.charset.StandardCharsets.UTF_8).split("\0")) {
+                int eq = kv.indexOf('=');
+                if (eq > 0) env.put(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // not ours to read, or gone
+        }
+        return env;
     }
 
     private static boolean environHas(Path environ, byte[] wanted) {

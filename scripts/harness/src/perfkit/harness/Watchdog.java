@@ -96,8 +96,10 @@ public final class Watchdog {
         String mark = System.getenv(RunLayout.MARK_ENV);
         if (mark == null) return;
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        // clients are the JVMs ChildProcess runs, which alone carry the parent's pid (a command line is no guide: the
+        // kernel may show it cut short)
         while (System.nanoTime() < deadline && Sys.marked(RunLayout.MARK_ENV, mark).stream()
-                .anyMatch(h -> h.info().commandLine().map(c -> c.contains(ChildProcess.class.getName())).orElse(false)))
+                .anyMatch(h -> Sys.environment(h.pid()).containsKey(ChildProcess.PARENT_ENV)))
             Thread.sleep(50);
     }
 
