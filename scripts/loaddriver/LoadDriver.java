@@ -3,12 +3,19 @@
 //DEPS io.hyperfoil:hyperfoil-http:0.25.2
 // slf4j-api 2 arrives with no provider beside Log4j's 1.x binding and would print a warning with local jar paths
 //DEPS org.slf4j:slf4j-nop:2.0.6
-//JAVA_OPTIONS -Xmx512m -Dlog4j2.level=WARN -Dorg.apache.logging.log4j.level=WARN
+//JAVA_OPTIONS -Xmx512m -XX:+ExitOnOutOfMemoryError -Dlog4j2.level=WARN -Dorg.apache.logging.log4j.level=WARN
 //DESCRIPTION The kit's HTTP load driver: runs one Hyperfoil benchmark YAML in-process and writes HdrHistogram interval logs and a JSON result per phase
 package perfkit.loaddriver;
 
+import io.hyperfoil.api.config.BaseSequenceBuilder;
 import io.hyperfoil.api.config.Benchmark;
+import io.hyperfoil.api.config.BenchmarkBuilder;
+import io.hyperfoil.api.config.Model;
 import io.hyperfoil.api.config.Phase;
+import io.hyperfoil.api.config.PhaseBuilder;
+import io.hyperfoil.api.config.Step;
+import io.hyperfoil.api.config.StepBuilder;
+import io.hyperfoil.api.session.Session;
 import io.hyperfoil.api.session.PhaseInstance;
 import io.hyperfoil.api.statistics.StatisticsSnapshot;
 import io.hyperfoil.core.impl.LocalBenchmarkData;
@@ -17,6 +24,7 @@ import io.hyperfoil.core.parser.BenchmarkParser;
 import io.hyperfoil.http.statistics.HttpStats;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogWriter;
+import org.HdrHistogram.Recorder;
 
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -34,6 +42,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The kit's HTTP load driver, in a JVM of its own because Hyperfoil 0.25.2 brings Vert.x 4.3 and Netty 4.1, older
@@ -41,14 +52,19 @@ import java.util.concurrent.CompletableFuture;
  * ({@code BenchmarkParser} then {@code LocalSimulationRunner}), so the YAML kept in the run directory replays in
  * plain Hyperfoil.
  * <p>
+ * Hyperfoil times a request from when it is prepared, so a wait for a connection is inside its histogram, but a
+ * session that its open-model scheduler starts late (a millisecond timer with a catch-up loop, then the event loop's
+ * queue) is not. So the driver times open-model phases itself, with two steps it adds to the parsed benchmark around
+ * the scenario (the YAML on disk stays plain Hyperfoil): the arrivals run on a fixed schedule ({@code variance: false},
+ * arrival k at {@code k / rate} after the phase's start, as wrk2 does), the first step records each session's lateness
+ * (actual start minus scheduled start) and the last records the response's end from the scheduled start.
+ * <p>
  * Per phase it writes:
  * <ul>
- * <li>{@code <hlog-dir>/<phase>.corrected.hlog} and {@code .uncorrected.hlog}: Hyperfoil's response-time histogram
- *     (ns) as one interval spanning the phase. Hyperfoil times a request from when it is sent. In an open model a
- *     request is sent at its scheduled arrival unless it waits for a connection or a session, which Hyperfoil
- *     reports as {@code blockedTime} and session-limit errors; a phase with either is invalid, so in every valid
- *     phase "from intended start" and "from actual start" are the same samples, and the two files hold the same
- *     histogram. A closed model has no schedule: intended and actual start coincide by definition.</li>
+ * <li>{@code <hlog-dir>/<phase>.corrected.hlog}: response time from the <b>scheduled</b> start (ns), open-model phases;
+ *     for a closed-model phase, which has no schedule, Hyperfoil's own histogram;</li>
+ * <li>{@code <phase>.uncorrected.hlog}: Hyperfoil's response time, from when the request was prepared (ns);</li>
+ * <li>{@code <phase>.lateness.hlog}: open-model phases, the driver's own lateness per session (ns);</li>
  * <li>an entry in the result JSON: its wall-clock edges, request, response and error counts (errors include non-2xx/3xx
  *     answers), HTTP status classes,
  *     {@code blockedTime}, whether the session limit was hit, CPU% of the watched processes and of the machine
@@ -70,9 +86,72 @@ public class LoadDriver {
         boolean sessionLimitExceeded;
         String error;
         final StatisticsSnapshot stats = new StatisticsSnapshot();
+        /** Open-model phases: the driver's own histograms, taken when the phase terminates. */
+        Histogram corrected, lateness;
         final Map<String, String> probes = new LinkedHashMap<>();
 
         PhaseRecord(String name) { this.name = name; }
+    }
+
+    /**
+     * The schedule and clocks of one open-model phase. Arrival k (from 0) is due {@code k * intervalNs} after the phase's
+     * start, on the {@link System#nanoTime} scale: {@code anchorNs} is the instant Hyperfoil's scheduler counts from
+     * (its {@code absoluteStartTime}, a wall-clock millisecond), mapped onto nanoTime when the phase starts.
+     */
+    static final class Timing {
+        final double intervalNs;
+        volatile long anchorNs = Long.MIN_VALUE;
+        long anchoredAtNs;
+        final AtomicLong started = new AtomicLong();
+        final Recorder lateness = new Recorder(3), corrected = new Recorder(3);
+        /** Sessions started per second of the phase, by actual start. */
+        final AtomicLongArray perSecond;
+        final Map<Integer, Long> scheduled = new ConcurrentHashMap<>();
+
+        Timing(double usersPerSec, long durationMs) {
+            this.intervalNs = 1e9 / usersPerSec;
+            this.perSecond = new AtomicLongArray((int) Math.max(1, durationMs / 1000 + 4));
+        }
+
+        /** At the phase's start (Hyperfoil has just read the wall clock): where its start millisecond lies on nanoTime. */
+        void anchor(long absoluteStartMs) {
+            long nano = System.nanoTime();
+            java.time.Instant now = java.time.Instant.now();
+            long wallNs = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+            anchoredAtNs = nano;
+            anchorNs = nano - (wallNs - absoluteStartMs * 1_000_000L);
+        }
+    }
+
+    static final Map<String, Timing> TIMINGS = new ConcurrentHashMap<>();
+
+    /** First step of an open-model session: which arrival it is, when it was due, how late it started. */
+    static final class MarkStart implements Step {
+        @Override
+        public boolean invoke(Session session) {
+            long now = System.nanoTime();
+            Timing t = TIMINGS.get(session.phase().definition().name());
+            if (t == null || t.anchorNs == Long.MIN_VALUE) return true;
+            long k = t.started.getAndIncrement();
+            long due = t.anchorNs + Math.round(k * t.intervalNs);
+            t.lateness.recordValue(Math.max(0, now - due));
+            t.scheduled.put(session.uniqueId(), due);
+            int second = (int) ((now - t.anchoredAtNs) / 1_000_000_000L);
+            if (second >= 0 && second < t.perSecond.length()) t.perSecond.incrementAndGet(second);
+            return true;
+        }
+    }
+
+    /** Last step: the response is in (the request is sync); its time from the scheduled start. */
+    static final class MarkEnd implements Step {
+        @Override
+        public boolean invoke(Session session) {
+            long now = System.nanoTime();
+            Timing t = TIMINGS.get(session.phase().definition().name());
+            Long due = t == null ? null : t.scheduled.remove(session.uniqueId());
+            if (due != null) t.corrected.recordValue(Math.max(0, now - due));
+            return true;
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -153,6 +232,8 @@ public class LoadDriver {
     private final Map<String, Long> watch;
     private final Map<String, String> probes;
     private final Map<String, PhaseRecord> phases = new LinkedHashMap<>();
+    /** The driver's event loops (the benchmark's {@code threads}). */
+    private int threads;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     LoadDriver(Path yaml, Path hlogDir, Map<String, Long> watch, Map<String, String> probes) {
@@ -163,11 +244,20 @@ public class LoadDriver {
     }
 
     String run() throws Exception {
-        Benchmark benchmark;
+        BenchmarkBuilder builder;
         try (InputStream in = Files.newInputStream(yaml)) {
-            benchmark = BenchmarkParser.instance().buildBenchmark(in, new LocalBenchmarkData(yaml), Map.of());
+            builder = BenchmarkParser.instance().builder(in, new LocalBenchmarkData(yaml), Map.of());
         }
-        for (Phase p : benchmark.phases()) phases.computeIfAbsent(p.name(), PhaseRecord::new).warmup = p.isWarmup;
+        for (PhaseBuilder<?> pb : BenchmarkBuilder.phasesForTesting(builder)) if (pb instanceof PhaseBuilder.ConstantRate) timeSessions(pb);
+        Benchmark benchmark = builder.build();
+        for (Phase p : benchmark.phases()) {
+            phases.computeIfAbsent(p.name(), PhaseRecord::new).warmup = p.isWarmup;
+            if (p.model instanceof Model.ConstantRate m) {
+                if (m.variance) throw new IllegalArgumentException("phase " + p.name() + ": the driver times open-model phases on a fixed schedule (variance: false)");
+                TIMINGS.put(p.name(), new Timing(m.usersPerSec, p.duration()));
+            }
+        }
+        threads = benchmark.defaultThreads();
         LocalSimulationRunner runner = new LocalSimulationRunner(benchmark, (phase, stepId, metric, snapshot, countDown) -> {
             PhaseRecord r = record(phase.name());
             synchronized (r) {
@@ -176,13 +266,15 @@ public class LoadDriver {
         }, null, null) {
             @Override
             protected CompletableFuture<Void> phaseChanged(Phase phase, PhaseInstance.Status status, boolean sessionLimitExceeded, Throwable error) {
-                edge(phase, status, sessionLimitExceeded, error);
+                PhaseInstance instance = instances.get(phase.name());
+                edge(phase, status, sessionLimitExceeded, error, instance == null ? System.currentTimeMillis() : instance.absoluteStartTime());
                 return super.phaseChanged(phase, status, sessionLimitExceeded, error);
             }
         };
         runner.run();
         Files.createDirectories(hlogDir);
-        StringBuilder out = new StringBuilder("{\"benchmark\":").append(str(benchmark.name())).append(",\"phases\":[");
+        StringBuilder out = new StringBuilder("{\"benchmark\":").append(str(benchmark.name())).append(",\"threads\":").append(threads)
+                .append(",\"phases\":[");
         boolean first = true;
         for (PhaseRecord r : phases.values()) {
             if (!r.warmup) writeHlogs(r);
@@ -190,6 +282,24 @@ public class LoadDriver {
             first = false;
         }
         return out.append("]}").toString();
+    }
+
+    /** Wraps every initial sequence of an open-model phase in {@link MarkStart} ... {@link MarkEnd}. */
+    @SuppressWarnings("unchecked")
+    private static void timeSessions(PhaseBuilder<?> phase) throws ReflectiveOperationException {
+        java.lang.reflect.Field stepsField = BaseSequenceBuilder.class.getDeclaredField("steps");
+        stepsField.setAccessible(true); // Hyperfoil has no public way to insert a step before the first
+        java.lang.reflect.Field forks = PhaseBuilder.class.getDeclaredField("forks"), scenario = io.hyperfoil.api.config.PhaseForkBuilder.class.getDeclaredField("scenario"),
+                initial = io.hyperfoil.api.config.ScenarioBuilder.class.getDeclaredField("initialSequences");
+        forks.setAccessible(true);
+        scenario.setAccessible(true);
+        initial.setAccessible(true);
+        for (Object fork : (List<Object>) forks.get(phase))
+        for (Object seq : (List<Object>) initial.get(scenario.get(fork))) {
+            List<StepBuilder<?>> steps = (List<StepBuilder<?>>) stepsField.get(seq);
+            steps.add(0, new BaseSequenceBuilder.SimpleAdapter(MarkStart::new));
+            steps.add(new BaseSequenceBuilder.SimpleAdapter(MarkEnd::new));
+        }
     }
 
     private PhaseRecord record(String name) {
@@ -203,18 +313,26 @@ public class LoadDriver {
      * phase cannot start before this one's numbers are taken. Probes answer stats since their previous call: the call
      * at a phase's start discards what came before, the call at its end is the phase's.
      */
-    private void edge(Phase phase, PhaseInstance.Status status, boolean sessionLimitExceeded, Throwable error) {
+    private void edge(Phase phase, PhaseInstance.Status status, boolean sessionLimitExceeded, Throwable error, long absoluteStartMs) {
         PhaseRecord r = record(phase.name());
         synchronized (r) {
             if (sessionLimitExceeded) r.sessionLimitExceeded = true;
             if (error != null && r.error == null) r.error = String.valueOf(error.getMessage() == null ? error : error.getMessage());
             if (status == PhaseInstance.Status.RUNNING && r.startMs == 0) {
-                probe(r, false);
+                Timing t = TIMINGS.get(phase.name());
+                if (t != null) t.anchor(absoluteStartMs);
+                // the scheduler starts counting now: a probe here must not hold the phase's first arrivals back
+                CompletableFuture.runAsync(() -> probe(r, false));
                 r.startMs = System.currentTimeMillis();
                 r.startTicks = ticks();
                 r.startSys = systemTicks();
             } else if (status == PhaseInstance.Status.TERMINATED && r.endMs == 0) {
                 r.endMs = System.currentTimeMillis();
+                Timing t = TIMINGS.get(phase.name());
+                if (t != null) { // every session has ended: nothing records into these any more
+                    r.corrected = t.corrected.getIntervalHistogram();
+                    r.lateness = t.lateness.getIntervalHistogram();
+                }
                 r.endTicks = ticks();
                 r.endSys = systemTicks();
                 if (!r.warmup) probe(r, true);
@@ -280,22 +398,36 @@ public class LoadDriver {
     }
 
     private void writeHlogs(PhaseRecord r) throws Exception {
-        Histogram h = r.stats.histogram.copy();
+        Timing t = TIMINGS.get(r.name);
+        Histogram hyperfoil = r.stats.histogram.copy();
+        if (t == null) { // closed model: no schedule, so from the scheduled start and from the actual one are the same
+            String what = "response time of closed-model phase " + r.name + " as Hyperfoil measures it, from when the request was prepared "
+                    + "(a closed model has no schedule: the same samples in the corrected and uncorrected files)";
+            writeHlog(r, "corrected", hyperfoil, what);
+            writeHlog(r, "uncorrected", hyperfoil, what);
+            return;
+        }
+        writeHlog(r, "corrected", r.corrected, "response time of open-model phase " + r.name
+                + " from each arrival's scheduled start (fixed schedule: arrival k due k / rate after the phase's start), measured by the driver");
+        writeHlog(r, "uncorrected", hyperfoil, "response time of open-model phase " + r.name + " as Hyperfoil measures it, from when the request "
+                + "was prepared: a late session start is not in it, a wait for a connection is");
+        writeHlog(r, "lateness", r.lateness, "the load driver's own lateness in open-model phase " + r.name
+                + ": each session's actual start minus its scheduled start");
+    }
+
+    private void writeHlog(PhaseRecord r, String kind, Histogram h, String what) throws Exception {
         h.setStartTimeStamp(r.startMs);
         h.setEndTimeStamp(Math.max(r.endMs, r.startMs));
-        for (String timing : List.of("corrected", "uncorrected")) {
-            try (PrintStream out = new PrintStream(hlogDir.resolve(r.name + "." + timing + ".hlog").toFile())) {
-                HistogramLogWriter w = new HistogramLogWriter(out);
-                w.outputLogFormatVersion();
-                w.outputComment("Hyperfoil response time of phase " + r.name + " (" + timing + "; the same samples in both files: "
-                        + "a valid phase had no blocked time, so every request started at its intended time)");
-                w.outputComment("values in nanoseconds; one interval spanning the phase; warm-up phases are not written");
-                w.outputStartTime(r.startMs);
-                w.setBaseTime(r.startMs);
-                w.outputBaseTime(r.startMs);
-                w.outputLegend();
-                w.outputIntervalHistogram(h);
-            }
+        try (PrintStream out = new PrintStream(hlogDir.resolve(r.name + "." + kind + ".hlog").toFile())) {
+            HistogramLogWriter w = new HistogramLogWriter(out);
+            w.outputLogFormatVersion();
+            w.outputComment(what);
+            w.outputComment("values in nanoseconds; one interval spanning the phase; warm-up phases are not written");
+            w.outputStartTime(r.startMs);
+            w.setBaseTime(r.startMs);
+            w.outputBaseTime(r.startMs);
+            w.outputLegend();
+            w.outputIntervalHistogram(h);
         }
     }
 
@@ -327,11 +459,20 @@ public class LoadDriver {
                 .append(",\"sessionLimitExceeded\":").append(r.sessionLimitExceeded)
                 .append(",\"error\":").append(r.error == null ? "null" : str(r.error))
                 .append(",\"histogramCount\":").append(s.histogram.getTotalCount());
-        Histogram h = s.histogram;
-        boolean any = h.getTotalCount() > 0;
-        b.append(",\"latencyMs\":{\"mean\":").append(any ? num(h.getMean() / 1e6) : "null");
-        for (double q : new double[]{50, 90, 95, 99, 99.9}) b.append(",\"p").append(num(q).replaceAll("\\.?0+$", "").replace('.', '_')).append("\":").append(any ? num(h.getValueAtPercentile(q) / 1e6) : "null");
-        b.append(",\"max\":").append(any ? num(h.getMaxValue() / 1e6) : "null").append('}');
+        Timing t = TIMINGS.get(r.name);
+        b.append(",\"schedule\":").append(t == null ? "null" : str("fixed"));
+        // latencyMs: what a step is judged on, from the scheduled start in an open model; uncorrectedMs: Hyperfoil's own
+        Histogram uncorrected = s.histogram;
+        Histogram corrected = t == null ? uncorrected : r.corrected;
+        b.append(",\"latencyMs\":").append(summary(corrected)).append(",\"uncorrectedMs\":").append(summary(uncorrected))
+                .append(",\"correctedCount\":").append(corrected == null ? 0 : corrected.getTotalCount());
+        if (t != null) {
+            b.append(",\"latenessMs\":").append(summary(r.lateness)).append(",\"started\":").append(t.started.get());
+            b.append(",\"startedPerSecond\":[");
+            int full = (int) Math.max(0, (r.endMs - r.startMs) / 1000); // whole seconds only: the last one is cut by the phase's end
+            for (int i = 0; i < Math.min(full, t.perSecond.length()); i++) b.append(i == 0 ? "" : ",").append(t.perSecond.get(i));
+            b.append(']');
+        }
         b.append(",\"cpuPct\":{");
         int i = 0;
         for (String name : watch.keySet()) {
@@ -351,6 +492,16 @@ public class LoadDriver {
         int k = 0;
         for (var e : r.probes.entrySet()) b.append(k++ == 0 ? "" : ",").append(str(e.getKey())).append(':').append(e.getValue().startsWith("{") ? e.getValue() : str(e.getValue()));
         return b.append("}}").toString();
+    }
+
+    /** {mean, p50, p90, p95, p99, p99_9, max} in ms, or null for no histogram. */
+    static String summary(Histogram h) {
+        if (h == null) return "null";
+        boolean any = h.getTotalCount() > 0;
+        StringBuilder b = new StringBuilder("{\"mean\":").append(any ? num(h.getMean() / 1e6) : "null");
+        for (double q : new double[]{50, 90, 95, 99, 99.9})
+            b.append(",\"p").append(num(q).replaceAll("\\.?0+$", "").replace('.', '_')).append("\":").append(any ? num(h.getValueAtPercentile(q) / 1e6) : "null");
+        return b.append(",\"max\":").append(any ? num(h.getMaxValue() / 1e6) : "null").append('}').toString();
     }
 
     static String num(double d) {

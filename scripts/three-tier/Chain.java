@@ -3,7 +3,9 @@ package perfkit.threetier;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import perfkit.harness.CapacitySearch;
 import perfkit.harness.HttpService;
+import perfkit.harness.JvmActivity;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
@@ -37,17 +39,21 @@ import java.util.concurrent.Future;
  * Round 3, the chain browser -> A -> B -> C: the load driver GETs A, A POSTs a small JSON request to B, B to C; C
  * waits --c-delay-ms, inserts one row into PostgreSQL and answers; each tier adds its field to the answer on the way
  * back. Every tier is a JVM of its own. Variants: sync (Spring MVC on Tomcat, Apache HttpClient 5, JDBC), async
- * (Reactor Netty server and client, Mono.delay, R2DBC) and mixed (async with B sync, the original's attempt).
+ * (Reactor Netty server and client, Mono.delay, R2DBC, no Spring: the original's pairing), mixed (async with B sync,
+ * the original's attempt) and webflux (Spring WebFlux, WebClient, R2DBC: the same framework as sync, so that "async"
+ * and "no framework" can be told apart).
  * <p>
- * Per fork a fresh PostgreSQL (or the user's database, in a schema of the run's own), per cell a fresh table and
- * fresh tiers: saturation (closed model), capacity (open model), then one open step at --chain-rate, the same for
- * every variant, whose spectra the notebook compares. After each cell C's rows are counted: a row per answered request.
+ * Per fork a fresh PostgreSQL (or the user's database, in a schema of the run's own) and every variant's tiers at
+ * once; each variant is warmed up by rule before any is measured. Then per variant, in an order rotated per fork:
+ * saturation (closed model) and capacity (open model); then one open step per variant at a common rate below the
+ * slowest variant's capacity (--chain-rate), where their latencies are compared at the same offered load. After
+ * the fork C's rows are counted per variant: a row per answered request.
  */
 final class Chain implements Rounds.Round {
-    static final List<String> VARIANTS = List.of("sync", "async", "mixed");
+    static final List<String> VARIANTS = List.of("sync", "async", "mixed", "webflux");
     /** The stack of tiers A, B and C per variant. */
     static final Map<String, List<String>> STACKS = Map.of("sync", List.of("sync", "sync", "sync"), "async", List.of("async", "async", "async"),
-            "mixed", List.of("async", "sync", "async"));
+            "mixed", List.of("async", "sync", "async"), "webflux", List.of("webflux", "webflux", "webflux"));
     static final List<String> TIERS = List.of("a", "b", "c");
 
     private final Run run;
@@ -64,6 +70,9 @@ final class Chain implements Rounds.Round {
     /** Rules over several options, checked before the run folder exists. */
     static String checkOptions(Params p) {
         if (!p.list("rounds").contains("chain")) return null;
+        String rate = p.text("chain-rate").trim();
+        if (!rate.equals("auto") && !rate.matches("[1-9]\\d{0,6}"))
+            return "option --chain-rate expects auto or a rate in req/s from 1 to 9999999, got '" + rate + "'";
         String url = p.text("jdbc-url").trim();
         if (url.isEmpty())
             return PrivatePostgres.binaries() == null
@@ -77,11 +86,12 @@ final class Chain implements Rounds.Round {
         }
     }
 
-    /** A tier's JVM: {@code chain-sync} or {@code chain-async}, told its tier, its next tier and C's delay by {@code --perfkit.*} arguments. */
+    /** A tier's JVM: {@code chain-sync}, {@code chain-async} or {@code chain-webflux}, told its tier, its next tier and C's delay by {@code --perfkit.*} arguments. */
     static void service(String role, String[] args) throws Exception {
         switch (role) {
             case "chain-sync" -> SyncTier.start(args);
             case "chain-async" -> AsyncTier.start(args);
+            case "chain-webflux" -> perfkit.threetier.chain.webflux.WebFluxTier.start(args);
             default -> throw new IllegalArgumentException("unknown chain service " + role);
         }
     }
@@ -104,13 +114,20 @@ final class Chain implements Rounds.Round {
                 + " connections, unbounded pending acquires) in A, B and C, no Spring; C waits with Mono.delay (a timer, no thread held) and writes with "
                 + "R2DBC PostgreSQL 1.1.1 through r2dbc-pool 1.0.2, a fixed pool of " + Hop.DB_POOL);
         v.put("mixed", "A and C as in async, B as in sync (Tomcat, blocking HttpClient): one sync hop in an async chain, as the original tried");
+        v.put("webflux", "Spring Boot 4.1.1 WebFlux on Reactor Netty in A, B and C, Spring's WebClient (a pool of " + Hop.ASYNC_CLIENT_CONNECTIONS
+                + " connections, unbounded pending acquires), JSON through Spring's codecs; C waits with Mono.delay and writes with R2DBC PostgreSQL "
+                + "through r2dbc-pool, a fixed pool of " + Hop.DB_POOL + ": sync's framework with reactive style, so sync vs webflux is style alone "
+                + "and webflux vs async is the framework's cost");
         n.put("threadsAndPools", "read from the running tiers after each variant's first fork: notes.chain.tiers");
         n.put("users", p.integer("chain-users"));
-        n.put("compareRate", p.integer("chain-rate"));
-        n.put("steps", "per cell and fork: saturation (closed model, --chain-users users), capacity (open model at --slo-ms), then one open step at "
-                + "--chain-rate req/s for every variant (purpose compare in open.csv), so latency spectra are compared at the same offered load");
-        n.put("rowCheck", "after each cell C's rows are counted (table " + Hop.TABLE + ", fresh per cell): warm-ups included, at least one row per "
-                + "request A answered, else the cell is invalid (chain.csv)");
+        n.put("compareRate", p.text("chain-rate").equals("auto") ? "auto: per fork, half the slowest variant's capacity (last rate met; its "
+                + "saturation throughput when no capacity was searched), so every variant runs well below its wall" : p.text("chain-rate") + " req/s");
+        n.put("steps", "per fork every variant's tiers start and are warmed up by rule (JIT under 50 ms/s over 10 s, steady throughput; "
+                + "notes.serverWarmup) before any is measured; then per variant, in an order rotated per fork: saturation (closed model, --chain-users "
+                + "users) and capacity (open model at --slo-ms from the scheduled start); then one open step per variant at the common rate "
+                + "(purpose compare in open.csv; notes.chain.compareRates), so latencies are compared at the same offered load");
+        n.put("rowCheck", "after each fork C's rows are counted per variant (table " + Hop.TABLE + ", fresh per fork, a variant column): warm-ups "
+                + "included, at least one row per request A answered, else the cell is invalid (chain.csv)");
         n.put("published", "original (2014): sync 1,200 req/s vs async 3,300 req/s, async/sync 2.75; async had worse mean and p95 latency; "
                 + "mixing (one sync hop in an async chain) did not help: the whole chain had to be async. C waited about 25 ms and wrote to "
                 + "PostgreSQL; the async stack used HTTP pipelining");
@@ -136,7 +153,7 @@ final class Chain implements Rounds.Round {
                     run.writeManifest();
                 }
                 try {
-                    for (String variant : p.list("chains")) cell(variant, fork, db, table, notes);
+                    fork(fork, db, table, notes);
                 } finally {
                     if (db != users) db.close(run, fork);
                 }
@@ -147,31 +164,79 @@ final class Chain implements Rounds.Round {
         run.writeManifest();
     }
 
-    private void cell(String variant, int fork, Database db, Table table, ObjectNode notes) throws Exception {
-        String cell = "chain/" + variant;
+    /** One fork: every variant's tiers up and warm, then each measured in a rotated order, then all at the common rate. */
+    private void fork(int fork, Database db, Table table, ObjectNode notes) throws Exception {
         db.freshTable();
-        List<String> stacks = STACKS.get(variant);
-        Map<String, HttpService> tiers = new LinkedHashMap<>();
-        Map<String, JsonNode> info = new LinkedHashMap<>();
+        List<String> order = Templates.rotated(p.list("chains"), fork - 1);
+        Map<String, Map<String, HttpService>> tiers = new LinkedHashMap<>();
+        Map<String, Map<String, JsonNode>> info = new LinkedHashMap<>();
         try {
-            startTiers(variant, fork, db, tiers);
-            Map<String, Long> watch = new LinkedHashMap<>();
-            for (String t : TIERS) watch.put(t, tiers.get(t).process().pid());
-            if (db.pid() > 0) watch.put("db", db.pid());
-            String url = tiers.get("a").url() + Hop.ENTRY;
-            double saturation = http.saturation(cell, fork, url, p.intValue("chain-users"), watch);
-            http.capacity(cell, fork, url, saturation, watch);
-            http.openStep(cell, fork, url, p.integer("chain-rate"), "compare", watch);
-            for (String t : TIERS) info.put(t, info(tiers.get(t)));
+            for (String variant : order) {
+                Map<String, HttpService> t = new LinkedHashMap<>();
+                tiers.put(variant, t);
+                startTiers(variant, fork, db, t);
+            }
+            // every variant warm before any is measured: none is measured while its tiers still compile, none gains from going last
+            for (String variant : order) http.warm("chain/" + variant, fork, List.of(entry(tiers.get(variant))), servers(tiers.get(variant)));
+            Map<String, Double> slowest = new LinkedHashMap<>();
+            for (String variant : order) {
+                String cell = "chain/" + variant, url = entry(tiers.get(variant));
+                double saturation = http.saturation(cell, fork, url, p.intValue("chain-users"), watch(tiers.get(variant), db), servers(tiers.get(variant)));
+                CapacitySearch.Result cap = http.capacity(cell, fork, url, saturation, watch(tiers.get(variant), db), servers(tiers.get(variant)));
+                slowest.put(variant, cap != null && cap.lastMet() != null ? cap.lastMet() : saturation);
+            }
+            double rate = compareRate(slowest);
+            ObjectNode rates = notes.has("compareRates") ? (ObjectNode) notes.get("compareRates") : notes.putObject("compareRates");
+            rates.put(String.valueOf(fork), Double.isNaN(rate) ? null : (Double) Math.rint(rate));
+            if (Double.isNaN(rate)) run.progress().say("chain fork " + fork + ": no variant answered, so no common rate to compare at");
+            else for (String variant : order)
+                http.openStep("chain/" + variant, fork, entry(tiers.get(variant)), Math.rint(rate), "compare", watch(tiers.get(variant), db),
+                        servers(tiers.get(variant)), Double.NaN);
+            for (String variant : order) {
+                Map<String, JsonNode> byTier = new LinkedHashMap<>();
+                for (String t : TIERS) byTier.put(t, info(tiers.get(variant).get(t)));
+                info.put(variant, byTier);
+            }
         } finally {
-            for (String t : TIERS) if (tiers.containsKey(t)) tiers.get(t).stop(run); // A first: no new work reaches B and C
+            for (Map<String, HttpService> t : tiers.values()) for (String tier : TIERS) if (t.containsKey(tier)) t.get(tier).stop(run); // A first
         }
+        for (String variant : p.list("chains")) rowCheck(variant, fork, db, info.get(variant), table, notes);
+    }
+
+    /**
+     * The rate every variant is compared at: --chain-rate, or half the slowest variant's capacity (its last rate met, or
+     * its saturation throughput when no capacity was searched); NaN when no variant answered.
+     */
+    double compareRate(Map<String, Double> capacityByVariant) {
+        if (!p.text("chain-rate").equals("auto")) return Double.parseDouble(p.text("chain-rate"));
+        return capacityByVariant.values().stream().filter(v -> v != null && v > 0).mapToDouble(Double::doubleValue).min().orElse(Double.NaN) / 2;
+    }
+
+    private static String entry(Map<String, HttpService> tiers) { return tiers.get("a").url() + Hop.ENTRY; }
+
+    private static Map<String, Long> watch(Map<String, HttpService> tiers, Database db) {
+        Map<String, Long> watch = new LinkedHashMap<>();
+        for (String t : TIERS) watch.put(t, tiers.get(t).process().pid());
+        if (db.pid() > 0) watch.put("db", db.pid());
+        return watch;
+    }
+
+    private static Map<String, JvmActivity.Listener> servers(Map<String, HttpService> tiers) {
+        Map<String, JvmActivity.Listener> s = new LinkedHashMap<>();
+        for (String t : TIERS) s.put(tiers.get(t).name(), tiers.get(t).activity());
+        return s;
+    }
+
+    private void rowCheck(String variant, int fork, Database db, Map<String, JsonNode> info, Table table, ObjectNode notes) throws Exception {
+        String cell = "chain/" + variant;
+        if (info == null) return; // the fork failed before this variant ran
         if (fork == 1) {
             ObjectNode t = notes.has("tiers") ? (ObjectNode) notes.get("tiers") : notes.putObject("tiers");
             ObjectNode byTier = t.putObject(variant);
             info.forEach(byTier::set);
         }
-        long rows = db.rows();
+        List<String> stacks = STACKS.get(variant);
+        long rows = db.rows(variant);
         JsonNode a = info.get("a"), b = info.get("b"), c = info.get("c");
         Long answered = a.path("answered").isNumber() ? a.get("answered").asLong() : null;
         String problem = answered == null ? "could not read A's answered requests"
@@ -232,9 +297,10 @@ final class Chain implements Rounds.Round {
         List<String> args = new ArrayList<>(List.of(ThreeTier.SERVICE, "chain-" + stack, "--perfkit.run-dir=" + run.dir(), "--perfkit.tier=" + tier,
                 "--perfkit.variant=" + variant, "--perfkit.delay-ms=" + p.integer("c-delay-ms"), "--perfkit.port=" + port));
         if (next != null) args.add("--perfkit.next-url=" + next);
-        if (stack.equals("sync"))
+        if (!stack.equals("async")) // the Spring tiers
             args.addAll(List.of("--server.port=" + port, "--server.address=127.0.0.1", "--spring.main.banner-mode=off", "--logging.level.root=WARN",
-                    "--server.tomcat.max-keep-alive-requests=-1")); // Tomcat would close callers' connections every 100 requests
+                    // Tomcat would close callers' connections every 100 requests, and reset them after a minute idle between steps
+                    "--server.tomcat.max-keep-alive-requests=-1", "--server.tomcat.keep-alive-timeout=10m"));
         return HttpService.start(run, "chain-" + variant + "-" + tier + "/fork" + fork, Sys.jvmArgs(p.text("app-jvm-args")), args, privateParams);
     }
 
@@ -302,10 +368,13 @@ final class Chain implements Rounds.Round {
             }
         }
 
-        long rows() throws java.sql.SQLException {
-            try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM " + Hop.TABLE)) {
-                rs.next();
-                return rs.getLong(1);
+        long rows(String variant) throws java.sql.SQLException {
+            try (Connection c = connect(); java.sql.PreparedStatement s = c.prepareStatement("SELECT count(*) FROM " + Hop.TABLE + " WHERE variant = ?")) {
+                s.setString(1, variant);
+                try (ResultSet rs = s.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
             }
         }
 

@@ -3,9 +3,12 @@ package perfkit.threetier;
 import com.fasterxml.jackson.databind.JsonNode;
 import perfkit.harness.CapacitySearch;
 import perfkit.harness.HttpLoad;
+import perfkit.harness.JvmActivity;
+import perfkit.harness.OpenStep;
 import perfkit.harness.Params;
+import perfkit.harness.RateCapacity;
 import perfkit.harness.Run;
-import perfkit.harness.StepVerdict;
+import perfkit.harness.ServerWarmup;
 import perfkit.harness.Table;
 
 import java.io.IOException;
@@ -15,46 +18,48 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * How the two HTTP rounds (templates, chain) measure one cell against its URL, with the kit's load driver:
+ * How the two HTTP rounds (templates, chain) measure one cell against its URL, with the kit's load driver, once its
+ * servers are warm by rule ({@link #warm}):
  * <ol>
- * <li><b>saturation</b>: a closed model, {@code users} users looping for --measure seconds after a --warmup, gives the
- *     throughput the original reported (its "req/s");</li>
- * <li><b>capacity</b>: an open model (constant arrival rate, latency from the scheduled start), searched by doubling
- *     multiples of 1/8 of the saturation throughput then bisecting, for the largest rate whose p99 meets --slo-ms
- *     with no errors;</li>
- * <li><b>fixed rates</b>: open-model steps at given rates (the chain's common rate, where spectra are compared).</li>
+ * <li><b>saturation</b>: a closed model, {@code users} users looping for --measure seconds after a --warmup of the
+ *     driver, gives the throughput the original reported (its "req/s");</li>
+ * <li><b>capacity</b>: an open model (a fixed schedule, latency from each arrival's scheduled start, the driver's
+ *     lateness beside it: {@link OpenStep}), searched by doubling multiples of 1/8 of the saturation throughput then
+ *     bisecting, for the bracket around the largest rate whose p99 meets --slo-ms with no errors;</li>
+ * <li><b>fixed rates</b>: open-model steps at given rates (the chain's common rate, where latencies are compared).</li>
  * </ol>
  * Rows go to saturation.csv, open.csv and capacity.csv, with a {@code round} column; hlogs per step.
  */
 final class HttpRound implements AutoCloseable {
-    /** Sessions and connections allowed per open-model step, as seconds of arrivals at the SLO (Little's law). */
-    static final double CONCURRENCY_SLOS = 5;
-    static final int MAX_CONCURRENCY = 20_000;
     /** Processes whose CPU a step records (each with its live children), as columns cpu_<name>_pct; the driver is added. */
     static final List<String> PROCESSES = List.of("app", "a", "b", "c", "db", "driver");
     /** The search's rate step as a fraction of the saturation throughput: 1/8, 2/8, 4/8, 8/8, then bisect. */
     static final int SEARCH_STEPS_TO_SATURATION = 8;
+    /** Requests in flight while the servers warm up by rule. */
+    static final int WARMUP_USERS = 64;
 
     private final Run run;
     private final Params p;
-    private final int cores = Runtime.getRuntime().availableProcessors();
     private final Table saturation, open, capacity;
 
     HttpRound(Run run) throws IOException {
         this.run = run;
         this.p = run.typed();
         saturation = new Table(run, "saturation.csv", "closed model at saturation: one row per round, cell and fork: users looping for the "
-                + "measurement window; throughput (the original's req/s), response time, errors, CPU per process",
+                + "measurement window; throughput (the original's req/s), response time, errors, CPU per process, JIT of the servers",
                 "cell", "round", "variant", "fork", "users", "seconds", "responses", "errors", "throughput_rps", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
                 "p99_ms", "max_ms", "cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_c_pct", "cpu_db_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct",
-                "valid", "invalid_reason");
-        open = new Table(run, "open.csv", "open model: one row per round, cell, fork and offered rate: response time from the scheduled start, "
-                + "errors, CPU per process, verdict against the SLO; purpose is search or compare (the chain's common rate)",
-                "cell", "round", "variant", "fork", "purpose", "rate_rps", "achieved_rps", "requests", "errors", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
-                "p99_ms", "p99_9_ms", "max_ms", "cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_c_pct", "cpu_db_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct", "sut_cpu_ms_per_1k", "slo_ms", "verdict", "meets_slo", "valid",
-                "invalid_reason");
-        capacity = new Table(run, "capacity.csv", "open model: capacity per round, cell and fork: the largest offered rate whose p99 met the SLO with no errors",
-                "cell", "round", "variant", "fork", "slo_ms", "capacity_rps", "status", "stop_reason", "steps");
+                "jit_ms_per_s", "warm", "valid", "invalid_reason");
+        open = new Table(run, "open.csv", "open model: one row per round, cell, fork and offered rate: response time from the scheduled start and "
+                + "as Hyperfoil saw it, the driver's lateness, errors, CPU per process, JIT of the servers, verdict against the SLO; purpose is "
+                + "search or compare (the chain's common rate)",
+                "cell", "round", "variant", "fork", "purpose", "rate_rps", "achieved_rps", "requests", "errors", "blocked_ms", "mean_ms", "p50_ms",
+                "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms", "uncorrected_p99_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms",
+                "connections", "driver_threads", "cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_c_pct", "cpu_db_pct", "cpu_driver_pct",
+                "cpu_system_pct", "steal_pct", "sut_cpu_ms_per_1k", "jit_ms_per_s", "warm", "slo_ms", "verdict", "meets_slo", "valid", "invalid_reason");
+        capacity = new Table(run, "capacity.csv", "open model: capacity per round, cell and fork as a bracket on the rates tried: the last rate "
+                + "whose p99 met the SLO with no errors, and the first above it that did not",
+                "cell", "round", "variant", "fork", "slo_ms", "last_met_rps", "first_missed_rps", "status", "stop_reason", "steps");
     }
 
     /** The part of a cell name after its round: {@code templates/jsp} -> {@code jsp}. */
@@ -65,109 +70,115 @@ final class HttpRound implements AutoCloseable {
     /** File stem and phase name of one step: {@code templates.jsp.sat.fork1}. */
     static String stem(String cell, String step, int fork) { return cell.replace('/', '.') + "." + step + ".fork" + fork; }
 
+    /** Warms {@code servers} up by rule on {@code urls}, before any of their cells is measured (see {@link ServerWarmup}). */
+    ServerWarmup.Outcome warm(String label, int fork, List<String> urls, Map<String, JvmActivity.Listener> servers) throws InterruptedException {
+        return ServerWarmup.warm(run, label, fork, urls, servers, new ServerWarmup.Rule(Math.max(10, p.seconds("warmup")), p.seconds("server-warmup-max"), WARMUP_USERS));
+    }
+
     /**
-     * Closed model at saturation: a warm-up, then {@code users} users looping for --measure seconds. Returns the
-     * throughput in responses per second (NaN when nothing answered). {@code watch} names the processes whose CPU
-     * (with their live children) is recorded per step.
+     * Closed model at saturation: a warm-up of the driver, then {@code users} users looping for --measure seconds.
+     * Returns the throughput in responses per second (NaN when nothing answered). {@code watch} names the processes
+     * whose CPU (with their live children) is recorded per step; {@code servers} those whose JIT is.
      */
-    double saturation(String cell, int fork, String url, int users, Map<String, Long> watch) throws Exception {
+    double saturation(String cell, int fork, String url, int users, Map<String, Long> watch, Map<String, JvmActivity.Listener> servers) throws Exception {
         double warmup = p.seconds("warmup"), measure = p.seconds("measure");
         HttpLoad.Plan plan = new HttpLoad.Plan("three-tier " + cell + " saturation fork " + fork, url);
         String phase = stem(cell, "sat", fork);
         if (warmup > 0) plan.always("warmup", plan.path(), users, warmup, true);
         plan.always(phase, plan.path(), users, measure, false);
         run.progress().say(cell + " fork " + fork + ": closed model, " + users + " users for " + fmt(measure) + " s");
-        JsonNode ph = HttpLoad.phase(HttpLoad.run(run, phase, plan.yaml(), checked(watch), Map.of(), 180 + 3 * (warmup + measure)), phase);
+        JsonNode result = HttpLoad.run(run, phase, plan, checked(watch), Map.of(), 180 + 3 * (warmup + measure));
+        JsonNode ph = HttpLoad.phase(result, phase);
         List<String> problems = new ArrayList<>(HttpLoad.problems(ph));
+        if (warmup > 0) for (String pr : HttpLoad.problems(HttpLoad.phase(result, "warmup"))) problems.add("warm-up: " + pr);
         long responses = ph.path("responses").asLong(), errors = ph.path("errors").asLong();
         if (errors > 0) problems.add(errors + " errors");
         double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0, rps = responses / seconds;
+        double jit = jit(servers, ph);
         JsonNode lat = ph.path("latencyMs");
         saturation.write(Table.row().set("cell", cell).set("round", round(cell)).set("variant", variant(cell)).set("fork", fork).set("users", users)
                 .set("seconds", seconds).set("responses", responses).set("errors", errors).set("throughput_rps", rps)
                 .set("mean_ms", num(lat, "mean")).set("p50_ms", num(lat, "p50")).set("p90_ms", num(lat, "p90")).set("p95_ms", num(lat, "p95"))
-                .set("p99_ms", num(lat, "p99")).set("max_ms", num(lat, "max")).set(cpu(ph)).set("cpu_system_pct", num(ph, "systemCpuPct"))
-                .set("steal_pct", num(ph, "stealPct")).set("valid", problems.isEmpty()).set("invalid_reason", String.join("; ", problems)));
+                .set("p99_ms", num(lat, "p99")).set("max_ms", num(lat, "max")).set(cpu(ph)).set("cpu_driver_pct", num(ph.path("cpuPct"), "driver"))
+                .set("cpu_system_pct", num(ph, "systemCpuPct")).set("steal_pct", num(ph, "stealPct")).set("jit_ms_per_s", Double.isNaN(jit) ? null : jit).set("warm", !(jit > ServerWarmup.JIT_QUIET_MS_PER_S))
+                .set("valid", problems.isEmpty()).set("invalid_reason", String.join("; ", problems)));
         HttpLoad.addHlogs(run, ph, cell, cell + "/saturation", fork, cell + ", closed model at saturation, " + users + " users, fork " + fork);
         if (!problems.isEmpty()) run.invalid(cell + " fork " + fork + " saturation: " + String.join("; ", problems));
-        run.progress().say(String.format(Locale.ROOT, "%s fork %d: %.0f req/s at %d users, p50 %s ms, p99 %s ms, %d errors", cell, fork, rps, users,
-                lat.path("p50").asText("-"), lat.path("p99").asText("-"), errors));
+        run.progress().say(String.format(Locale.ROOT, "%s fork %d: %.0f req/s at %d users, p50 %s ms, p99 %s ms, %d errors%s", cell, fork, rps, users,
+                lat.path("p50").asText("-"), lat.path("p99").asText("-"), errors,
+                jit > ServerWarmup.JIT_QUIET_MS_PER_S ? String.format(Locale.ROOT, ", JIT %.0f ms/s", jit) : ""));
         return responses == 0 ? Double.NaN : rps;
     }
 
     /**
      * Open-model capacity at --slo-ms: doubling multiples of 1/8 of {@code saturationRps}, then bisecting, within
      * --budget seconds (one driver run per step, each with its own warm-up); or at the fixed fractions of --open-rates,
-     * or not at all with {@code none}.
+     * or not at all with {@code none}. Returns the bracket (null when not measured).
      */
-    void capacity(String cell, int fork, String url, double saturationRps, Map<String, Long> watch) throws Exception {
+    CapacitySearch.Result capacity(String cell, int fork, String url, double saturationRps, Map<String, Long> watch,
+                                   Map<String, JvmActivity.Listener> servers) throws Exception {
+        if (p.text("open-rates").equals("none")) return null;
         if (!(saturationRps > 0)) {
-            capacityRow(cell, fork, null, CapacitySearch.Status.NOT_MEASURABLE.label, "no saturation throughput to start from", List.of());
-            return;
+            CapacitySearch.Result none = new CapacitySearch.Result(null, null, CapacitySearch.Status.NOT_MEASURABLE, "no saturation throughput to start from", List.of());
+            capacityRow(cell, fork, none);
+            return none;
         }
-        if (p.text("open-rates").equals("none")) return;
+        double[] hint = {Double.NaN}; // the previous step's p99 sizes the next step's connections
+        RateCapacity.Trial trial = rate -> {
+            OpenStep.Result r = openStep(cell, fork, url, rate, "search", watch, servers, hint[0]);
+            if (r.verdict().valid() && Double.isFinite(r.latency().p99())) hint[0] = r.latency().p99();
+            return r.verdict();
+        };
+        CapacitySearch.Result res;
         if (!p.text("open-rates").equals("search")) { // fixed fractions of the saturation throughput
             List<CapacitySearch.Step> steps = new ArrayList<>();
             for (double f : fractions(p.text("open-rates"))) {
                 int rate = (int) Math.max(1, Math.round(f * saturationRps));
-                steps.add(new CapacitySearch.Step(rate, openStep(cell, fork, url, rate, "search", watch)));
+                steps.add(new CapacitySearch.Step(rate, trial.run(rate)));
             }
-            CapacitySearch.Result r = HttpLoad.fixedRateCapacity(steps, "fixed fractions " + p.text("open-rates") + " of the saturation throughput");
-            capacityRow(cell, fork, r.capacity(), r.status().label, r.stopReason(), steps);
-            return;
+            res = CapacitySearch.Result.ofFixedSteps(steps, "fixed fractions " + p.text("open-rates") + " of the saturation throughput");
+        } else {
+            int step = (int) Math.max(1, Math.round(saturationRps / SEARCH_STEPS_TO_SATURATION));
+            double stepSeconds = p.seconds("warmup") + p.seconds("measure") + 8; // + the driver's start-up
+            res = RateCapacity.search(step, step * 4 * SEARCH_STEPS_TO_SATURATION, p.seconds("budget"), stepSeconds, trial);
         }
-        int step = (int) Math.max(1, Math.round(saturationRps / SEARCH_STEPS_TO_SATURATION));
-        double stepSeconds = p.seconds("warmup") + p.seconds("measure") + 8; // + the driver's start-up
-        CapacitySearch.Result res = HttpLoad.searchRate(step, step * 4 * SEARCH_STEPS_TO_SATURATION, p.seconds("budget"), stepSeconds,
-                rate -> openStep(cell, fork, url, rate, "search", watch));
-        capacityRow(cell, fork, res.capacity(), res.status().label, res.stopReason(), res.steps());
+        capacityRow(cell, fork, res);
+        return res;
     }
 
     /** One open-model step at {@code rate} req/s after its own warm-up at that rate; {@code purpose} is search or compare. */
-    StepVerdict openStep(String cell, int fork, String url, double rate, String purpose, Map<String, Long> watch) throws Exception {
-        double measure = p.seconds("measure"), warmup = p.seconds("warmup");
-        String phase = stem(cell, "r" + rateLabel(rate), fork);
-        int concurrency = (int) Math.min(MAX_CONCURRENCY, Math.ceil(rate * CONCURRENCY_SLOS * p.integer("slo-ms") / 1000.0) + 16);
-        HttpLoad.Plan plan = new HttpLoad.Plan("three-tier " + cell + " open " + rateLabel(rate) + " req/s fork " + fork, url);
-        if (warmup > 0) plan.open("warmup", plan.path(), rate, warmup, concurrency, true, false);
-        plan.open(phase, plan.path(), rate, measure, concurrency, false, true);
-        run.progress().say(cell + " fork " + fork + ": open model at " + rateLabel(rate) + " req/s");
-        JsonNode ph = HttpLoad.phase(HttpLoad.run(run, phase, plan.yaml(), checked(watch), Map.of(), 180 + 3 * (warmup + measure)), phase);
-        JsonNode lat = ph.path("latencyMs");
-        long errors = ph.path("errors").asLong(), requests = ph.path("requests").asLong(), responses = ph.path("responses").asLong();
-        double p99 = orNaN(num(lat, "p99")), achieved = requests / measure;
-        StepVerdict v = HttpLoad.openVerdict(rate, requests, measure, errors, HttpLoad.problems(ph), ph.path("histogramCount").asLong(), p99,
-                p.integer("slo-ms"), orNaN(num(ph, "systemCpuPct")), orNaN(num(ph, "stealPct")), cores);
-        double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
+    OpenStep.Result openStep(String cell, int fork, String url, double rate, String purpose, Map<String, Long> watch,
+                             Map<String, JvmActivity.Listener> servers, double latencyHintMs) throws Exception {
+        String series = cell + "/r" + OpenStep.rateLabel(rate) + (purpose.equals("search") ? "" : "/" + purpose);
+        OpenStep.Result r = OpenStep.run(run, new OpenStep.Spec(cell, series, fork, url, HttpLoad.Target.of(url).pathAndQuery(), rate, p.seconds("warmup"),
+                p.seconds("measure"), p.integer("slo-ms"), latencyHintMs, checked(watch), Map.of(), servers,
+                "three-tier " + cell + ", open model at " + OpenStep.rateLabel(rate) + " req/s (" + purpose + "), fork " + fork));
         double sutPct = 0;
-        for (var e : ph.path("cpuPct").properties()) if (!e.getKey().equals("driver") && e.getValue().isNumber()) sutPct += e.getValue().asDouble();
-        Double sutPer1k = responses == 0 ? null : sutPct / 100 * seconds * 1000 / responses * 1000; // CPU ms per 1000 answered requests
-        open.write(Table.row().set("cell", cell).set("round", round(cell)).set("variant", variant(cell)).set("fork", fork).set("purpose", purpose)
-                .set("rate_rps", rate).set("achieved_rps", achieved).set("requests", requests).set("errors", errors)
-                .set("mean_ms", num(lat, "mean")).set("p50_ms", num(lat, "p50")).set("p90_ms", num(lat, "p90")).set("p95_ms", num(lat, "p95"))
-                .set("p99_ms", num(lat, "p99")).set("p99_9_ms", num(lat, "p99_9")).set("max_ms", num(lat, "max")).set(cpu(ph))
-                .set("cpu_system_pct", num(ph, "systemCpuPct")).set("steal_pct", num(ph, "stealPct")).set("sut_cpu_ms_per_1k", sutPer1k)
-                .set("slo_ms", p.integer("slo-ms")).set("verdict", v.status().label).set("meets_slo", v.meets()).set("valid", v.valid())
-                .set("invalid_reason", v.valid() ? "" : v.reason()));
-        HttpLoad.addHlogs(run, ph, cell, cell + "/r" + rateLabel(rate), fork, cell + ", open model at " + rateLabel(rate) + " req/s, fork " + fork);
-        run.progress().say(String.format(Locale.ROOT, "%s fork %d at %s req/s: p99 %.1f ms, %d errors: %s%s", cell, fork, rateLabel(rate), p99, errors,
-                v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
-        return v;
+        for (var e : r.phase().path("cpuPct").properties()) if (!e.getKey().equals("driver") && e.getValue().isNumber()) sutPct += e.getValue().asDouble();
+        Double sutPer1k = r.responses() == 0 ? null : sutPct / 100 * r.seconds() * 1000 / r.responses() * 1000; // CPU ms per 1000 answered requests
+        open.write(r.row().set("round", round(cell)).set("variant", variant(cell)).set("purpose", purpose).set(cpu(r.phase())).set("sut_cpu_ms_per_1k", sutPer1k));
+        return r;
     }
 
-    private void capacityRow(String cell, int fork, Integer cap, String status, String reason, List<CapacitySearch.Step> steps) throws IOException {
-        StringBuilder tried = new StringBuilder();
-        for (CapacitySearch.Step s : steps) tried.append(tried.length() == 0 ? "" : " ").append(s.instances()).append(':').append(s.verdict().status().label);
-        capacity.write(Table.row().set("cell", cell).set("round", round(cell)).set("variant", variant(cell)).set("fork", fork)
-                .set("slo_ms", p.integer("slo-ms")).set("capacity_rps", cap).set("status", status).set("stop_reason", reason).set("steps", tried.toString()));
-        run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + p.integer("slo-ms") + " ms: " + (cap == null ? "none" : cap + " req/s")
-                + " (" + status + "; " + reason + ")");
+    private void capacityRow(String cell, int fork, CapacitySearch.Result r) throws IOException {
+        capacity.write(RateCapacity.row(cell, fork, p.integer("slo-ms"), r).set("round", round(cell)).set("variant", variant(cell)));
+        run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + p.integer("slo-ms") + " ms: " + RateCapacity.describe(r) + "; " + r.stopReason());
+    }
+
+    /** The busiest JIT among {@code servers} during a phase, ms/s; NaN when none reported. */
+    static double jit(Map<String, JvmActivity.Listener> servers, JsonNode phase) {
+        double max = Double.NaN;
+        for (JvmActivity.Listener l : servers.values()) {
+            double j = l.jitMsPerSecond(phase.path("startMs").asLong(), phase.path("endMs").asLong());
+            if (!Double.isNaN(j)) max = Double.isNaN(max) ? j : Math.max(max, j);
+        }
+        return max;
     }
 
     /** CPU % of one core per watched process between the step's edges, into the cpu_<name>_pct columns. */
     private static Map<String, Object> cpu(JsonNode phase) {
         Map<String, Object> cols = new java.util.LinkedHashMap<>();
-        for (String name : PROCESSES) cols.put("cpu_" + name + "_pct", num(phase.path("cpuPct"), name));
+        for (String name : PROCESSES) if (!name.equals("driver")) cols.put("cpu_" + name + "_pct", num(phase.path("cpuPct"), name));
         return cols;
     }
 
@@ -200,18 +211,12 @@ final class HttpRound implements AutoCloseable {
                 : "option --open-rates expects 'search', 'none' or fractions of the saturation throughput in (0, 4], comma-separated (e.g. 0.25,0.5), got '" + t + "'";
     }
 
-    static String rateLabel(double rate) {
-        return rate == Math.rint(rate) ? String.valueOf((long) rate) : String.format(Locale.ROOT, "%.2f", rate);
-    }
-
     private static String fmt(double seconds) { return seconds == Math.rint(seconds) ? String.valueOf((long) seconds) : String.valueOf(seconds); }
 
     private static Double num(JsonNode node, String field) {
         JsonNode v = node.path(field);
         return v.isNumber() ? v.asDouble() : null;
     }
-
-    private static double orNaN(Double d) { return d == null ? Double.NaN : d; }
 
     @Override
     public void close() throws IOException {

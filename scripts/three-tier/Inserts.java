@@ -104,7 +104,10 @@ final class Inserts implements Rounds.Round {
                 + "Apache Cassandra Java driver 4.19.2 (one session, a prepared statement per writer, consistency LOCAL_ONE, the driver's default), "
                 + "loaded in a class loader of its own in the writer JVM because its Netty 4.1 clashes with Spring Boot 4's Netty 4.2");
         n.put("row", "id bigint primary key, customer text, item text, quantity int, price double; a fresh table per cell");
-        n.put("throughput", "tps = inserts started in the --measure window (after --warmup) and acknowledged, / --measure seconds; "
+        n.put("warmup", "the writers insert from the start; after at least --warmup s the window opens once the insert rate has been steady "
+                + "for 5 s (within 10%, no trend), at most --server-warmup-max s (warmup_s, warmup_settled in inserts.csv): a database still "
+                + "filling its caches, or Cassandra's JVM still compiling, climbs through a fixed warm-up");
+        n.put("throughput", "tps = inserts started in the --insert-measure window (after the warm-up) and acknowledged, / --insert-measure seconds; "
                 + "latency per insert, sent to acknowledged, in latency/inserts.<store>.<durability>.insert.fork<k>.*.hlog (closed loop: corrected = uncorrected)");
         n.put("rowCounts", "after each cell, count(*) in the database must equal the inserts acknowledged to the writers, warm-up included; "
                 + "otherwise the cell is invalid");
@@ -150,7 +153,7 @@ final class Inserts implements Rounds.Round {
                 + "vs acknowledged, CPU of the database and the writers, the durability settings in force",
                 "cell", "store", "durability", "fork", "writers", "window_s", "inserts", "tps", "latency_mean_ms", "latency_p50_ms",
                 "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "acknowledged", "rows_counted", "failed_inserts", "cpu_db_pct",
-                "cpu_writers_pct", "settings", "valid", "reason")) {
+                "cpu_writers_pct", "warmup_s", "warmup_settled", "settings", "valid", "reason")) {
             for (int fork = 1; fork <= p.integer("forks"); fork++)
                 for (String store : stores)
                     for (String durability : durabilitiesOf(store)) {
@@ -328,7 +331,8 @@ final class Inserts implements Rounds.Round {
         m.put("table", table);
         m.put("writers", String.valueOf(p.integer("writers")));
         m.put("warmup", p.text("warmup"));
-        m.put("measure", p.text("measure"));
+        m.put("warmup-max", p.text("server-warmup-max"));
+        m.put("measure", p.text("insert-measure"));
         return m;
     }
 
@@ -340,7 +344,7 @@ final class Inserts implements Rounds.Round {
         long[] ticks = {-1, -1};
         long[] wall = {0, 0};
         ObjectNode result = run.fork(cell + "/writers", Sys.jvmArgs(run.param("app-jvm-args")), params,
-                p.seconds("warmup") + p.seconds("measure") + 5, phase -> {
+                p.seconds("warmup") + p.seconds("insert-measure") + 5, phase -> {
                     if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); }
                     else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); }
                 });
@@ -375,7 +379,8 @@ final class Inserts implements Rounds.Round {
                 .set("latency_p50_ms", r.get("p50Ms").asDouble()).set("latency_p95_ms", r.get("p95Ms").asDouble())
                 .set("latency_p99_ms", r.get("p99Ms").asDouble()).set("latency_max_ms", r.get("maxMs").asDouble())
                 .set("acknowledged", acknowledged).set("rows_counted", counted).set("failed_inserts", failed).set("cpu_db_pct", m.cpuDbPct())
-                .set("cpu_writers_pct", r.get("cpuWritersPct").asDouble()).set("settings", settingText).set("valid", reasons.isEmpty()).set("reason", reason);
+                .set("cpu_writers_pct", r.get("cpuWritersPct").asDouble()).set("warmup_s", r.get("warmupSeconds").asDouble())
+                .set("warmup_settled", r.get("warmupSettled").asBoolean()).set("settings", settingText).set("valid", reasons.isEmpty()).set("reason", reason);
     }
 
     static void writerFork(Fork fork) throws Exception { InsertWriters.run(fork); }

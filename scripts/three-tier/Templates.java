@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpService;
+import perfkit.harness.JvmActivity;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.Sys;
@@ -86,10 +87,12 @@ final class Templates implements Rounds.Round {
         t.put("sameBytes", "before any load, each engine's page is fetched once and compared with plain's after trimming and collapsing every "
                 + "whitespace run to one space; sizes and SHA-256 of the collapsed text are in pages, the raw pages in pages/<engine>.html; "
                 + "a difference makes the run invalid");
-        t.put("order", "per fork a fresh server JVM; the engines run one after another in an order rotated by one per fork, so warm-up and "
-                + "order effects spread over the engines");
+        t.put("order", "per fork a fresh server JVM, warmed up by rule on all three pages at once (JIT under 50 ms/s over 10 s, steady "
+                + "throughput; notes.serverWarmup) before any engine is measured; the engines then run one after another in an order rotated by one "
+                + "per fork, so order effects spread over the engines");
         t.put("load", "per engine: the closed model at saturation with --template-users " + p.text("template-users")
-                + " users, then the open-model capacity at p99 <= " + p.text("slo-ms") + " ms; the JIT warm-up is the --warmup before each step");
+                + " users, then the open-model capacity at p99 <= " + p.text("slo-ms") + " ms from the scheduled start; each step records the "
+                + "server's JIT activity (jit_ms_per_s, warm)");
         ObjectNode pub = t.putObject("published");
         pub.put("source", "seeds/002 (2014): JSP 22,000, FreeMarker 29,000, plain HTML 30,000 req/s on the author's test bed");
         ObjectNode rps = pub.putObject("rps");
@@ -113,10 +116,13 @@ final class Templates implements Rounds.Round {
                 List<String> order = rotated(engines, fork - 1);
                 ObjectNode t = (ObjectNode) run.notes().get("templates");
                 (t.has("orderByFork") ? (ObjectNode) t.get("orderByFork") : t.putObject("orderByFork")).put(String.valueOf(fork), String.join(",", order));
+                Map<String, JvmActivity.Listener> servers = Map.of(app.name(), app.activity());
+                // every engine warm before any is measured: the one measured first must not pay the server's JIT warm-up
+                http.warm("templates", fork, order.stream().map(e -> app.url() + "/page/" + e).toList(), servers);
                 for (String engine : order) {
                     String cell = "templates/" + engine, url = app.url() + "/page/" + engine;
-                    double sat = http.saturation(cell, fork, url, p.intValue("template-users"), watch);
-                    http.capacity(cell, fork, url, sat, watch);
+                    double sat = http.saturation(cell, fork, url, p.intValue("template-users"), watch, servers);
+                    http.capacity(cell, fork, url, sat, watch, servers);
                 }
             } finally {
                 app.stop(run);

@@ -1,6 +1,7 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
 //DEPS org.springframework.boot:spring-boot-starter-web:4.1.1
+//DEPS org.springframework.boot:spring-boot-starter-webflux:4.1.1
 //DEPS org.freemarker:freemarker:2.3.34
 //DEPS org.apache.tomcat.embed:tomcat-embed-jasper:11.0.24
 // the Reactor Netty of Spring Boot 4.1.1's reactor-bom 2025.0.7; declared before r2dbc-postgresql, whose pom asks for reactor-netty-core 1.1
@@ -10,7 +11,7 @@
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
 //SOURCES Rounds.java HttpRound.java Templates.java Inserts.java Chain.java
 //SOURCES ../harness/src/perfkit/harness/*.java
-//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java ../harness/http/TomcatPool.java
+//SOURCES ../harness/src/perfkit/harness/http/*.java
 //SOURCES templates/*.java
 //SOURCES inserts/*.java
 // chain round: Apache HttpClient 5 and HikariCP as Spring Boot 4.1.1 manages them; R2DBC PostgreSQL 1.1.1 (1.1.2, Boot's, is not on the mirror)
@@ -20,7 +21,7 @@
 //DEPS com.zaxxer:HikariCP:7.0.2
 //DEPS org.postgresql:r2dbc-postgresql:1.1.1.RELEASE
 //DEPS io.r2dbc:r2dbc-pool:1.0.2.RELEASE
-//SOURCES chain/*.java chain/sync/*.java chain/async/*.java
+//SOURCES chain/*.java chain/sync/*.java chain/async/*.java chain/webflux/*.java
 //FILES perfkit-templates/page.jsp=templates/page.jsp perfkit-templates/page.ftlh=templates/page.ftlh
 //DESCRIPTION Three rounds of a 2014 three-tier study: JSP vs FreeMarker vs plain HTML, PostgreSQL vs Cassandra inserts at matched durability, and a sync vs async A -> B -> C chain
 package perfkit.threetier;
@@ -58,6 +59,8 @@ public class ThreeTier {
                     + "throughput, then bisecting); fractions of that throughput to measure instead, e.g. 0.25,0.5; or none (no capacity)")
             .seconds("budget", 600, 60.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
             .jvmOptions("app-jvm-args", "-Xmx512m", "JVM options of each server JVM (space-separated)")
+            .seconds("server-warmup-max", 180, 20.0, 1, "longest warm-up by rule of a fork's servers before anything is measured (JIT under 50 ms/s "
+                    + "over 10 s and steady throughput), seconds; servers that never settle are recorded as such")
             // round 1
             .choices("engines", Templates.ENGINES, "jsp,freemarker,plain", "templates: engines, comma-separated; plain writes the HTML directly (the ceiling)")
             .integer("template-users", 128, 32L, 1, 10_000, "templates: concurrent users of the closed model that measures the maximum throughput")
@@ -67,6 +70,8 @@ public class ThreeTier {
             .choices("durability", Inserts.DURABILITIES, "strict,relaxed", "relaxed", "inserts: strict = PostgreSQL fsyncs each commit, Cassandra commitlog_sync batch; "
                     + "relaxed = synchronous_commit=off, commitlog_sync periodic (Cassandra's default)")
             .integer("writers", 16, 4L, 1, 1024, "inserts: writer threads (W), each inserting with a prepared statement, one row per insert")
+            .seconds("insert-measure", 60, 3.0, 0.1, "inserts: measurement window per cell and fork, seconds; longer than Cassandra's periodic "
+                    + "commit log sync (10 s), so a window sees its flushes")
             .text("jdbc-url", "", "inserts and chain: use this PostgreSQL database instead of a private one (jdbc:postgresql://host:port/db); "
                     + "the study works in a schema of its own and drops it")
             .text("jdbc-user", "", "user for --jdbc-url; when empty, the user in the URL, else postgres")
@@ -77,12 +82,13 @@ public class ThreeTier {
             .text("cassandra-user", "", "user for --cassandra-contact-points")
             .secret("cassandra-password", "PERFKIT_CASSANDRA_PASSWORD", "password for --cassandra-contact-points (never stored)")
             // round 3
-            .choices("chains", Chain.VARIANTS, "sync,async,mixed", "sync,async", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; async = Reactor Netty server "
-                    + "and client, R2DBC; mixed = async with B sync")
+            .choices("chains", Chain.VARIANTS, "sync,async,mixed,webflux", "sync,async", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; "
+                    + "async = Reactor Netty server and client, R2DBC, no Spring (the original's pairing); mixed = async with B sync; webflux = Spring "
+                    + "WebFlux, WebClient, R2DBC (the same framework as sync: style alone differs)")
             .millis("c-delay-ms", 25, null, "chain: C's delay before it writes its row, milliseconds (holding no thread where the stack allows)")
             .integer("chain-users", 256, 64L, 1, 10_000, "chain: concurrent users of the closed model that measures the throughput at saturation")
-            .integer("chain-rate", 200, 100L, 1, 1_000_000, "chain: the offered rate (req/s) at which every chain variant's latency spectrum is "
-                    + "recorded, so they are compared at the same load")
+            .text("chain-rate", "auto", "chain: the offered rate (req/s) at which every chain variant's latency is recorded, so they are compared at "
+                    + "the same load; auto = half the slowest variant's capacity in the fork (its last rate met, else its saturation throughput)")
             .rule(HttpRound::checkOpenRates)
             .rule(Inserts::checkOptions)
             .rule(Chain::checkOptions);

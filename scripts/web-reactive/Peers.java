@@ -96,7 +96,7 @@ final class Peers {
         String phase = "saturation." + cell.replace('/', '.') + ".n" + n + ".fork" + fork;
         HttpLoad.Plan plan = new HttpLoad.Plan("web-reactive " + cell + " driver beside wrk, fork " + fork, url);
         plan.always("warmup", plan.path(), n, seconds, true).always(phase, plan.path(), n, seconds, false);
-        JsonNode ph = HttpLoad.phase(HttpLoad.run(run, phase, plan.yaml(), java.util.Map.of(), java.util.Map.of(), 180 + 3 * seconds), phase);
+        JsonNode ph = HttpLoad.phase(HttpLoad.run(run, phase, plan, java.util.Map.of(), java.util.Map.of(), 180 + 3 * seconds), phase);
         HttpLoad.addHlogs(run, ph, cell, cell + "/saturation", fork, cell + ", the driver at saturation beside wrk, " + n + " users looping, fork " + fork);
         double secs = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
         return HttpLoad.problems(ph).isEmpty() && ph.path("errors").asLong() == 0 ? ph.path("responses").asLong() / secs : Double.NaN;

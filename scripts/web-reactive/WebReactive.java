@@ -6,7 +6,7 @@
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
 //SOURCES Backend.java Dto.java Cells.java Peers.java mvc/MvcApp.java flux/FluxApp.java
 //SOURCES ../harness/src/perfkit/harness/*.java
-//SOURCES ../harness/http/HttpLoad.java ../harness/http/HttpService.java ../harness/http/TomcatPool.java
+//SOURCES ../harness/src/perfkit/harness/http/*.java
 //DESCRIPTION Spring MVC vs WebFlux calling a slow external service: closed-model sweep over concurrent users and open-model capacity at a p99 SLO
 package perfkit.webreactive;
 
@@ -51,7 +51,10 @@ public class WebReactive {
             .integers("users", "10,25,50,100,150,200,250,500,1000", "10,50", 1, 10_000, "closed model: concurrent users per step (siege -c N)")
             .integer("repeats", 5, null, 1, 10_000, "closed model: requests each user makes back to back per step (siege -r)")
             .millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no thread while waiting)")
-            .seconds("warmup", 10, 2.0, "warm-up per cell: load before the closed sweep, and before each open-model step, in seconds")
+            .seconds("warmup", 10, 2.0, "the driver's own warm-up before each closed sweep and each open-model step (at the step's rate), seconds; "
+                    + "also the least time the servers are warmed up by rule")
+            .seconds("server-warmup-max", 180, 20.0, 1, "longest warm-up by rule per app before anything is measured (JIT under 50 ms/s over 10 s "
+                    + "and steady throughput), seconds; an app that never settles is recorded as such")
             .seconds("measure", 15, 2.0, 0.1, "open model: measurement window per step, seconds")
             .millis("slo-ms", 200, null, "open model: SLO on p99 response time per call to the external service, milliseconds "
                     + "(a request making 2 calls must answer within 2 x this)")
@@ -61,6 +64,9 @@ public class WebReactive {
             .seconds("budget", 900, 300.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
             .integer("forks", 3, 1L, 1, 100, "repetitions: each gets fresh app JVMs, so the spread across forks shows")
             .jvmOptions("app-jvm-args", "-Xmx1g", "JVM options of each app JVM (space-separated)")
+            .text("app-java", "auto", "JDK (folder or java executable) of the apps; auto = --java when given, else the newest JDK 21+ under "
+                    + "/usr/lib/jvm (so mvc-virtual runs), else the run's own")
+            .rule(p -> checkAppJava(p.text("app-java")))
             .text("target-url", "", "load this URL (http://host:port/path?query) instead of starting the apps and the external service; "
                     + "the closed and open models run against it as the cell 'target'")
             .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")
@@ -109,6 +115,14 @@ public class WebReactive {
     }
 
     /** A well-formed URL that answers, checked before the run folder exists: a typo or a server that is down is the user's to fix. */
+    /** auto, or a JDK 21+ folder or java executable (what mvc-virtual needs; older JDKs run the other stacks through --java). */
+    static String checkAppJava(String v) {
+        if (v.isBlank() || v.trim().equals("auto")) return null;
+        java.nio.file.Path p = java.nio.file.Path.of(v.trim()).toAbsolutePath().normalize();
+        java.nio.file.Path exe = java.nio.file.Files.isDirectory(p) ? p.resolve("bin/java") : p;
+        return java.nio.file.Files.isExecutable(exe) ? null : "option --app-java expects auto or a JDK folder or java executable, got '" + v.trim() + "'";
+    }
+
     static String checkTarget(String url) {
         if (url.isBlank()) return null;
         try {

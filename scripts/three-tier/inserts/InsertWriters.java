@@ -5,6 +5,7 @@ import org.HdrHistogram.Histogram;
 import perfkit.harness.Fork;
 import perfkit.harness.LatencyLog;
 import perfkit.harness.LatencyRecorder;
+import perfkit.harness.Warmup;
 
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;
@@ -21,7 +22,7 @@ import java.util.function.Consumer;
  * The measured side of an inserts cell, in a fork: W writer threads, each with its own connection (PostgreSQL) or
  * its own prepared statement on one session (Cassandra), insert one row per statement and wait for its
  * acknowledgement, back to back (a closed loop: the intended start is the actual start). Inserts that start in
- * the warm-up are acknowledged and counted but not measured.
+ * the warm-up (until the insert rate is steady) are acknowledged and counted but not measured.
  */
 final class InsertWriters {
     /** The row both databases get: an id plus two text and two numeric columns, all derived from the id. */
@@ -38,7 +39,7 @@ final class InsertWriters {
     static void run(Fork fork) throws Exception {
         String store = fork.param("store"), cell = fork.param("cell"), table = fork.param("table");
         int writers = (int) fork.integer("writers"), forkIndex = (int) fork.integer("fork");
-        double warmup = fork.seconds("warmup"), measure = fork.seconds("measure");
+        double warmup = fork.seconds("warmup"), warmupMax = fork.seconds("warmup-max"), measure = fork.seconds("measure");
         List<AutoCloseable> resources = new ArrayList<>();
         List<Consumer<Object[]>> inserters = new ArrayList<>();
         try {
@@ -71,7 +72,7 @@ final class InsertWriters {
                 fork.result().put("driver", cql.driverVersion());
                 for (int i = 0; i < writers; i++) inserters.add(cql.inserter(INSERT.formatted(table)));
             }
-            measure(fork, cell, forkIndex, warmup, measure, inserters);
+            measure(fork, cell, forkIndex, warmup, warmupMax, measure, inserters);
         } finally {
             for (AutoCloseable r : resources) {
                 try { r.close(); } catch (Exception ignored) { /* the database is going away */ }
@@ -79,14 +80,21 @@ final class InsertWriters {
         }
     }
 
-    private static void measure(Fork fork, String cell, int forkIndex, double warmup, double measure, List<Consumer<Object[]>> inserters) throws Exception {
+    /**
+     * Warm-up by rule, then the window: the writers insert from the start; after at least {@code warmup} seconds, the
+     * window opens once the per-second insert rate has been steady (the harness's {@link Warmup} rule: 5 samples within
+     * 10%, no trend), or at {@code warmupMax}, marked as never settled. A database still filling its caches, or a JVM
+     * (Cassandra's) still compiling, climbs through a fixed warm-up; the rule waits for the plateau.
+     */
+    private static void measure(Fork fork, String cell, int forkIndex, double warmup, double warmupMax, double measure,
+                                List<Consumer<Object[]>> inserters) throws Exception {
         int writers = inserters.size();
         LatencyLog log = fork.latencyLog(cell, cell + "/insert", forkIndex, "one insert, sent to acknowledged (" + writers + " writers, closed loop)");
-        long t0 = System.nanoTime() + 50_000_000L;
-        long windowStart = t0 + (long) (warmup * 1e9), windowEnd = windowStart + (long) (measure * 1e9);
-        log.window(windowStart, windowEnd);
         LongAdder acknowledged = new LongAdder(), failed = new LongAdder();
         AtomicReference<String> firstError = new AtomicReference<>();
+        // until the window is set, every insert is warm-up; the writers stop at its end
+        java.util.concurrent.atomic.AtomicLongArray window = new java.util.concurrent.atomic.AtomicLongArray(2);
+        java.util.concurrent.atomic.AtomicBoolean windowSet = new java.util.concurrent.atomic.AtomicBoolean();
         Histogram[] measured = new Histogram[writers];
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < writers; w++) {
@@ -97,7 +105,8 @@ final class InsertWriters {
             Thread t = new Thread(() -> {
                 for (long seq = 0; ; seq++) {
                     long start = System.nanoTime();
-                    if (start - windowEnd >= 0) break;
+                    boolean set = windowSet.get();
+                    if (set && start - window.get(1) >= 0) break;
                     try {
                         insert.accept(row(seq * writers + writer)); // ids never collide across writers
                     } catch (RuntimeException e) {
@@ -108,13 +117,29 @@ final class InsertWriters {
                     long end = System.nanoTime();
                     acknowledged.increment();
                     recorder.record(start, start, end);
-                    if (start - windowStart >= 0) h.recordValue(Math.min(end - start, h.getHighestTrackableValue()));
+                    if (set && start - window.get(0) >= 0) h.recordValue(Math.min(end - start, h.getHighestTrackableValue()));
                 }
             }, "insert-writer-" + w);
             threads.add(t);
         }
         fork.phase("warmup", warmup);
+        long t0 = System.nanoTime();
         for (Thread t : threads) t.start();
+        Warmup rule = new Warmup(new Warmup.Rule(warmup, Math.max(warmup, warmupMax), 5, 0.10, 0));
+        Warmup.State state;
+        long last = 0, lastNs = t0;
+        do {
+            fork.await(1, acknowledged::sum);
+            long now = System.nanoTime(), count = acknowledged.sum();
+            state = rule.add(new Warmup.Sample((now - t0) / 1e9, (count - last) * 1e9 / (now - lastNs), Double.NaN));
+            last = count;
+            lastNs = now;
+        } while (!state.done());
+        long windowStart = System.nanoTime() + 50_000_000L, windowEnd = windowStart + (long) (measure * 1e9);
+        window.set(0, windowStart);
+        window.set(1, windowEnd);
+        windowSet.set(true);
+        log.window(windowStart, windowEnd);
         fork.await((windowStart - System.nanoTime()) / 1e9, acknowledged::sum);
         fork.phase("measure", measure);
         long cpu0 = processCpuNanos(), wall0 = System.nanoTime();
@@ -124,6 +149,7 @@ final class InsertWriters {
         for (Thread t : threads) t.join();
         fork.report(acknowledged.sum());
         log.close();
+        fork.result().put("warmupSeconds", Math.round(state.atSeconds() * 10) / 10.0).put("warmupSettled", state.settled()).put("warmupReason", state.reason());
 
         Histogram all = new Histogram(3_600_000_000_000L, 3);
         for (Histogram h : measured) all.add(h);

@@ -184,6 +184,7 @@ public class TemplatesApp {
         defaults.put("spring.main.banner-mode", "off");
         defaults.put("logging.level.root", "WARN");
         defaults.put("server.tomcat.max-keep-alive-requests", "-1"); // the driver's connections stay open, whichever engine
+        defaults.put("server.tomcat.keep-alive-timeout", "10m"); // and are not reset after a minute idle between steps
         defaults.put("server.servlet.jsp.registered", "true");
         defaults.put("server.servlet.jsp.init-parameters.development", "false"); // no modification check per request
         defaults.put("server.servlet.jsp.init-parameters.checkInterval", "0"); // no background recompilation either

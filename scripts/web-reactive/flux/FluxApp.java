@@ -27,11 +27,22 @@ import java.util.Map;
 @RestController
 public class FluxApp {
     private final WebClient client;
+    private final int connections;
 
-    FluxApp(@Value("${perfkit.backend-url}") String backendUrl) {
+    /**
+     * {@code perfkit.client-connections}: the client's pool, sized by the study from Little's law for the highest rate it
+     * will offer (WebClient's default, 500 connections and 1,000 waiting acquires, fails requests with HTTP 500 beyond
+     * that, while MVC's JDK client has no limit); waiting acquires are unbounded, as the JDK client's are.
+     */
+    FluxApp(@Value("${perfkit.backend-url}") String backendUrl, @Value("${perfkit.client-connections:500}") int connections) {
+        this.connections = connections;
         // Spring Boot 4 moved the WebClient.Builder bean to spring-boot-webclient; the plain builder is the same
-        // client: Reactor Netty with its global resources, i.e. the server's event loops
-        this.client = WebClient.builder().baseUrl(backendUrl).build();
+        // client: Reactor Netty on the server's event loops, here with a pool of the study's size
+        reactor.netty.resources.ConnectionProvider pool = reactor.netty.resources.ConnectionProvider.builder("backend")
+                .maxConnections(connections).pendingAcquireMaxCount(-1).pendingAcquireTimeout(java.time.Duration.ofSeconds(60)).build();
+        this.client = WebClient.builder().baseUrl(backendUrl)
+                .clientConnector(new org.springframework.http.client.reactive.ReactorClientHttpConnector(reactor.netty.http.client.HttpClient.create(pool)))
+                .build();
     }
 
     @GetMapping("/users/{id}")
@@ -56,6 +67,8 @@ public class FluxApp {
         info.put("server", "Reactor Netty");
         info.put("ioWorkerCount", reactor.netty.resources.LoopResources.DEFAULT_IO_WORKER_COUNT);
         info.put("ioSelectCount", reactor.netty.resources.LoopResources.DEFAULT_IO_SELECT_COUNT);
+        info.put("clientConnectionsMax", connections);
+        info.put("clientPendingAcquiresMax", "unbounded");
         info.putAll(Dto.threads());
         return info;
     }

@@ -58,6 +58,7 @@ public class MvcApp {
         info.put("server", "Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
         info.putAll(perfkit.harness.TomcatPool.of(server));
         info.put("virtualThreads", virtual);
+        info.put("clientConnectionsMax", "unbounded (the JDK HttpClient opens a connection per concurrent request)");
         info.putAll(Dto.threads());
         return info;
     }

@@ -36,10 +36,43 @@ public final class CapacitySearch {
         public String toString() { return label; }
     }
 
-    /** {@code capacity} is null when not measurable or not measured, never a misleading 0. */
-    public record Result(Integer capacity, Status status, String stopReason, List<Step> steps) {
+    /**
+     * The capacity as a bracket on the grid of counts tried: {@code lastMet}, the largest count that met the SLO (null
+     * when none did), and {@code firstNotMet}, the smallest count above it that did not (null when none was tried:
+     * the search stopped first). With a {@link Status#WALL} the capacity lies in [lastMet, firstNotMet); with none met
+     * and a wall, it is below firstNotMet. Never a misleading 0.
+     */
+    public record Result(Integer lastMet, Integer firstNotMet, Status status, String stopReason, List<Step> steps) {
         public Result {
             steps = List.copyOf(steps);
+        }
+
+        /** The largest count that met the SLO, or null. */
+        public Integer capacity() { return lastMet; }
+
+        /** The same bracket with every count multiplied by {@code factor} (a count of rate steps into a rate, say). */
+        public Result scaled(int factor, String stopReason) {
+            List<Step> scaledSteps = new ArrayList<>();
+            for (Step s : steps) scaledSteps.add(new Step(s.instances() * factor, s.verdict()));
+            return new Result(lastMet == null ? null : lastMet * factor, firstNotMet == null ? null : firstNotMet * factor, status, stopReason, scaledSteps);
+        }
+
+        /**
+         * A bracket from steps at fixed counts (ascending), read as the search reads its steps: the largest count met
+         * below the first that was not. A wall when that first was a plain miss; a lower bound when all were met.
+         */
+        public static Result ofFixedSteps(List<Step> steps, String what) {
+            Integer met = null;
+            Step first = null;
+            for (Step s : steps) {
+                if (first == null && s.verdict().meets()) met = s.instances();
+                else if (first == null) first = s;
+            }
+            boolean wall = first != null && first.verdict().status() == StepVerdict.Status.MISSED;
+            Status status = wall ? Status.WALL : met == null && first != null ? Status.NOT_MEASURABLE : Status.LOWER_BOUND;
+            String reason = what + (first == null ? ": all met" : ": the first not met was " + first.verdict().status().label
+                    + (first.verdict().reason().isEmpty() ? "" : " (" + first.verdict().reason() + ")"));
+            return new Result(met, first == null ? null : first.instances(), status, reason, steps);
         }
     }
 
@@ -53,6 +86,12 @@ public final class CapacitySearch {
      */
     public static Result search(int maxInstances, double budgetSeconds, DoubleSupplier elapsedSeconds, DoubleSupplier nextStepSeconds,
                                 Runner runner) throws Exception {
+        return search(maxInstances, budgetSeconds, elapsedSeconds, nextStepSeconds, runner, n -> n + " instance(s)");
+    }
+
+    /** The same, with {@code name} saying what a count means in the stop reason (e.g. {@code n -> n * 100 + " req/s"}). */
+    public static Result search(int maxInstances, double budgetSeconds, DoubleSupplier elapsedSeconds, DoubleSupplier nextStepSeconds,
+                                Runner runner, java.util.function.IntFunction<String> name) throws Exception {
         if (maxInstances < 1) throw new IllegalArgumentException("maxInstances must be >= 1");
         List<Step> steps = new ArrayList<>();
         int good = 0, n = 1;
@@ -64,8 +103,8 @@ public final class CapacitySearch {
             steps.add(s);
             if (s.verdict().meets()) {
                 good = n;
-                if (s.verdict().saturated()) return end(good, bad, steps, Status.LOWER_BOUND, "machine saturated at " + n + " instance(s)");
-                if (n >= maxInstances) return end(good, bad, steps, Status.LOWER_BOUND, "reached the instance limit " + maxInstances);
+                if (s.verdict().saturated()) return end(good, bad, steps, Status.LOWER_BOUND, "machine saturated at " + name.apply(n));
+                if (n >= maxInstances) return end(good, bad, steps, Status.LOWER_BOUND, "reached the limit of " + name.apply(maxInstances));
             } else {
                 bad = s;
             }
@@ -73,17 +112,18 @@ public final class CapacitySearch {
                 boolean missed = bad.verdict().status() == StepVerdict.Status.MISSED;
                 String why = bad.verdict().reason().isEmpty() ? "" : " (" + bad.verdict().reason() + ")";
                 return end(good, bad, steps, missed ? Status.WALL : Status.LOWER_BOUND,
-                        bad.instances() + " instance(s): " + (missed ? "missed the SLO" : bad.verdict().status().label) + why);
+                        name.apply(bad.instances()) + ": " + (missed ? "missed the SLO" : bad.verdict().status().label) + why);
             }
             n = bad == null ? Math.min(2 * n, maxInstances) : (good + bad.instances()) / 2;
         }
     }
 
-    /** Capacity is the largest count that met; with none, it is 0 only after a plain miss at 1 instance. */
+    /** The bracket: the largest count that met, and the smallest above it that did not; a wall at 1 means "below 1". */
     private static Result end(int good, Step bad, List<Step> steps, Status status, String reason) {
-        if (good > 0) return new Result(good, status, reason, steps);
-        if (steps.isEmpty()) return new Result(null, Status.NOT_MEASURED, reason, steps);
-        if (bad != null && bad.verdict().status() == StepVerdict.Status.MISSED) return new Result(0, Status.WALL, reason, steps);
-        return new Result(null, Status.NOT_MEASURABLE, reason, steps);
+        Integer lastMet = good > 0 ? good : null, firstNotMet = bad == null ? null : bad.instances();
+        if (good > 0) return new Result(lastMet, firstNotMet, status, reason, steps);
+        if (steps.isEmpty()) return new Result(null, null, Status.NOT_MEASURED, reason, steps);
+        if (bad != null && bad.verdict().status() == StepVerdict.Status.MISSED) return new Result(null, firstNotMet, Status.WALL, reason, steps);
+        return new Result(null, firstNotMet, Status.NOT_MEASURABLE, reason, steps);
     }
 }

@@ -32,24 +32,58 @@ public final class JvmActivity {
         });
     }
 
-    /** In the run: turns a service's report lines into time-series counters. */
+    /** In the run: turns a service's report lines into time-series counters, and keeps them for {@link Listener#jitMsPerSecond}. */
     static Listener listen(TimeSeries series, String name) {
         return new Listener(series.counter(name, JIT), series.counter(name, GC));
     }
 
-    record Listener(TimeSeries.Counter jit, TimeSeries.Counter gc) {
+    /** One report as the run received it: the wall clock here (the service's nanoTime is another JVM's), cumulative totals. */
+    record Report(long receivedMs, long jitMs, long gcMs) {}
+
+    /** A service's reports: written to the time series, and kept (the last hour) to judge warm-up and steps. */
+    public static final class Listener {
+        static final int KEEP = 3600;
+        private final TimeSeries.Counter jit, gc;
+        private final java.util.ArrayDeque<Report> reports = new java.util.ArrayDeque<>();
+
+        Listener(TimeSeries.Counter jit, TimeSeries.Counter gc) {
+            this.jit = jit;
+            this.gc = gc;
+        }
+
         /** True when the line was a report (and is consumed). */
         boolean accept(String line) {
             if (!line.startsWith(LINE)) return false;
             String[] f = line.substring(LINE.length()).trim().split(" ");
             try {
-                long nanos = Long.parseLong(f[0]);
-                jit.report(Long.parseLong(f[1]), nanos);
-                gc.report(Long.parseLong(f[2]), nanos);
+                long nanos = Long.parseLong(f[0]), jitMs = Long.parseLong(f[1]), gcMs = Long.parseLong(f[2]);
+                jit.report(jitMs, nanos);
+                gc.report(gcMs, nanos);
+                add(new Report(System.currentTimeMillis(), jitMs, gcMs));
             } catch (RuntimeException malformed) {
                 // a report cut by the service's exit: the next second has the totals again
             }
             return true;
+        }
+
+        synchronized void add(Report r) {
+            reports.addLast(r);
+            while (reports.size() > KEEP) reports.removeFirst();
+        }
+
+        /**
+         * JIT compilation time per second of wall clock between two instants (epoch ms), from the reports nearest to
+         * them (one a second); NaN when the service reported nothing in that span.
+         */
+        public synchronized double jitMsPerSecond(long fromMs, long toMs) {
+            Report first = null, last = null;
+            for (Report r : reports) {
+                if (r.receivedMs() <= fromMs) first = r;
+                else if (first == null) first = r;
+                if (r.receivedMs() <= toMs) last = r;
+            }
+            if (first == null || last == null || last.receivedMs() <= first.receivedMs()) return Double.NaN;
+            return (last.jitMs() - first.jitMs()) * 1000.0 / (last.receivedMs() - first.receivedMs());
         }
     }
 }

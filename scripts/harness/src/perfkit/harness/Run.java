@@ -165,7 +165,13 @@ public final class Run {
      */
     public Process startService(String series, List<String> jvmArgs, List<String> args, Map<String, String> privateParams,
                                 Consumer<String> lines) throws IOException {
-        Process p = supervisor.launchJvm(series, jvmArgs, args,
+        return startService(series, null, jvmArgs, args, privateParams, lines);
+    }
+
+    /** The same on another JVM: {@code java} is a java executable (null: the run's --java, else its own). */
+    public Process startService(String series, String java, List<String> jvmArgs, List<String> args, Map<String, String> privateParams,
+                                Consumer<String> lines) throws IOException {
+        Process p = supervisor.launchJvm(series, java, jvmArgs, args,
                 Manifest.JSON.writer().without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(privateParams)).process();
         timeSeries.watchProcess("proc:" + series, p.pid());
         Supervisor.pipeLines(series, p, lines);

@@ -56,6 +56,11 @@ final class Supervisor {
 
     /** Starts a JVM of the study's main class through ChildProcess; {@code firstLine} goes to its stdin first. */
     Child launchJvm(String name, List<String> jvmArgs, List<String> args, String firstLine) throws IOException {
+        return launchJvm(name, null, jvmArgs, args, firstLine);
+    }
+
+    /** The same on another JVM ({@code java}, an executable; null: the run's --java or its own). */
+    Child launchJvm(String name, String java, List<String> jvmArgs, List<String> args, String firstLine) throws IOException {
         List<String> childArgs = new ArrayList<>();
         childArgs.add(mainClass.getName());
         childArgs.addAll(args);
@@ -63,7 +68,7 @@ final class Supervisor {
         List<String> jvm = new ArrayList<>(List.of("-Djava.io.tmpdir=" + tempDir()));
         jvm.addAll(jvmArgs);
         List<String> cmd = javaCommand(jvm, ChildProcess.class, childArgs);
-        cmd.set(0, childJava);
+        cmd.set(0, java == null ? childJava : java);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put(ChildProcess.PARENT_ENV, Long.toString(runner.pid()));
         Child c = start(name, pb, false);

@@ -43,6 +43,31 @@ public final class Sys {
         }
     }
 
+    /** An installed JDK: its java executable and feature version (17, 21, 25 ...). */
+    public record Jdk(Path java, int feature, String version) {}
+
+    /**
+     * The newest JDK of at least {@code minFeature} installed beside this one (the folders under /usr/lib/jvm, as Debian
+     * and the Temurin packages lay them out), read from each JDK's {@code release} file; empty when there is none.
+     */
+    public static java.util.Optional<Jdk> newestJdk(int minFeature) {
+        try (Stream<Path> dirs = Files.list(Path.of("/usr/lib/jvm"))) {
+            return dirs.filter(d -> Files.isExecutable(d.resolve("bin/java")) && Files.isRegularFile(d.resolve("release")) && !Files.isSymbolicLink(d))
+                    .map(d -> {
+                        try {
+                            var m = java.util.regex.Pattern.compile("(?m)^JAVA_VERSION=\"((\\d+)[^\"]*)\"").matcher(Files.readString(d.resolve("release")));
+                            return m.find() ? new Jdk(d.resolve("bin/java"), Integer.parseInt(m.group(2)), m.group(1)) : null;
+                        } catch (IOException | NumberFormatException e) {
+                            return null;
+                        }
+                    })
+                    .filter(j -> j != null && j.feature() >= minFeature)
+                    .max(Comparator.comparingInt(Jdk::feature));
+        } catch (IOException | UncheckedIOException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
     /** A loopback port nobody listens on right now (the caller binds it a moment later). */
     public static int freePort() {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

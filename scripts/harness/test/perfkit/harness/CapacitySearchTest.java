@@ -41,6 +41,7 @@ class CapacitySearchTest {
             Fake f = new Fake();
             CapacitySearch.Result r = f.search(1024, 1e9, monotone(capacity));
             assertEquals(capacity, r.capacity(), "capacity " + capacity);
+            assertEquals(capacity + 1, r.firstNotMet(), "the bracket closes at the first count that missed");
             assertEquals(CapacitySearch.Status.WALL, r.status());
             assertTrue(f.tried.contains(capacity) && f.tried.contains(capacity + 1), f.tried.toString());
             assertEquals(f.tried.size(), new HashSet<>(f.tried).size(), "no count is tried twice: " + f.tried);
@@ -53,9 +54,10 @@ class CapacitySearchTest {
     }
 
     @Test
-    void aPlainMissAtOneIsCapacityZero() throws Exception {
+    void aPlainMissAtOneIsBelowOneNeverZero() throws Exception {
         CapacitySearch.Result r = new Fake().search(1024, 1e9, n -> MISSED);
-        assertEquals(0, r.capacity());
+        assertNull(r.capacity(), "no count met: there is no last met, and certainly no 0");
+        assertEquals(1, r.firstNotMet());
         assertEquals(CapacitySearch.Status.WALL, r.status());
         assertEquals(1, r.steps().size());
     }
@@ -133,5 +135,20 @@ class CapacitySearchTest {
             assertEquals(met.stream().mapToInt(Integer::intValue).max().orElse(0), capacity, "the largest count that met, seed " + seed);
             assertTrue(f.tried.contains(capacity + 1), "the count just above was tried, seed " + seed);
         }
+    }
+
+    @Test
+    void fixedStepsGiveABracketAndAMissAtTheOnlyRateIsBelowIt() {
+        CapacitySearch.Result one = CapacitySearch.Result.ofFixedSteps(List.of(new CapacitySearch.Step(300, MISSED)), "0.5 of saturation");
+        assertNull(one.lastMet());
+        assertEquals(300, one.firstNotMet(), "below 300, not 0");
+        assertEquals(CapacitySearch.Status.WALL, one.status());
+        CapacitySearch.Result all = CapacitySearch.Result.ofFixedSteps(List.of(new CapacitySearch.Step(100, MET), new CapacitySearch.Step(200, MET)), "rates");
+        assertEquals(200, all.lastMet());
+        assertNull(all.firstNotMet(), "all met: a lower bound with an open bracket");
+        assertEquals(CapacitySearch.Status.LOWER_BOUND, all.status());
+        CapacitySearch.Result scaled = new CapacitySearch.Result(3, 4, CapacitySearch.Status.WALL, "x", List.of()).scaled(100, "y");
+        assertEquals(300, scaled.lastMet());
+        assertEquals(400, scaled.firstNotMet());
     }
 }

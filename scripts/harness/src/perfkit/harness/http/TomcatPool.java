@@ -9,7 +9,7 @@ import java.util.concurrent.Executor;
 /**
  * The request pool of a running Spring Boot Tomcat, as a server under test reports it (its {@code /__info}): the
  * pool a study claims is the pool that ran. For studies whose servers run Spring MVC on Tomcat
- * ({@code //SOURCES ../harness/http/TomcatPool.java}).
+ * ({@code //SOURCES ../harness/src/perfkit/harness/http/*.java}).
  */
 public final class TomcatPool {
     private TomcatPool() {}

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeoutException;
  * started through the run's Supervisor so it dies with the run. It binds a free loopback port and announces it by
  * printing {@code PERFKIT_PORT <port>}; everything else it prints goes to {@code logs/<name>.log}.
  */
-public record HttpService(String name, Process process, int port) {
+public record HttpService(String name, Process process, int port, JvmActivity.Listener activity) {
     /** The line a service prints once it listens. */
     public static final String PORT_LINE = "PERFKIT_PORT ";
     static final long START_TIMEOUT_SECONDS = 180;
@@ -29,12 +29,18 @@ public record HttpService(String name, Process process, int port) {
     /** The same, handing {@code privateParams} (a password) over stdin: the service reads them with {@code ChildProcess.param}. */
     public static HttpService start(Run run, String name, List<String> jvmArgs, List<String> args, java.util.Map<String, String> privateParams)
             throws Exception {
+        return start(run, name, null, jvmArgs, args, privateParams);
+    }
+
+    /** The same on another JVM: {@code java} is a java executable (null: the run's --java, else the run's own). */
+    public static HttpService start(Run run, String name, String java, List<String> jvmArgs, List<String> args, java.util.Map<String, String> privateParams)
+            throws Exception {
         Path log = Files.createDirectories(run.dir().resolve("logs")).resolve(name.replace('/', '.') + ".log");
         BufferedWriter out = Files.newBufferedWriter(log);
         run.addFile("logs/" + log.getFileName(), "log", "output of " + name);
         CompletableFuture<Integer> port = new CompletableFuture<>();
         JvmActivity.Listener activity = JvmActivity.listen(run.timeSeries(), "jvm:" + name);
-        Process proc = run.startService(name, jvmArgs, args, privateParams, line -> {
+        Process proc = run.startService(name, java, jvmArgs, args, privateParams, line -> {
             if (line.startsWith(PORT_LINE)) port.complete(Integer.parseInt(line.substring(PORT_LINE.length()).trim()));
             else if (activity.accept(line)) return;
             else synchronized (out) {
@@ -44,7 +50,7 @@ public record HttpService(String name, Process process, int port) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_SECONDS);
         while (true) {
             try {
-                HttpService s = new HttpService(name, proc, port.get(500, TimeUnit.MILLISECONDS));
+                HttpService s = new HttpService(name, proc, port.get(500, TimeUnit.MILLISECONDS), activity);
                 synchronized (HttpService.class) { // services may start in parallel, and the notes are a plain map
                     (run.notes().has("ports") ? (ObjectNode) run.notes().get("ports") : run.notes().putObject("ports")).put(name, s.port());
                     run.writeManifest();

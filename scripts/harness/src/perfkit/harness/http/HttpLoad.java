@@ -18,7 +18,7 @@ import java.util.stream.Collectors;
  * JVM of its own): writes Hyperfoil benchmark YAML into the run directory (kept, so a Hyperfoil user can replay
  * it), runs the driver as a supervised child of the run, and reads back its per-phase result.
  * <p>
- * A study that uses it adds {@code //SOURCES ../harness/http/HttpLoad.java}. It lives in the harness package
+ * A study that uses it adds {@code //SOURCES ../harness/src/perfkit/harness/http/*.java}. It lives in the harness package
  * because it starts the driver through the run's {@link Supervisor} (a watchdog, the live file, the janitor), so
  * a killed run leaves no driver behind.
  * <p>
@@ -39,8 +39,10 @@ public final class HttpLoad {
 
     /** The driver JVM, built and its classpath read once per run by {@link #prepare}; each driver run is then a plain java child. */
     private static volatile ScriptJvm driver;
-    /** The driver JVM's options (what its //JAVA_OPTIONS say, for a JBang user running it by hand). */
-    static final List<String> DRIVER_JVM = List.of("-Xmx512m", "-Dlog4j2.level=WARN", "-Dorg.apache.logging.log4j.level=WARN");
+    /** The driver JVM's options besides its heap (what its //JAVA_OPTIONS say, for a JBang user running it by hand). */
+    static final List<String> DRIVER_JVM = List.of("-XX:+ExitOnOutOfMemoryError", "-Dlog4j2.level=WARN", "-Dorg.apache.logging.log4j.level=WARN");
+    /** Heap for the driver: a base, and room per connection (Netty buffers, the session's state): measured against nginx at 20k req/s. */
+    static final int DRIVER_HEAP_BASE_MB = 384, DRIVER_HEAP_KB_PER_CONNECTION = 192;
 
     /** Compiles the driver (resolving Hyperfoil on first use) before anything is measured. */
     public static void prepare(Run run) throws IOException, InterruptedException {
@@ -48,26 +50,22 @@ public final class HttpLoad {
         driver = ScriptJvm.prepare(driverScript(), "perfkit.loaddriver.LoadDriver", "the load driver", run.dir().resolve(DIR));
     }
 
-    /** The command that starts the driver JVM with {@code args}. */
-    static List<String> driverCommand(List<String> args) {
-        if (driver == null) throw new IllegalStateException("HttpLoad.prepare(run) must run before the load driver");
-        return driver.command(DRIVER_JVM, args);
+    /** The driver's event loops: every core, at most 4 (one alone reached 90% of a core and fell behind on a 2-core host). */
+    public static int threads() {
+        return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
     }
 
-    /**
-     * Belt and braces for a run stopped by a signal: the harness then stops the watchdog, and if it dies before
-     * stopping its program, the program is orphaned. So remember the program's pids while it runs, and kill any
-     * still alive when the run finishes.
-     */
-    private static void reapOnFinish(Run run, Supervisor.Child child) {
-        java.util.Set<ProcessHandle> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        ChildProcess.daemon("perfkit-load-pids", () -> {
-            while (child.process().isAlive()) {
-                child.process().descendants().forEach(seen::add);
-                try { Thread.sleep(200); } catch (InterruptedException e) { return; }
-            }
-        });
-        run.onFinish(() -> seen.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly));
+    /** The heap a driver run with {@code connections} connections gets, in MB. */
+    static int heapMb(int connections) {
+        return DRIVER_HEAP_BASE_MB + (int) Math.ceil(connections * (double) DRIVER_HEAP_KB_PER_CONNECTION / 1024);
+    }
+
+    /** The command that starts the driver JVM with {@code args}, its heap sized for {@code connections}. */
+    static List<String> driverCommand(List<String> args, int connections) {
+        if (driver == null) throw new IllegalStateException("HttpLoad.prepare(run) must run before the load driver");
+        List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb(connections) + "m"));
+        jvm.addAll(DRIVER_JVM);
+        return driver.command(jvm, args);
     }
 
     /**
@@ -75,11 +73,11 @@ public final class HttpLoad {
      * counts, errors, blockedTimeNs, latency summary, CPU% of the {@code watch} processes and of the machine between
      * each phase's edges, and each probe URL's answer at the phase's end. The hlogs go to {@code latency/<phase>.*.hlog}.
      */
-    public static JsonNode run(Run run, String name, String yaml, Map<String, Long> watch, Map<String, String> probes,
+    public static JsonNode run(Run run, String name, Plan plan, Map<String, Long> watch, Map<String, String> probes,
                                double timeoutSeconds) throws Exception {
         Path dir = Files.createDirectories(run.dir().resolve(DIR));
         Path bench = dir.resolve(name + ".yaml"), result = dir.resolve(name + ".result.json"), log = dir.resolve(name + ".log");
-        Files.writeString(bench, yaml);
+        Files.writeString(bench, plan.yaml());
         run.addFile(DIR + "/" + name + ".yaml", "other", "Hyperfoil benchmark the load driver ran (replayable with Hyperfoil 0.25)");
         List<String> cmd = new ArrayList<>(List.of("--benchmark", bench.toString(), "--hlog-dir", run.dir().resolve("latency").toString(),
                 "--result", result.toString()));
@@ -91,8 +89,7 @@ public final class HttpLoad {
             probes.forEach((k, url) -> p.add(k + "=" + url));
             cmd.addAll(List.of("--probe", String.join(",", p)));
         }
-        Supervisor.Child child = run.startProgram("load-driver", driverCommand(cmd), log, "TERM", 5, List.of());
-        reapOnFinish(run, child);
+        Supervisor.Child child = run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
         run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
         try {
             if (!child.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS))
@@ -101,12 +98,26 @@ public final class HttpLoad {
             run.timeSeries().unwatchProcess("proc:load-driver");
             run.supervisor().stop(child, 10);
         }
-        if (!Files.isRegularFile(result)) throw new IllegalStateException("load driver " + name + " ended without a result; see " + run.dir().relativize(log));
+        if (!Files.isRegularFile(result)) throw new IllegalStateException("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
         JsonNode r = Manifest.JSON.readTree(result.toFile());
         run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes");
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output");
         if (r.hasNonNull("error")) throw new IllegalStateException("load driver " + name + " failed: " + r.get("error").asText());
         return r;
+    }
+
+    /** What ended a driver run without a result, from its log's last words: out of memory, say, rather than a timeout later. */
+    static String whyNoResult(Path log, Plan plan) {
+        List<String> lines;
+        try {
+            lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+        } catch (IOException e) {
+            lines = List.of();
+        }
+        for (String l : lines)
+            if (l.contains("OutOfMemoryError"))
+                return "ran out of memory (" + heapMb(plan.connections()) + " MB heap for " + plan.connections() + " connections)";
+        return "ended without a result" + (lines.isEmpty() ? "" : " (" + lines.get(lines.size() - 1).strip() + ")");
     }
 
     /**
@@ -116,7 +127,6 @@ public final class HttpLoad {
     public static String runTool(Run run, String name, List<String> command, double timeoutSeconds) throws Exception {
         Path out = Files.createDirectories(run.dir().resolve(DIR)).resolve(name + ".out");
         Supervisor.Child child = run.startProgram(name, command, out, "INT", 5, List.of());
-        reapOnFinish(run, child);
         run.timeSeries().watchProcessTree("proc:" + name, child.process().pid());
         boolean done;
         try {
@@ -130,80 +140,6 @@ public final class HttpLoad {
                 .map(a -> a.startsWith(runDir + "/") ? a.substring(runDir.length() + 1) : a).collect(Collectors.joining(" "));
         run.addFile(DIR + "/" + name + ".out", "log", "output of " + shown);
         return done ? Files.readString(out) : null;
-    }
-
-    /**
-     * An open-model step's verdict. The latency rule is the harness's ({@link StepVerdict#judge}: met, missed, or not
-     * measurable on a saturated host). Then:
-     * <ul>
-     * <li>the driver fell behind (blocked on a connection, out of sessions, or fewer requests than Poisson arrivals at
-     *     its rate could explain: {@link StepVerdict#fewestKeptUp}): the requests it
-     *     did not send, or sent late, would only have been slower, so a p99 already above the SLO is a sound miss;
-     *     a p99 within it proves nothing, and the step is <b>invalid</b>;</li>
-     * <li>errors (timeouts, failed connections, non-2xx): capacity means no errors, so the step cannot be met.</li>
-     * </ul>
-     */
-    public static StepVerdict openVerdict(double rate, long requests, double seconds, long errors, List<String> driverProblems, long measured,
-                                          double p99, double sloMs, double systemCpu, double steal, int cores) {
-        StepVerdict.Rule rule = StepVerdict.Rule.DEFAULT;
-        List<String> behind = new ArrayList<>(driverProblems);
-        if (!(requests >= StepVerdict.fewestKeptUp(rate * seconds, rule.minRateFraction())))
-            behind.add(String.format(Locale.ROOT, "driver sent %.0f of %.0f req/s", requests / seconds, rate));
-        List<String> failed = errors > 0 ? List.of(errors + " errors (timeouts, failed connections or non-2xx)") : List.of();
-        StepVerdict base = StepVerdict.judge(new StepVerdict.Measurement(rate, rate, measured, 0, List.of(), p99, sloMs, systemCpu, steal, cores), rule);
-        if (base.status() == StepVerdict.Status.INVALID) {
-            List<String> all = new ArrayList<>(base.reasons());
-            all.addAll(behind);
-            return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), all);
-        }
-        if (base.meets()) {
-            if (!behind.isEmpty()) return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), behind);
-            if (failed.isEmpty()) return base;
-            return new StepVerdict(base.saturated() ? StepVerdict.Status.NOT_MEASURABLE : StepVerdict.Status.MISSED, base.saturated(), failed);
-        }
-        List<String> reasons = new ArrayList<>(base.reasons());
-        reasons.addAll(failed);
-        if (!behind.isEmpty()) reasons.add(String.join("; ", behind) + " (the requests sent already miss the SLO)");
-        return new StepVerdict(base.status(), base.saturated(), reasons);
-    }
-
-    /**
-     * A capacity search over multiples of {@code rateStep} req/s ({@link CapacitySearch} counts "instances"); {@code trial}
-     * gets the rate, and the stop reason and steps are told in req/s.
-     */
-    public static CapacitySearch.Result searchRate(int rateStep, int maxRate, double budgetSeconds, double stepSeconds,
-                                                   CapacitySearch.Runner trial) throws Exception {
-        long t0 = System.nanoTime();
-        CapacitySearch.Result res = CapacitySearch.search(Math.max(1, maxRate / rateStep), budgetSeconds, () -> (System.nanoTime() - t0) / 1e9,
-                () -> stepSeconds, n -> trial.run(n * rateStep));
-        List<CapacitySearch.Step> steps = new ArrayList<>();
-        for (CapacitySearch.Step s : res.steps()) steps.add(new CapacitySearch.Step(s.instances() * rateStep, s.verdict()));
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) instance\\(s\\)|instance limit (\\d+)").matcher(res.stopReason());
-        StringBuilder reason = new StringBuilder();
-        while (m.find()) m.appendReplacement(reason, m.group(1) != null ? Long.parseLong(m.group(1)) * rateStep + " req/s"
-                : "rate limit " + Long.parseLong(m.group(2)) * rateStep + " req/s");
-        m.appendTail(reason);
-        return new CapacitySearch.Result(res.capacity() == null ? null : res.capacity() * rateStep, res.status(), reason.toString(), steps);
-    }
-
-    /**
-     * Capacity from steps at fixed rates (ascending), read as the search reads its steps: the largest rate met below
-     * the first that was not. A wall when that first was missed; a lower bound when all were met.
-     */
-    public static CapacitySearch.Result fixedRateCapacity(List<CapacitySearch.Step> steps, String what) {
-        Integer cap = null;
-        StepVerdict first = null;
-        for (CapacitySearch.Step s : steps) {
-            if (first == null && s.verdict().meets()) cap = s.instances();
-            else if (first == null) first = s.verdict();
-        }
-        boolean wall = first != null && first.status() == StepVerdict.Status.MISSED;
-        CapacitySearch.Status status = wall ? CapacitySearch.Status.WALL : cap == null && first != null ? CapacitySearch.Status.NOT_MEASURABLE
-                : CapacitySearch.Status.LOWER_BOUND;
-        if (wall && cap == null) cap = 0;
-        String reason = what + (first == null ? ": all met" : ": the first not met was " + first.status().label
-                + (first.reason().isEmpty() ? "" : " (" + first.reason() + ")"));
-        return new CapacitySearch.Result(cap, status, reason, steps);
     }
 
     /** The phase named {@code phase} in a driver result. */
@@ -222,15 +158,27 @@ public final class HttpLoad {
         return out;
     }
 
-    /** Registers a phase's two hlogs (written by the driver) in the manifest, with cell, series, fork and window. */
+    /**
+     * Registers a phase's hlogs (written by the driver) in the manifest, with cell, series, fork and window: response time
+     * from the scheduled start (corrected) and as Hyperfoil measures it (uncorrected), and for an open-model phase the
+     * driver's own lateness as a series of its own, {@code <series>/driver-lateness}.
+     */
     public static void addHlogs(Run run, JsonNode phase, String cell, String series, int fork, String description) {
         String stem = "latency/" + phase.path("name").asText();
         long start = phase.path("startMs").asLong(), end = phase.path("endMs").asLong();
-        run.addFile(new RunFile(stem + LatencyLog.CORRECTED, "hlog", description + "; Hyperfoil response time, ns (same samples as uncorrected: see the driver)",
+        boolean open = phase.path("schedule").isTextual();
+        run.addFile(new RunFile(stem + LatencyLog.CORRECTED, "hlog", description + (open
+                ? "; response time from each arrival's scheduled start (fixed schedule), ns, measured by the driver"
+                : "; response time, ns (a closed model has no schedule: the same samples as the uncorrected file)"),
                 cell, series, fork, RunFile.CORRECTED, start, end));
-        run.addFile(new RunFile(stem + LatencyLog.UNCORRECTED, "hlog", description + "; Hyperfoil response time from the actual send, ns",
-                cell, series, fork, RunFile.UNCORRECTED, start, end));
+        run.addFile(new RunFile(stem + LatencyLog.UNCORRECTED, "hlog", description + "; response time as Hyperfoil measures it, from when "
+                + "the request was prepared (a late session start is not in it), ns", cell, series, fork, RunFile.UNCORRECTED, start, end));
+        if (open) run.addFile(new RunFile(stem + LATENESS, "hlog", description + "; the load driver's lateness: each session's actual start "
+                + "minus its scheduled start, ns", cell, series + "/" + DRIVER_LATENESS, fork, RunFile.CORRECTED, start, end));
     }
+
+    /** The series suffix and file suffix of the driver's lateness. */
+    public static final String DRIVER_LATENESS = "driver-lateness", LATENESS = ".lateness.hlog";
 
     // ---- benchmark YAML --------------------------------------------------------------------------------
 
@@ -240,13 +188,15 @@ public final class HttpLoad {
      * <li>{@link #closed}: {@code users} users at once, each doing {@code repeats} requests back to back (a {@code loop}),
      *     the shape of {@code siege -b -c N -r R}; the phase ends when every user is done;</li>
      * <li>{@link #always}: {@code users} users looping for a duration (a closed-model warm-up);</li>
-     * <li>{@link #open}: a constant arrival rate, one new session (one request) per arrival, at most {@code concurrency}
-     *     in flight: a phase that needs more is invalid (blocked or out of sessions), never silently throttled.</li>
+     * <li>{@link #open}: a constant arrival rate on a fixed schedule ({@code variance: false}: arrival k at k / rate, so
+     *     the driver can time each request from its scheduled start), one new session (one request) per arrival, at
+     *     most {@code concurrency} in flight: a phase that needs more is invalid (blocked or out of sessions), never
+     *     silently throttled.</li>
      * </ul>
      * Each phase starts when the previous one has terminated (all its requests answered), except a phase marked
      * {@code continuous}, which starts as soon as the previous stops starting requests, so arrivals go on without a
      * gap (a measurement right after its warm-up at the same rate). {@code sharedConnections} is the largest
-     * concurrency of any phase, so no request waits for a connection.
+     * concurrency of any phase, so no request waits for a connection; the driver runs {@link #threads()} event loops.
      */
     public static final class Plan {
         private final String name;
@@ -263,6 +213,9 @@ public final class HttpLoad {
         /** The path and query of the plan's URL, for phases that load it as given. */
         public String path() { return target.pathAndQuery(); }
 
+        /** The connections the driver opens: the largest concurrency of any phase. */
+        public int connections() { return connections; }
+
         public Plan closed(String phase, String path, int users, int repeats) {
             return add(phase, "atOnce", "users: " + users, null, false, false, path, repeats, users);
         }
@@ -272,8 +225,7 @@ public final class HttpLoad {
         }
 
         public Plan open(String phase, String path, double rate, double seconds, int concurrency, boolean warmup, boolean continuous) {
-            // variance: arrivals at random (Poisson) instants, Hyperfoil's default, written out so a replay does the same
-            return add(phase, "constantRate", String.format(Locale.ROOT, "usersPerSec: %.3f\n      variance: true\n      maxSessions: %d", rate, concurrency),
+            return add(phase, "constantRate", String.format(Locale.ROOT, "usersPerSec: %.3f\n      variance: false\n      maxSessions: %d", rate, concurrency),
                     seconds, warmup, continuous, path, 1, concurrency);
         }
 
@@ -289,8 +241,8 @@ public final class HttpLoad {
         }
 
         public String yaml() {
-            return "# generated by perfkit (scripts/harness/http/HttpLoad.java); run with Hyperfoil 0.25\n"
-                    + "name: " + name + "\nhttp:\n  host: " + target.origin() + "\n  sharedConnections: " + connections
+            return "# generated by perfkit (scripts/harness/src/perfkit/harness/http/HttpLoad.java); run with Hyperfoil 0.25\n"
+                    + "name: " + name + "\nthreads: " + threads() + "\nhttp:\n  host: " + target.origin() + "\n  sharedConnections: " + connections
                     + "\n  requestTimeout: 60s\n"
                     // a user goes on after a non-2xx answer (as siege does); by default Hyperfoil stops its session,
                     // so a server shedding load would receive fewer requests than the closed model promises

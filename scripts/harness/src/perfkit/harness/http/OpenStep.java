@@ -1,0 +1,204 @@
+package perfkit.harness;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One open-model step against an HTTP endpoint, the same in every HTTP study: the kit's load driver warms up at the
+ * step's rate and then measures it without a gap (one driver run, its connections sized for this step), and the step
+ * is judged against its SLO on the response time from each arrival's <b>scheduled</b> start. The driver's own
+ * lateness is measured beside it: a step whose driver started its requests late, or too few of them in some second,
+ * says nothing about the system when it met the SLO ({@link #verdict}).
+ */
+public final class OpenStep {
+    /** The driver's lateness p99 may be at most this fraction of the SLO, or the step's driver fell behind. */
+    static final double LATENESS_FRACTION_OF_SLO = 0.10;
+    /** Every whole second of the window must see at least this fraction of the arrivals its schedule asks for. */
+    static final double MIN_ARRIVALS_PER_SECOND = 0.90;
+    /** Connections per step: arrivals during this many latencies (Little's law with headroom). */
+    static final double CONNECTION_HEADROOM = 1.5;
+
+    /**
+     * What to load, and how to judge it.
+     *
+     * @param series        the latency series, e.g. {@code mvc/1call/r600}
+     * @param path          the request's path and query on {@code url}'s origin
+     * @param sloMs         the SLO: p99 of the response time from the scheduled start, ms
+     * @param latencyHintMs a latency the target has shown (the previous step's p99, or {@link #probeLatencyMs}): sizes the connections
+     * @param servers       the servers under test, whose JIT activity during the window marks a step as warm or not
+     */
+    public record Spec(String cell, String series, int fork, String url, String path, double rate, double warmupSeconds, double measureSeconds,
+                       double sloMs, double latencyHintMs, Map<String, Long> watch, Map<String, String> probes,
+                       Map<String, JvmActivity.Listener> servers, String description) {}
+
+    /** One percentile summary in ms, as the driver reports it; NaN when absent. */
+    public record Latency(double mean, double p50, double p90, double p95, double p99, double p999, double max) {
+        static Latency of(JsonNode n) {
+            return new Latency(num(n, "mean"), num(n, "p50"), num(n, "p90"), num(n, "p95"), num(n, "p99"), num(n, "p99_9"), num(n, "max"));
+        }
+    }
+
+    /** The step's outcome: what the driver did and saw, and the verdict. {@code jitMsPerS} is the busiest server's JIT during the window. */
+    public record Result(Spec spec, JsonNode phase, StepVerdict verdict, long requests, long responses, long errors, double seconds,
+                         int connections, int driverThreads, Latency latency, Latency uncorrected, Latency lateness, double jitMsPerS) {
+        public double achievedRps() { return requests / spec.measureSeconds(); }
+
+        public boolean warm() { return !(jitMsPerS > ServerWarmup.JIT_QUIET_MS_PER_S); }
+
+        /** CPU % of one core of a watched process between the phase's edges (null when not sampled). */
+        public Double cpu(String name) {
+            JsonNode v = phase.path("cpuPct").path(name);
+            return v.isNumber() ? v.asDouble() : null;
+        }
+
+        /**
+         * The columns every open.csv shares (each study adds its own): the rate, the counts, the latency from the
+         * scheduled start and as Hyperfoil saw it, the driver's lateness and size, the machine, warmth, the verdict.
+         */
+        public Table.Row row() {
+            return Table.row().set("cell", spec.cell()).set("fork", spec.fork()).set("rate_rps", spec.rate()).set("requests", requests)
+                    .set("achieved_rps", achievedRps()).set("errors", errors).set("blocked_ms", phase.path("blockedTimeNs").asLong() / 1e6)
+                    .set("mean_ms", nan(latency.mean())).set("p50_ms", nan(latency.p50())).set("p90_ms", nan(latency.p90()))
+                    .set("p95_ms", nan(latency.p95())).set("p99_ms", nan(latency.p99())).set("p99_9_ms", nan(latency.p999()))
+                    .set("max_ms", nan(latency.max())).set("uncorrected_p99_ms", nan(uncorrected.p99()))
+                    .set("lateness_p50_ms", nan(lateness.p50())).set("lateness_p99_ms", nan(lateness.p99())).set("lateness_max_ms", nan(lateness.max()))
+                    .set("connections", connections).set("driver_threads", driverThreads).set("cpu_driver_pct", cpu("driver"))
+                    .set("cpu_system_pct", nan(num(phase, "systemCpuPct"))).set("steal_pct", nan(num(phase, "stealPct")))
+                    .set("jit_ms_per_s", nan(jitMsPerS)).set("warm", warm()).set("slo_ms", spec.sloMs())
+                    .set("verdict", verdict.status().label).set("meets_slo", verdict.meets()).set("valid", verdict.valid())
+                    .set("invalid_reason", verdict.valid() ? "" : verdict.reason());
+        }
+    }
+
+    private OpenStep() {}
+
+    /** Runs the step: one driver run of a warm-up phase at the rate, then the measured phase, back to back. */
+    public static Result run(Run run, Spec spec) throws Exception {
+        int connections = connections(spec.rate(), spec.sloMs(), spec.latencyHintMs());
+        String phaseName = spec.series().replace('/', '.') + ".fork" + spec.fork();
+        HttpLoad.Plan plan = new HttpLoad.Plan(spec.description(), spec.url());
+        if (spec.warmupSeconds() > 0) plan.open("warmup", spec.path(), spec.rate(), spec.warmupSeconds(), connections, true, false);
+        plan.open(phaseName, spec.path(), spec.rate(), spec.measureSeconds(), connections, false, true);
+        run.progress().say(String.format(Locale.ROOT, "%s fork %d: open model at %s req/s (%d connections)", spec.cell(), spec.fork(),
+                rateLabel(spec.rate()), connections));
+        JsonNode result = HttpLoad.run(run, phaseName, plan, spec.watch(), spec.probes(), 180 + 3 * (spec.warmupSeconds() + spec.measureSeconds()));
+        JsonNode ph = HttpLoad.phase(result, phaseName);
+        List<String> driver = new ArrayList<>(HttpLoad.problems(ph));
+        if (spec.warmupSeconds() > 0) for (String pr : HttpLoad.problems(HttpLoad.phase(result, "warmup"))) driver.add("warm-up: " + pr);
+        Latency latency = Latency.of(ph.path("latencyMs")), uncorrected = Latency.of(ph.path("uncorrectedMs")), lateness = Latency.of(ph.path("latenessMs"));
+        long requests = ph.path("requests").asLong(), errors = ph.path("errors").asLong();
+        List<Long> perSecond = new ArrayList<>();
+        ph.path("startedPerSecond").forEach(n -> perSecond.add(n.asLong()));
+        StepVerdict v = verdict(new Facts(spec.rate(), requests, spec.measureSeconds(), errors, driver, ph.path("correctedCount").asLong(),
+                latency.p99(), spec.sloMs(), num(ph, "systemCpuPct"), num(ph, "stealPct"), Runtime.getRuntime().availableProcessors(),
+                lateness.p99(), perSecond));
+        double jit = Double.NaN;
+        for (JvmActivity.Listener l : spec.servers().values()) {
+            double j = l.jitMsPerSecond(ph.path("startMs").asLong(), ph.path("endMs").asLong());
+            if (!Double.isNaN(j)) jit = Double.isNaN(jit) ? j : Math.max(jit, j);
+        }
+        HttpLoad.addHlogs(run, ph, spec.cell(), spec.series(), spec.fork(), spec.description());
+        Result r = new Result(spec, ph, v, requests, ph.path("responses").asLong(), errors,
+                Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0, connections, result.path("threads").asInt(),
+                latency, uncorrected, lateness, jit);
+        run.progress().say(String.format(Locale.ROOT, "%s fork %d at %s req/s: p99 %.1f ms from the scheduled start (driver late by %.2f ms at p99), "
+                        + "%d errors%s: %s%s", spec.cell(), spec.fork(), rateLabel(spec.rate()), latency.p99(), lateness.p99(), errors,
+                r.warm() ? "" : String.format(Locale.ROOT, ", JIT %.0f ms/s", jit), v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
+        return r;
+    }
+
+    /**
+     * Connections (and sessions) for a step: by Little's law, the arrivals during a latency, with headroom. The latency
+     * is the one the target has shown, times four for the queueing a higher rate brings, at least 5 ms, and at most two
+     * SLOs: a step whose mean latency exceeds two SLOs cannot meet the SLO, so more connections would only measure its
+     * failure more slowly (and a fast target never gets thousands of connections it cannot accept).
+     */
+    static int connections(double rate, double sloMs, double latencyHintMs) {
+        double hint = Double.isFinite(latencyHintMs) && latencyHintMs > 0 ? latencyHintMs : 2 * sloMs;
+        double latencyS = Math.min(2 * sloMs, Math.max(5, 4 * hint)) / 1000;
+        return (int) Math.min(50_000, Math.ceil(rate * latencyS * CONNECTION_HEADROOM) + 16);
+    }
+
+    /** A step's facts for {@link #verdict}: CPU and steal in % of one core, latencies in ms, arrivals per whole second of the window. */
+    public record Facts(double rate, long requests, double seconds, long errors, List<String> driverProblems, long measured, double p99Ms,
+                        double sloMs, double systemCpuPct, double stealPct, int cores, double latenessP99Ms, List<Long> startedPerSecond) {}
+
+    /**
+     * The verdict. The latency rule is the harness's ({@link StepVerdict#judge}: met, missed, or not measurable on a
+     * saturated host). Then:
+     * <ul>
+     * <li>the driver fell behind: blocked on a connection, out of sessions, fewer requests than its schedule (beyond the
+     *     noise {@link StepVerdict#fewestKeptUp} allows), a whole second with under 90% of its arrivals, or a lateness
+     *     p99 above 10% of the SLO. Requests it sent late or not at all would only have been slower, so a p99 already
+     *     above the SLO is a sound miss; a p99 within it proves nothing, and the step is <b>invalid</b>;</li>
+     * <li>errors (timeouts, failed connections, non-2xx): capacity means no errors, so the step cannot be met.</li>
+     * </ul>
+     */
+    public static StepVerdict verdict(Facts f) {
+        StepVerdict.Rule rule = StepVerdict.Rule.DEFAULT;
+        List<String> behind = new ArrayList<>(f.driverProblems());
+        if (!(f.requests() >= StepVerdict.fewestKeptUp(f.rate() * f.seconds(), rule.minRateFraction())))
+            behind.add(String.format(Locale.ROOT, "driver sent %.0f of %.0f req/s", f.requests() / f.seconds(), f.rate()));
+        long fewest = (long) Math.floor(MIN_ARRIVALS_PER_SECOND * f.rate()) - 1;
+        for (int i = 0; i < f.startedPerSecond().size(); i++)
+            if (f.startedPerSecond().get(i) < fewest) {
+                behind.add(String.format(Locale.ROOT, "driver started %d of %.0f requests in second %d", f.startedPerSecond().get(i), f.rate(), i + 1));
+                break;
+            }
+        if (f.latenessP99Ms() > LATENESS_FRACTION_OF_SLO * f.sloMs())
+            behind.add(String.format(Locale.ROOT, "driver late by %.1f ms at p99 (more than %.0f%% of the SLO)", f.latenessP99Ms(), 100 * LATENESS_FRACTION_OF_SLO));
+        List<String> failed = f.errors() > 0 ? List.of(f.errors() + " errors (timeouts, failed connections or non-2xx)") : List.of();
+        StepVerdict base = StepVerdict.judge(new StepVerdict.Measurement(f.rate(), f.rate(), f.measured(), 0, List.of(), f.p99Ms(), f.sloMs(),
+                f.systemCpuPct(), f.stealPct(), f.cores()), rule);
+        if (base.status() == StepVerdict.Status.INVALID) {
+            List<String> all = new ArrayList<>(base.reasons());
+            all.addAll(behind);
+            return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), all);
+        }
+        if (base.meets()) {
+            if (!behind.isEmpty()) return new StepVerdict(StepVerdict.Status.INVALID, base.saturated(), behind);
+            if (failed.isEmpty()) return base;
+            return new StepVerdict(base.saturated() ? StepVerdict.Status.NOT_MEASURABLE : StepVerdict.Status.MISSED, base.saturated(), failed);
+        }
+        List<String> reasons = new ArrayList<>(base.reasons());
+        reasons.addAll(failed);
+        if (!behind.isEmpty()) reasons.add(String.join("; ", behind) + " (the requests sent already miss the SLO)");
+        return new StepVerdict(base.status(), base.saturated(), reasons);
+    }
+
+    /**
+     * The median response time of {@code n} requests sent one after another to a URL, in ms: a first latency hint for a
+     * target the study knows nothing about (a user's own server). NaN when it does not answer.
+     */
+    public static double probeLatencyMs(String url, int n) {
+        java.net.http.HttpClient c = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(5)).build();
+        List<Double> ms = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            try {
+                c.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).timeout(java.time.Duration.ofSeconds(10))
+                        .header("cache-control", "no-store").build(), java.net.http.HttpResponse.BodyHandlers.discarding());
+            } catch (Exception e) {
+                return Double.NaN;
+            }
+            ms.add((System.nanoTime() - t0) / 1e6);
+        }
+        ms.sort(null);
+        return ms.get(ms.size() / 2);
+    }
+
+    public static String rateLabel(double rate) {
+        return rate == Math.rint(rate) ? String.valueOf((long) rate) : String.format(Locale.ROOT, "%.2f", rate);
+    }
+
+    static double num(JsonNode node, String field) {
+        JsonNode v = node.path(field);
+        return v.isNumber() ? v.asDouble() : Double.NaN;
+    }
+
+    private static Double nan(double d) { return Double.isNaN(d) ? null : d; }
+}
