@@ -3,7 +3,7 @@
 //DEPS io.hyperfoil:hyperfoil-http:0.25.2
 // slf4j-api 2 arrives with no provider beside Log4j's 1.x binding and would print a warning with local jar paths
 //DEPS org.slf4j:slf4j-nop:2.0.6
-//JAVA_OPTIONS -Xmx512m -XX:+ExitOnOutOfMemoryError -Dlog4j2.level=WARN -Dorg.apache.logging.log4j.level=WARN
+//JAVA_OPTIONS -Xmx512m -XX:+UseParallelGC -XX:NewRatio=1 -XX:+ExitOnOutOfMemoryError -Dlog4j2.level=WARN -Dorg.apache.logging.log4j.level=WARN
 //DESCRIPTION The kit's HTTP load driver: runs one Hyperfoil benchmark YAML in-process and writes HdrHistogram interval logs and a JSON result per phase
 package perfkit.loaddriver;
 

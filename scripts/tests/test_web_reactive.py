@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import assert_failed_run_with_one_line, bench, decode_hlog, free_port, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
 
 USERS = [10, 50]
 RATES = [100, 200]
@@ -298,3 +298,68 @@ def test_bad_options_are_one_line_and_exit_2_before_any_run_folder(tmp_path, arg
     assert len(errors) == 1 and message in errors[0], r.stderr
     assert "Exception" not in r.stderr and "\tat " not in r.stderr
     assert not (tmp_path / "web-reactive").exists()
+
+
+# ---- the driver at a high rate: a stock nginx, as a user would try it ---------------------------------------------
+
+@pytest.fixture
+def nginx(tmp_path):
+    """Debian's nginx with 1 worker serving a static file on a free loopback port (./bench setup installs it as root)."""
+    import shutil as sh
+    if not sh.which("nginx") and not os.path.exists("/usr/sbin/nginx"):
+        pytest.skip("nginx not installed (./bench setup installs it as root)")
+    port = free_port()
+    (tmp_path / "html").mkdir()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "html/x.html").write_text("x" * 600)
+    # the worker runs as another user unless told otherwise; as root, this one reads the test's private folder as root
+    user = "user root root;\n" if os.geteuid() == 0 else ""
+    (tmp_path / "nginx.conf").write_text(user + f"""worker_processes 1;
+daemon off;
+pid {tmp_path}/nginx.pid;
+error_log {tmp_path}/logs/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  keepalive_requests 1000000;
+  keepalive_timeout 600s;
+  server {{ listen 127.0.0.1:{port}; root {tmp_path}/html; }}
+}}
+""")
+    proc = subprocess.Popen(["/usr/sbin/nginx", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if port_open(port):
+                break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/x.html"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_the_open_model_holds_20000_requests_per_second_against_nginx(tmp_path, nginx):
+    """The issue's reproduction: a fast target at 20,000 req/s. Connections follow the latency the target shows (not the
+    rate alone), the driver's heap follows its connections, its lateness stays small, and the step is valid. The driver's
+    own JVM warms up at the rate for 20 s first: at this rate a JVM still compiling runs late on 2 cores."""
+    r = bench("run", "web-reactive", "--target-url", nginx, "--models", "open", "--rates", "2000,20000", "--forks", "1",
+              "--warmup", "20", "--measure", "10", "--server-warmup-max", "20", "--peers", "off", "--out", str(tmp_path / "runs"), timeout=600)
+    run_dir = run_dir_of(r)
+    rows = {int(float(row["rate_rps"])): row for row in read_csv(run_dir / "open.csv")}
+    assert rows[2000]["errors"] == "0" and rows[2000]["verdict"] == "met", rows[2000]
+    top = rows[20000]
+    assert top["valid"] == "true" and top["verdict"] == "met", top
+    assert int(top["connections"]) <= 1000, "not one connection per request per second"
+    assert float(top["lateness_p99_ms"]) < 20, top
+    assert float(top["achieved_rps"]) >= 19_000
+    m = manifest(run_dir)
+    series = {f["series"] for f in m["files"] if f["kind"] == "hlog"}
+    assert "target/r20000/driver-lateness" in series, series
+    late, _ = decode_hlog(run_dir / "latency/target.r20000.fork1.lateness.hlog")
+    corrected, _ = decode_hlog(run_dir / "latency/target.r20000.fork1.corrected.hlog")
+    uncorrected, _ = decode_hlog(run_dir / "latency/target.r20000.fork1.uncorrected.hlog")
+    assert late.get_total_count() == corrected.get_total_count() >= 199_000, "every request has its lateness and its corrected latency"
+    # the scheduler's millisecond tick alone makes requests late: from the scheduled start is never faster than Hyperfoil's own
+    assert corrected.get_value_at_percentile(50) > uncorrected.get_value_at_percentile(50)
+    assert "threads: " in (run_dir / "load/target.r20000.fork1.yaml").read_text()
