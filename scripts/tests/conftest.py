@@ -93,6 +93,8 @@ def interrupt_run(args, ready, how="sigint", timeout=120):
             found = ready()
             if found:
                 break
+            if proc.poll() is not None:
+                pytest.fail(f"run {args[0]} ended (exit {proc.returncode}) before the point to interrupt it: {proc.stderr.read()[-1500:]}")
             time.sleep(0.5)
         else:
             pytest.fail(f"run {args[0]} never reached the point to interrupt it")

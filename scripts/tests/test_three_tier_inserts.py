@@ -17,7 +17,9 @@ import pytest
 from conftest import (ROOT, assert_failed_run_with_one_line, bench, decode_hlog, descendants, interrupt_run, leftovers, manifest, perfkit_schemas,
                       read_csv, run_dir_of, validate)
 
-QUICK = ["--quick", "--rounds", "inserts", "--warmup", "1", "--measure", "2", "--durability", "strict,relaxed"]
+# an option is given once (a repeat is refused), so tests that pick their own warm-up or durability start from BASE
+BASE = ["--quick", "--rounds", "inserts", "--measure", "2"]
+QUICK = [*BASE, "--warmup", "1", "--durability", "strict,relaxed"]
 CELLS = ["inserts/postgres/strict", "inserts/postgres/relaxed", "inserts/cassandra/strict", "inserts/cassandra/relaxed"]
 
 
@@ -151,7 +153,7 @@ def test_nothing_is_left_after_the_run(quick_run):
 def test_the_default_login_never_works_not_even_at_start_up(tmp_path):
     """A local user racing the node's start-up tries cassandra/cassandra on its native port from the first moment the
     port listens. The node only opens it once the run's password is set, so every attempt is refused."""
-    proc = subprocess.Popen([str(ROOT / "bench"), "run", "three-tier", *QUICK, "--stores", "cassandra", "--durability", "relaxed",
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "three-tier", *BASE, "--warmup", "1", "--stores", "cassandra", "--durability", "relaxed",
                              "--out", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     attempts = []
     try:
@@ -196,7 +198,7 @@ def test_ctrl_c_during_cassandra_writes_stops_the_node_and_removes_its_data(tmp_
                 return run_dir, None
         return None
 
-    code, err, run_dir, _ = interrupt_run(["three-tier", *QUICK, "--stores", "cassandra", "--durability", "strict",
+    code, err, run_dir, _ = interrupt_run(["three-tier", *BASE, "--stores", "cassandra", "--durability", "strict",
                                            "--warmup", "20", "--out", str(tmp_path)], writing, timeout=300)
     assert code == 130, err
     m = manifest(run_dir)
@@ -213,7 +215,7 @@ def test_ctrl_c_during_postgres_writes_stops_the_cluster(tmp_path):
                 return ts.parent, None
         return None
 
-    code, err, run_dir, _ = interrupt_run(["three-tier", *QUICK, "--stores", "postgres", "--durability", "strict",
+    code, err, run_dir, _ = interrupt_run(["three-tier", *BASE, "--stores", "postgres", "--durability", "strict",
                                            "--warmup", "20", "--out", str(tmp_path)], writing, timeout=180)
     assert code == 130, err
     assert manifest(run_dir)["status"] == "interrupted"

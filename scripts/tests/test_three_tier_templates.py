@@ -43,6 +43,8 @@ def test_manifest_validates_with_the_three_engines(quick_run):
     assert set(t["versions"]) >= {"tomcat", "jasper", "freemarker"} and t["versions"]["freemarker"] == "2.3.34"
     assert t["versions"]["jasper"] == t["versions"]["tomcat"].rsplit(".", 1)[0], "Jasper matches the Tomcat Spring Boot brings"
     assert t["orderByFork"] == {"1": ",".join(ENGINES)}
+    (warmup,) = [w for w in m["notes"]["serverWarmup"] if w["label"] == "templates"]
+    assert sorted(warmup["endpoints"]) == sorted(f"/page/{e}" for e in ENGINES), "all engines warm before any is measured"
 
 
 def test_pool_and_jsp_settings_come_from_the_running_server(quick_run):
@@ -70,25 +72,29 @@ def test_every_hlog_decodes_and_counts_its_responses(quick_run):
     saturation = {(r["cell"], r["fork"]): r for r in read_csv(quick_run / "saturation.csv")}
     hlogs = [f for f in m["files"] if f["kind"] == "hlog"]
     assert {f["cell"] for f in hlogs} == set(CELLS)
-    assert len(hlogs) == 2 * 2 * len(CELLS), "corrected and uncorrected, saturation and one open step per engine"
+    # saturation: corrected and uncorrected (the same samples: a closed model has no schedule); an open step: those two
+    # and the driver's lateness
+    assert len(hlogs) == (2 + 3) * len(CELLS), hlogs
     for f in hlogs:
         merged, intervals = decode_hlog(quick_run / f["path"])
         assert intervals >= 1 and f["fork"] == 1
         if f["series"] == f["cell"] + "/saturation":
             expected = int(saturation[(f["cell"], "1")]["responses"])
         else:
-            # an open-model step: the driver's own count of answered requests in that phase
-            phase = pathlib_stem(f["path"])
+            # an open-model step: the driver's own counts in that phase
+            phase, kind = pathlib_stem(f["path"])
             result = json.loads((quick_run / "load" / f"{phase}.result.json").read_text())
             (ph,) = [p for p in result["phases"] if p["name"] == phase]
-            expected = ph["responses"]
+            expected = {"corrected": ph["correctedCount"], "uncorrected": ph["histogramCount"], "lateness": ph["started"]}[kind]
+            assert f["series"].endswith("/driver-lateness") == (kind == "lateness"), f
         assert merged.get_total_count() == expected > 0, f
 
 
 def pathlib_stem(hlog_path):
-    """latency/templates.jsp.sat.fork1.corrected.hlog -> templates.jsp.sat.fork1"""
+    """latency/templates.jsp.r1234.fork1.lateness.hlog -> (templates.jsp.r1234.fork1, lateness)"""
     name = hlog_path.split("/")[-1]
-    return re.sub(r"\.(un)?corrected\.hlog$", "", name)
+    m = re.fullmatch(r"(.*)\.(corrected|uncorrected|lateness)\.hlog", name)
+    return m.group(1), m.group(2)
 
 
 def test_pages_are_the_same_modulo_whitespace_and_hold_the_items(quick_run):

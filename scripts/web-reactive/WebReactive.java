@@ -43,7 +43,7 @@ public class WebReactive {
             + "calling an external service that answers after --backend-delay-ms, 1 or 2 times per request. Closed model: N users x 5 requests\n"
             + "(siege -b -c N -r 5) over --users. Open model: constant arrival rate, capacity at a p99 SLO by doubling then bisecting.\n"
             + "Load driver: Hyperfoil 0.25.2 in its own JVM; its benchmark YAML is kept in the run's load/ folder.")
-            .choices("variants", Cells.STACKS, "mvc,webflux,mvc-virtual",
+            .choices("variants", Cells.STACKS, "mvc,webflux,mvc-virtual", "mvc,webflux",
                     "stacks: mvc = Tomcat with its default 200 threads; webflux = Reactor Netty event loops; mvc-virtual = MVC on virtual threads "
                             + "(JDK 21+, skipped with a note on older JDKs)")
             .integers("calls", "1,2", null, 1, 4, "external calls per request, made one after the other (the original's two categories: 1 and 2)")

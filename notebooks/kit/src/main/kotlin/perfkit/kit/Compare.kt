@@ -97,6 +97,9 @@ fun compareGroups(spec: CompareSpec, selection: String = "latest", root: Path = 
 /** Parameters that are bookkeeping, not a factor: where the run was written and its label. */
 private val NOT_A_FACTOR = setOf("out", "tag")
 
+/** The harness points every child JVM's temp folder into its own run: a flag that differs per run, never a factor. */
+private val RUN_SCRATCH_FLAG = Regex("-Djava\\.io\\.tmpdir=.*/scratch/tmp")
+
 /** The family a fingerprint field belongs to: fields of one family change together (a new host changes its CPU and kernel). */
 fun factorOf(field: String): String = when {
     field.startsWith("host ") -> "host"
@@ -116,7 +119,7 @@ fun Run.fingerprint(): Map<String, String> {
         "host CPU limit" to text(h.path("containerCpuLimit")), "host OS" to text(h.path("os")), "host kernel" to text(h.path("kernel")),
         "JVM (run)" to "${text(j.path("vendor"))} ${text(j.path("version"))}".trim(),
         "JVM (forks)" to j.path("fork").let { f -> if (f.isObject) "${text(f.path("vendor"))} ${text(f.path("version"))} ${text(f.path("vmName"))}".trim() else "same as run" },
-        "fork flags" to text(j.path("forkInputArguments")),
+        "fork flags" to j.path("forkInputArguments").map { it.asText() }.filterNot { RUN_SCRATCH_FLAG.matches(it) }.joinToString(" "),
         "kit commit" to (commit.take(10).ifEmpty { "unknown" } + if (dirty == true) " (dirty)" else ""),
         "mode" to mode, "quick" to quick.toString(),
         "warm-up s" to text(m.path("warmupSeconds")), "measure s" to text(m.path("measureSeconds")), "repetitions" to text(m.path("repetitions")),

@@ -55,7 +55,7 @@ fun formatCell(v: Any?, digits: Int = 3): String = when (v) {
     null -> ""
     is Int, is Long -> String.format(Locale.ROOT, "%,d", v)
     is Double, is Float -> formatNumber((v as Number).toDouble(), digits)
-    else -> mdText(v.toString())
+    else -> mdText(v.toString(), atLineStart = false) // a cell never starts a line: "17.0.15" cannot open a list there
 }
 
 /**
@@ -71,18 +71,18 @@ fun escapeHtml(text: String): String = text.replace("&", "&amp;").replace("<", "
  * Markdown syntax (links, emphasis, code, table cells, headings, lists); control characters and newlines become
  * spaces, so nothing can start a new block. Use it for any data interpolated into [md] text.
  */
-fun mdText(text: String): String {
+fun mdText(text: String, atLineStart: Boolean = true): String {
     val sb = StringBuilder(text.length + 16)
     for ((i, ch) in text.withIndex()) when {
         ch == '&' -> sb.append("&amp;")
         ch == '<' -> sb.append("&lt;")
         ch == '>' -> sb.append("&gt;")
-        ch in MARKDOWN_SYNTAX || (i == 0 && ch in "+-=") -> sb.append("&#").append(ch.code).append(';')
+        ch in MARKDOWN_SYNTAX || (atLineStart && i == 0 && ch in "+-=") -> sb.append("&#").append(ch.code).append(';')
         ch.isISOControl() -> sb.append(' ')
         else -> sb.append(ch)
     }
     // "1." at the start of a line would open a list
-    return Regex("^(\\d+)([.)])").replace(sb.toString()) { m -> m.groupValues[1] + "&#" + m.groupValues[2][0].code + ";" }
+    return if (!atLineStart) sb.toString() else Regex("^(\\d+)([.)])").replace(sb.toString()) { m -> m.groupValues[1] + "&#" + m.groupValues[2][0].code + ";" }
 }
 
 // ( ) and ! only act after ] or before [, which are escaped

@@ -1,5 +1,8 @@
 package perfkit.kit
 
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.rows
+
 /**
  * The capacity of a sweep: the largest x that meets the SLO (metric <= [slo]) with every smaller x
  * meeting it too. A sweep is read in order of x; the first violation ends it, so a lucky point
@@ -14,27 +17,73 @@ fun capacityAtSlo(points: List<Pair<Double, Double>>, slo: Double): Double? {
     return capacity
 }
 
-/** One fork's capacity at the SLO, as a capacity search reports it: the value (null when none) and how it ended. */
-data class ForkCapacity(val fork: Int, val capacity: Double?, val status: String)
-
-/** Capacity over forks for a table: [text], and the [mean] to price, null when no single number stands for the forks. */
-data class CapacityOverForks(val text: String, val mean: Double?)
+/**
+ * One fork's capacity as a search reports it: a bracket on the grid of loads tried. [lastMet] is the largest that met
+ * the SLO (null: none did), [firstMissed] the smallest above it that did not (null: the search stopped first), and
+ * [status] how it ended ("wall", "lower bound", "not measurable on this host", ...).
+ */
+data class ForkBracket(val fork: Int, val lastMet: Double?, val firstMissed: Double?, val status: String) {
+    val wall: Boolean get() = status == "wall"
+}
 
 /**
- * One cell's capacity over its forks. A mean with its interval only when every fork has a capacity above 0 and
- * every search ended the same way (all walls, or all lower bounds); otherwise each fork's own result, because a
- * mean of a wall, a lower bound and "no rate met" (a 0) is not a capacity of anything.
+ * A cell's capacity over its forks, as a bracket: at least [low] in every fork (null: some fork met nothing), and, when
+ * every fork found its wall, below [high]. Forks differ, so the bracket is their union, never a mean of grid values.
+ * [text] says it in words, a bound as a bound.
  */
-fun capacityOverForks(forks: List<ForkCapacity>, unit: String): CapacityOverForks {
-    if (forks.isEmpty()) return CapacityOverForks("not run", null)
-    val values = forks.mapNotNull { it.capacity }
-    if (values.size == forks.size && values.all { it > 0 } && forks.map { it.status }.distinct().size == 1) {
-        val e = meanInterval(values)
-        return CapacityOverForks("${formatNumber(e.mean)} $unit" + (if (e.n > 1) " (${e.interval} ${formatNumber(e.low)}..${formatNumber(e.high)})" else "") +
-            " — ${escapeHtml(forks.first().status)}", e.mean)
+data class CapacityBracket(val low: Double?, val high: Double?, val forks: List<ForkBracket>, val unit: String) {
+    val wall: Boolean get() = forks.isNotEmpty() && forks.all { it.wall }
+    val text: String get() = when {
+        forks.isEmpty() -> "not run"
+        low != null && high != null -> "${formatNumber(low)} to under ${formatNumber(high)} $unit (a wall in every fork)"
+        low != null -> "at least ${formatNumber(low)} $unit (no wall found in ${forks.count { !it.wall }} of ${forks.size} fork(s))"
+        high != null -> "below ${formatNumber(high)} $unit (no load met the SLO)"
+        else -> forks.sortedBy { it.fork }.joinToString("; ") { "fork ${it.fork}: ${mdText(it.status)}" }
     }
-    return CapacityOverForks(forks.sortedBy { it.fork }.joinToString("; ") { f ->
-        val value = when (val c = f.capacity) { null -> "none"; 0.0 -> "no rate met"; else -> "${formatNumber(c)} $unit" }
-        "fork ${f.fork}: $value (${escapeHtml(f.status)})"
-    }, null)
+
+    /** Each fork's own bracket, e.g. "600..1200 (wall); 600..1200 (wall); at least 2400". */
+    val perFork: String get() = forks.sortedBy { it.fork }.joinToString("; ") { f ->
+        when {
+            f.lastMet != null && f.firstMissed != null -> "${formatNumber(f.lastMet)}..${formatNumber(f.firstMissed)}"
+            f.lastMet != null -> "at least ${formatNumber(f.lastMet)}"
+            f.firstMissed != null -> "below ${formatNumber(f.firstMissed)}"
+            else -> "none"
+        } + " (${mdText(f.status)})"
+    }
+}
+
+fun capacityBracket(forks: List<ForkBracket>, unit: String): CapacityBracket {
+    val low = if (forks.isNotEmpty() && forks.all { it.lastMet != null }) forks.minOf { it.lastMet!! } else null
+    val high = if (forks.isNotEmpty() && forks.all { it.wall && it.firstMissed != null }) forks.maxOf { it.firstMissed!! } else null
+    return CapacityBracket(low, high, forks, unit)
+}
+
+/** The brackets of a capacity.csv (columns fork, last_met_rps, first_missed_rps, status), one per value of [key]. */
+fun AnyFrame.capacityBrackets(key: String = "cell", unit: String = "req/s"): Map<Any?, CapacityBracket> =
+    rows().groupBy { it[key] }.mapValues { (_, rows) ->
+        capacityBracket(rows.map { r ->
+            ForkBracket((r["fork"] as Number).toInt(), (r["last_met_rps"] as Number?)?.toDouble(), (r["first_missed_rps"] as Number?)?.toDouble(), r["status"].toString())
+        }, unit)
+    }
+
+/**
+ * What a million requests cost at a capacity bracket: capacity at least [CapacityBracket.low] means a cost at most
+ * price / low; with a wall below [CapacityBracket.high], more than price / high. A bound stays a bound.
+ */
+fun costBracket(pricePerHour: Double, c: CapacityBracket): String {
+    val most = c.low?.let { costPerMillion(pricePerHour, it) } ?: return "- (no load met the SLO in every fork)"
+    val least = c.high?.let { costPerMillion(pricePerHour, it) }
+    return if (least != null) "\$${formatNumber(least, 3)} to \$${formatNumber(most, 3)}" else "at most \$${formatNumber(most, 3)}"
+}
+
+/** The ratio of two capacity brackets as a bracket: A / B lies in (A.low / B.high, A.high / B.low); open ends stay open. */
+fun bracketRatio(a: CapacityBracket, b: CapacityBracket): String {
+    val lo = if (a.low != null && b.high != null) a.low / b.high else null
+    val hi = if (a.high != null && b.low != null) a.high / b.low else null
+    return when {
+        lo != null && hi != null -> "between ${formatNumber(lo)}x and ${formatNumber(hi)}x"
+        lo != null -> "more than ${formatNumber(lo)}x"
+        hi != null -> "less than ${formatNumber(hi)}x"
+        else -> "cannot be bounded from these brackets"
+    }
 }

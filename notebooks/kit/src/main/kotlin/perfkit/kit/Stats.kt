@@ -39,7 +39,9 @@ fun meanInterval(values: List<Double>, level: Double = 0.95): Estimate {
     val sd = if (n > 1) sqrt(values.sumOf { (it - mean) * (it - mean) } / (n - 1)) else Double.NaN
     if (n < MIN_REPETITIONS_FOR_CLAIM) return Estimate(n, mean, values.min(), values.max(), sd)
     val half = tQuantile(1 - (1 - level) / 2, (n - 1).toDouble()) * sd / sqrt(n.toDouble())
-    return Estimate(n, mean, mean - half, mean + half, sd)
+    // a quantity that cannot be negative (a rate, a latency, a capacity) never gets an interval below 0
+    val low = if (values.all { it >= 0 }) maxOf(0.0, mean - half) else mean - half
+    return Estimate(n, mean, low, mean + half, sd)
 }
 
 /**
@@ -72,6 +74,7 @@ fun ratioInterval(numerator: List<Double>, denominator: List<Double>, level: Dou
  * its Fieller interval ([ratioInterval]: each row one independent repetition); null when either side has no rows.
  */
 fun ratioOf(df: AnyFrame, key: String, value: String, numerator: Any?, denominator: Any?): Estimate? {
+    groupsUnderOneLabel(df, listOf(key))
     fun values(k: Any?) = df.rows().filter { it[key] == k }.mapNotNull { (it[value] as Number?)?.toDouble() }
     val a = values(numerator); val b = values(denominator)
     return if (a.isEmpty() || b.isEmpty()) null else ratioInterval(a, b)
@@ -100,7 +103,8 @@ data class WelchTest(val t: Double, val df: Double, val p: Double)
 fun welchTest(a: Estimate, b: Estimate): WelchTest {
     require(a.n >= 2 && b.n >= 2) { "a t-test needs at least 2 values per side" }
     val va = a.sd * a.sd / a.n; val vb = b.sd * b.sd / b.n
-    if (va + vb == 0.0) return WelchTest(if (a.mean == b.mean) 0.0 else Double.POSITIVE_INFINITY, Double.NaN, if (a.mean == b.mean) 1.0 else 0.0)
+    // no spread on either side (every fork gave one grid value, say): there is nothing to test, so no p either
+    if (va + vb == 0.0) return WelchTest(if (a.mean == b.mean) 0.0 else Double.POSITIVE_INFINITY, Double.NaN, if (a.mean == b.mean) 1.0 else Double.NaN)
     val t = (a.mean - b.mean) / sqrt(va + vb)
     val df = welchDf(va, a.n, vb, b.n)
     return WelchTest(t, df, 2 * (1 - tCdf(abs(t), df)))
@@ -108,7 +112,7 @@ fun welchTest(a: Estimate, b: Estimate): WelchTest {
 
 fun welchTest(a: List<Double>, b: List<Double>): WelchTest = welchTest(meanInterval(a), meanInterval(b))
 
-/** True when the data supports a difference: at least 3 repetitions each, and Welch's p below [alpha]. */
+/** True when the data supports a difference: at least 3 repetitions each, and Welch's p below [alpha] (never when there is no p). */
 fun differs(a: Estimate, b: Estimate, alpha: Double = ALPHA): Boolean =
     !a.range && !b.range && welchTest(a, b).p < alpha
 
@@ -117,10 +121,22 @@ private fun welchDf(va: Double, na: Int, vb: Double, nb: Int): Double {
     return if (den == 0.0) (na + nb - 2).toDouble() else (va + vb) * (va + vb) / den
 }
 
-/** Groups rows by [keys] and estimates the mean of [value] per group, keyed by the group's values. */
+/**
+ * Groups rows by [keys] and estimates the mean of [value] per group, keyed by the group's values. Runs are pooled only
+ * under one label (a run's label says how it differs from the others: host, JDK, tag, a parameter): a group that
+ * mixes labels is an error that says to add `label` to the keys.
+ */
 fun estimates(df: AnyFrame, keys: List<String>, value: String): Map<List<Any?>, Estimate> =
-    df.rows().groupBy { row -> keys.map { row[it] } }
-        .mapValues { (_, rows) -> meanInterval(rows.map { (it[value] as Number).toDouble() }) }
+    groupsUnderOneLabel(df, keys).mapValues { (_, rows) -> meanInterval(rows.map { (it[value] as Number).toDouble() }) }
+
+private fun groupsUnderOneLabel(df: AnyFrame, keys: List<String>) = df.rows().groupBy { row -> keys.map { row[it] } }.also { groups ->
+    if ("label" !in df.columnNames() || "label" in keys) return@also
+    for ((key, rows) in groups) {
+        val labels = rows.map { it["label"] }.distinct()
+        if (labels.size > 1) throw RunFormatException("the group $key pools runs with different labels (${labels.joinToString(" | ")}): " +
+            "add \"label\" to the keys, or select runs that share one")
+    }
+}
 
 /**
  * Groups rows by [keys] and estimates the mean of [value] per group: n, mean, ci_low, ci_high, interval
@@ -128,7 +144,7 @@ fun estimates(df: AnyFrame, keys: List<String>, value: String): Map<List<Any?>, 
  * group pools).
  */
 fun summarize(df: AnyFrame, keys: List<String>, value: String): AnyFrame {
-    val groups = df.rows().groupBy { row -> keys.map { row[it] } }
+    val groups = groupsUnderOneLabel(df, keys)
     val est = groups.mapValues { (_, rows) -> meanInterval(rows.map { (it[value] as Number).toDouble() }) }
     val cols = keys.mapIndexed { i, k -> est.keys.map { it[i] }.toColumn(k, Infer.Type) } + listOfNotNull(
         est.values.map { it.n }.toColumn("n"),
@@ -151,6 +167,7 @@ fun describeDifference(nameA: String, a: Estimate, nameB: String, b: Estimate): 
     return when {
         a.range || b.range ->
             "$nameA looks ${"%.0f".format(pct)}% $direction than $nameB, but with ${minOf(a.n, b.n)} fork(s) there are not enough forks to claim a difference (at least $MIN_REPETITIONS_FOR_CLAIM needed)"
+        welchTest(a, b).p.isNaN() -> "$nameA and $nameB cannot be told apart: every fork gave the same value on each side, so there is no spread to test"
         !differs(a, b) -> "$nameA and $nameB cannot be told apart (Welch t-test, p = ${"%.2f".format(welchTest(a, b).p)})"
         else -> "$nameA is ${"%.0f".format(pct)}% $direction than $nameB (Welch t-test, p = ${formatP(welchTest(a, b).p)})"
     }

@@ -17,12 +17,36 @@ private fun Estimate.text(unit: String = ""): String =
 
 /**
  * Rows of the run table [path], stacked over the runs that have it (a round that did not run leaves no file), of
- * one [round] when given, and only valid rows unless [validOnly] is false. Empty when no run has the table.
+ * one [round] when given, and only valid rows measured on warm servers (the step's `warm` column: every server's JIT
+ * under 50 ms/s) unless [validOnly] is false. Empty when no run has the table.
  */
 fun List<Run>.roundRows(path: String, round: String? = null, validOnly: Boolean = true): AnyFrame {
     val having = filter { r -> r.files.any { it.path == path } }
     if (having.isEmpty()) return dataFrameOf(emptyList<org.jetbrains.kotlinx.dataframe.AnyCol>())
-    return having.table(path).filter { (round == null || it["round"] == round) && (!validOnly || it["valid"] == true) }
+    val t = having.table(path)
+    val hasWarm = "warm" in t.columnNames()
+    return t.filter { (round == null || it["round"] == round) && (!validOnly || (it["valid"] == true && (!hasWarm || it["warm"] != false))) }
+}
+
+/**
+ * Why a round has nothing to show: it did not run in the selected runs, or it ran but every step was invalid or
+ * measured while a server's JIT still compiled (a quick run's warm-up is too short for the JIT on a small host).
+ */
+fun List<Run>.nothingToShow(path: String, round: String?): Markdown {
+    val all = roundRows(path, round, validOnly = false)
+    val name = round ?: path.removeSuffix(".csv")
+    if (all.isEmptyFrame()) return md("The $name round did not run in the selected runs.")
+    val cold = coldSteps(path, round)
+    return md("The $name round ran, but none of its ${all.rowsCount()} step(s) can be shown: " +
+        (if (cold > 0) "$cold were measured while a server's JIT still compiled, the rest were invalid." else "every one was invalid.") +
+        " A longer warm-up (--server-warmup-max) and a full-scale run give steps to compare.")
+}
+
+/** How many valid steps of [path] were left out because a server's JIT was still busy during them. */
+fun List<Run>.coldSteps(path: String, round: String? = null): Int {
+    val all = roundRows(path, round, validOnly = false)
+    if (all.isEmptyFrame() || "warm" !in all.columnNames()) return 0
+    return all.rows().count { it["valid"] == true && it["warm"] == false }
 }
 
 private fun AnyFrame.isEmptyFrame() = rowsCount() == 0 || columnNames().isEmpty()
@@ -68,7 +92,7 @@ fun durabilitySettings(runs: List<Run>): Markdown {
 /** Round 1: each engine's saturation throughput as a share of plain HTML's, beside the published shares. */
 fun templateShares(runs: List<Run>, pub: AnyFrame): Markdown {
     val rows = runs.roundRows("saturation.csv", "templates")
-    if (rows.isEmptyFrame()) return md("The templates round did not run in the selected runs.")
+    if (rows.isEmptyFrame()) return runs.nothingToShow("saturation.csv", "templates")
     val plainPub = pub.publishedValue("plain", "throughput")
     val engines = rows.rows().map { it["variant"] as String }.distinct()
     val tp = estimates(rows, listOf("variant"), "throughput_rps")
@@ -83,7 +107,7 @@ fun templateShares(runs: List<Run>, pub: AnyFrame): Markdown {
 /** Round 2: inserts per second and latency per database and durability, with the row-count check. */
 fun insertsTable(runs: List<Run>): Markdown {
     val rows = runs.roundRows("inserts.csv")
-    if (rows.isEmptyFrame()) return md("The inserts round did not run in the selected runs.")
+    if (rows.isEmptyFrame()) return runs.nothingToShow("inserts.csv", null)
     val keys = rows.rows().map { it["store"] as String to it["durability"] as String }.distinct()
     fun of(k: Pair<String, String>) = rows.filter { it["store"] == k.first && it["durability"] == k.second }
     fun mean(f: AnyFrame, col: String) = f.rows().mapNotNull { num(it[col]) }.takeIf { it.isNotEmpty() }?.average()
@@ -103,7 +127,7 @@ fun insertsTable(runs: List<Run>): Markdown {
  */
 fun durabilityRatios(runs: List<Run>, pub: AnyFrame): Markdown {
     val rows = runs.roundRows("inserts.csv")
-    if (rows.isEmptyFrame()) return md("The inserts round did not run in the selected runs.")
+    if (rows.isEmptyFrame()) return runs.nothingToShow("inserts.csv", null)
     val keyed = rows.add("setting") { "${it["store"]}/${it["durability"]}" }
     val published = pub.publishedValue("cassandra", "inserts") / pub.publishedValue("postgres", "inserts")
     val pairs = listOf(
@@ -127,34 +151,116 @@ private fun claimRatio(r: Estimate): String = when {
 }
 
 /**
- * Round 3: async over sync throughput at saturation (published 2.75×), whether async's mean and p95 are worse
- * (the original's finding), and whether the mixed chain helps.
+ * Round 3: throughput at saturation per variant as a ratio to sync (the original's 2.75× for async), separating style
+ * from framework with the matched pair (webflux: Spring's reactive stack against sync's Spring MVC), and latency at
+ * the one offered rate every variant ran at, below the slowest one's capacity (the original's latency claim was about
+ * the same load; at saturation, mean = users / throughput only restates throughput).
  */
 fun chainClaims(runs: List<Run>, pub: AnyFrame): Markdown {
     val rows = runs.roundRows("saturation.csv", "chain")
-    if (rows.isEmptyFrame()) return md("The chain round did not run in the selected runs.")
+    if (rows.isEmptyFrame()) return runs.nothingToShow("saturation.csv", "chain")
     val publishedRatio = pub.publishedValue("async", "throughput") / pub.publishedValue("sync", "throughput")
-    val tp = ratioOf(rows, "variant", "throughput_rps", "async", "sync")
-    val mixed = ratioOf(rows, "variant", "throughput_rps", "mixed", "async")
-    fun est(v: String, col: String) = rows.filter { it["variant"] == v }.rows().mapNotNull { num(it[col]) }.takeIf { it.isNotEmpty() }?.let { meanInterval(it) }
-    // describeDifference calls the larger value "faster": negate latencies, so the lower one reads as faster
-    fun neg(e: Estimate) = Estimate(e.n, -e.mean, -e.high, -e.low, e.sd)
-    fun latency(col: String, label: String): String {
-        val a = est("async", col) ?: return "- $label: async not run."
-        val s = est("sync", col) ?: return "- $label: sync not run."
-        return "- **$label at saturation:** async ${a.text(" ms")}, sync ${s.text(" ms")}: " + describeDifference("async", neg(a), "sync", neg(s)) + "."
+    val variants = rows.rows().map { it["variant"] as String }.distinct()
+    val ratios = variants.filter { it != "sync" }.joinToString("\n") { v ->
+        "| `$v` / `sync` | ${ratioText(ratioOf(rows, "variant", "throughput_rps", v, "sync"))} | " +
+            (if (v == "async") "${formatNumber(publishedRatio)}×" else if (v == "mixed") "no gain over sync (mixing did not help)" else "not in the original") + " |"
     }
-    return md(listOf(
-        "- **Throughput at saturation, async / sync:** " + (tp?.let { it.text("×") + " here, against ${formatNumber(publishedRatio)}× published." } ?: "needs both variants."),
-        latency("mean_ms", "Mean response time"),
-        latency("p95_ms", "p95 response time"),
-        "- **Mixed (async with a sync B) / async:** " + (mixed?.let { it.text("×") + " (published: mixing did not help)." } ?: "needs both variants."),
-    ).joinToString("\n"))
+    val compare = runs.roundRows("open.csv", "chain").let { if (it.isEmptyFrame()) it else it.filter { r -> r["purpose"] == "compare" } }
+    val rate = if (compare.isEmptyFrame()) null else compare.rows().mapNotNull { num(it["rate_rps"]) }.distinct()
+    val latency = if (compare.isEmptyFrame()) "No variant was measured at a common rate in the selected runs."
+    else "At ${rate!!.joinToString(" / ") { formatNumber(it) }} req/s offered to every variant (half the slowest variant's capacity in each fork), " +
+        "latency from the scheduled start, each fork one value:\n\n| variant | mean (ms) | p95 (ms) | p99 (ms) |\n|---|---|---|---|\n" +
+        variants.joinToString("\n") { v ->
+            fun e(col: String) = compare.filter { it["variant"] == v }.rows().mapNotNull { num(it[col]) }.takeIf { it.isNotEmpty() }?.let { meanInterval(it).text(" ms") } ?: "-"
+            "| `$v` | ${e("mean_ms")} | ${e("p95_ms")} | ${e("p99_ms")} |"
+        }
+    return md("| throughput at saturation | here | published |\n|---|---|---|\n$ratios\n\n$latency")
 }
 
 /**
- * Both HTTP rounds: capacity at the SLO per cell (mean over forks where they agree, see [capacityOverForks]), CPU per process per 1000 requests at the
- * highest rate met, and the cost per million requests on [machine].
+ * The original's claims, round by round, with this host's answer: holds, does not hold, or cannot tell here, and why.
+ * Each answer follows from an interval over forks (3 or more; fewer give a range, which answers nothing).
+ */
+fun threeTierClaims(runs: List<Run>, pub: AnyFrame): List<Claim> {
+    val claims = mutableListOf<Claim>()
+    val templates = runs.roundRows("saturation.csv", "templates")
+    if (!templates.isEmptyFrame()) {
+        val plain = pub.publishedValue("plain", "throughput")
+        val jsp = ratioOf(templates, "variant", "throughput_rps", "jsp", "plain")
+        val fm = ratioOf(templates, "variant", "throughput_rps", "freemarker", "plain")
+        val fmOverJsp = ratioOf(templates, "variant", "throughput_rps", "freemarker", "jsp")
+        claims += Claim("JSP renders at about ${formatNumber(pub.publishedValue("jsp", "throughput") / plain)}× plain HTML's throughput: templates cost",
+            "JSP / plain ${ratioText(jsp)}", answerBelow(jsp, 1.0), because(jsp, answerBelow(jsp, 1.0), "below 1", "it reaches 1"))
+        claims += Claim("FreeMarker is almost free (${formatNumber(pub.publishedValue("freemarker", "throughput") / plain)}× plain)",
+            "FreeMarker / plain ${ratioText(fm)}", answerAbove(fm, 0.9), because(fm, answerAbove(fm, 0.9), "above 0.9", "it straddles 0.9"))
+        claims += Claim("FreeMarker is faster than JSP", "FreeMarker / JSP ${ratioText(fmOverJsp)}", answerAbove(fmOverJsp, 1.0),
+            because(fmOverJsp, answerAbove(fmOverJsp, 1.0), "above 1", "it includes 1"))
+    }
+    val inserts = runs.roundRows("inserts.csv")
+    if (!inserts.isEmptyFrame()) {
+        val keyed = inserts.add("setting") { "${it["store"]}/${it["durability"]}" }
+        val published = pub.publishedValue("cassandra", "inserts") / pub.publishedValue("postgres", "inserts")
+        for (d in listOf("strict", "relaxed")) {
+            val r = ratioOf(keyed, "setting", "tps", "cassandra/$d", "postgres/$d") ?: continue
+            claims += Claim("Cassandra inserts faster than PostgreSQL (${formatNumber(published)}×, against a \"tuned\" PostgreSQL)",
+                "Cassandra / PostgreSQL at $d durability ${ratioText(r)}", answerAbove(r, 1.0),
+                because(r, answerAbove(r, 1.0), "above 1", "it includes 1") + " One embedded node on the host's shared cores, beside its own writers, is not " +
+                    "Cassandra's home ground, while PostgreSQL serves 16 writers from one process tree.")
+        }
+    }
+    val chain = runs.roundRows("saturation.csv", "chain")
+    if (!chain.isEmptyFrame()) {
+        val asyncSync = ratioOf(chain, "variant", "throughput_rps", "async", "sync")
+        val fluxSync = ratioOf(chain, "variant", "throughput_rps", "webflux", "sync")
+        claims += Claim("The async chain serves about ${formatNumber(pub.publishedValue("async", "throughput") / pub.publishedValue("sync", "throughput"))}× " +
+            "the sync chain's throughput at saturation", "async / sync ${ratioText(asyncSync)}" + (fluxSync?.let { "; the matched pair, webflux / sync, ${ratioText(it)}" } ?: ""),
+            answerAbove(asyncSync, 1.0), because(asyncSync, answerAbove(asyncSync, 1.0), "above 1", "it includes 1") +
+                (fluxSync?.let { " With Spring on both sides (webflux vs sync) the reactive style alone gives ${ratioText(it)}: the rest of async's lead is the framework's cost." } ?: ""))
+        val mixed = ratioOf(chain, "variant", "throughput_rps", "mixed", "async")
+        if (mixed != null) claims += Claim("Mixing (one sync hop in an async chain) does not help: the whole chain must be async",
+            "mixed / async ${ratioText(mixed)}", answerBelow(mixed, 1.0), because(mixed, answerBelow(mixed, 1.0), "below 1", "it reaches 1"))
+        val compare = runs.roundRows("open.csv", "chain").let { if (it.isEmptyFrame()) it else it.filter { r -> r["purpose"] == "compare" } }
+        fun p95(v: String) = if (compare.isEmptyFrame()) null else compare.filter { it["variant"] == v }.rows().mapNotNull { num(it["p95_ms"]) }.takeIf { it.isNotEmpty() }?.let { meanInterval(it) }
+        val a = p95("async"); val s = p95("sync")
+        val answer = when {
+            a == null || s == null || a.range || s.range -> Answer.CANNOT_TELL
+            differs(a, s) && a.mean > s.mean -> Answer.HOLDS
+            differs(a, s) && a.mean < s.mean -> Answer.DOES_NOT_HOLD
+            else -> Answer.CANNOT_TELL
+        }
+        claims += Claim("Async answers with worse mean and p95 latency than sync",
+            if (a != null && s != null) "p95 at the common rate: async ${a.text(" ms")}, sync ${s.text(" ms")}" else "no common-rate step",
+            answer, when {
+                a == null || s == null -> "Both variants must run at one offered rate."
+                a.range || s.range -> "Fewer than 3 forks give a range, not an interval."
+                answer == Answer.CANNOT_TELL -> "A Welch t-test over forks cannot tell them apart (p = ${"%.2f".format(welchTest(a, s).p)})."
+                else -> "At the same offered load, below every variant's capacity (Welch t-test over forks, p = ${"%.3f".format(welchTest(a, s).p)})."
+            })
+    }
+    return claims
+}
+
+/** "Holds" when the whole interval lies below [threshold], "does not hold" when it lies at or above it. */
+fun answerBelow(e: Estimate?, threshold: Double): Answer = when {
+    e == null || e.range || e.low.isNaN() || e.high.isNaN() -> Answer.CANNOT_TELL
+    e.high < threshold -> Answer.HOLDS
+    e.low >= threshold -> Answer.DOES_NOT_HOLD
+    else -> Answer.CANNOT_TELL
+}
+
+/** Why an interval answers a claim as it does: [holds] says what a holding interval shows, [unclear] what stands in the way. */
+private fun because(e: Estimate?, answer: Answer, holds: String, unclear: String): String = when {
+    e == null -> "Not measured in the selected runs."
+    e.range -> "${e.n} fork(s) give a range, not an interval: at least $MIN_REPETITIONS_FOR_CLAIM are needed to answer."
+    answer == Answer.HOLDS -> "The 95% Fieller interval over ${e.n} forks lies wholly $holds."
+    answer == Answer.DOES_NOT_HOLD -> "The 95% Fieller interval over ${e.n} forks lies wholly on the other side."
+    else -> "The 95% Fieller interval over ${e.n} forks: $unclear."
+}
+
+/**
+ * Both HTTP rounds: capacity at the SLO per cell as a bracket over its forks ([capacityBracket]), CPU per process per
+ * 1000 requests at the highest rate met, and the cost per million requests on [machine] as a bracket too: "at most"
+ * where no wall was found.
  */
 fun capacityAndCost(runs: List<Run>, machine: PricedMachine): Markdown {
     val cap = runs.roundRows("capacity.csv", validOnly = false)
@@ -168,13 +274,13 @@ fun capacityAndCost(runs: List<Run>, machine: PricedMachine): Markdown {
         val answered = num(best["rate_rps"])!!
         return processes.mapNotNull { p -> num(best["cpu_${p}_pct"])?.let { "$p ${formatNumber(it / 100 * 1000 / answered * 1000)}" } }.joinToString(", ")
     }
-    return md(machine.description + "\n\n| cell | SLO on p99 (ms) | capacity (req/s) | how the search ended | CPU ms per 1000 requests at the highest rate met | cost per million requests |\n|---|---|---|---|---|---|\n" +
+    val brackets = cap.capacityBrackets()
+    return md(machine.description + "\n\n| cell | SLO on p99 (ms) | capacity | each fork (req/s) | CPU ms per 1000 requests at the highest rate met | cost per million requests |\n|---|---|---|---|---|---|\n" +
         cells.joinToString("\n") { cell ->
             val f = cap.filter { it["cell"] == cell }
-            val c = capacityOverForks(f.rows().map { ForkCapacity(num(it["fork"])!!.toInt(), num(it["capacity_rps"]), it["status"].toString()) }, "req/s")
-            val cost = c.mean?.let { "$" + formatNumber(costPerMillion(machine.pricePerHour, it), 3) } ?: "-"
-            "| `$cell` | ${f.rows().firstNotNullOfOrNull { num(it["slo_ms"]) }?.let { formatNumber(it) } ?: "-"} | ${c.text} | " +
-                "${escapeHtml(f.rows().map { it["status"].toString() }.distinct().joinToString())} | ${cpuAtBest(cell)} | $cost |"
+            val c = brackets.getValue(cell)
+            "| `$cell` | ${f.rows().firstNotNullOfOrNull { num(it["slo_ms"]) }?.let { formatNumber(it) } ?: "-"} | ${c.text} | ${c.perFork} | " +
+                "${cpuAtBest(cell)} | ${costBracket(machine.pricePerHour, c)} |"
         })
 }
 

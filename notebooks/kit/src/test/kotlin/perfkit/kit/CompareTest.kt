@@ -18,7 +18,7 @@ class CompareTest {
 
     /** A schema-2 queues run with one throughput row per fork, and optionally a latency log per fork. */
     private fun run(id: String, rates: List<Double>, tag: String = "", forkJdk: String? = null, kernel: String = "6.1",
-                    params: Map<String, String> = emptyMap(), latencyNs: List<Long>? = null): Path {
+                    forkFlags: List<String> = listOf("-Djava.io.tmpdir=/runs/queues/$id/scratch/tmp"), params: Map<String, String> = emptyMap(), latencyNs: List<Long>? = null): Path {
         val dir = root.resolve("runs/queues/$id")
         Files.createDirectories(dir.resolve("latency"))
         Files.writeString(dir.resolve("throughput.csv"), "cell,fork,events_per_s\n" + rates.mapIndexed { i, r -> "abq-1,${i + 1},$r" }.joinToString("\n") + "\n")
@@ -35,7 +35,7 @@ class CompareTest {
              "params":{${allParams.entries.joinToString(",") { (k, v) -> "\"$k\":\"$v\"" }}},
              "status":"complete","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":null,"pid":1,
              "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1073741824,"os":"Linux","kernel":"$kernel","containerCpuLimit":null},
-             "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[],"forkInputArguments":[]$fork},"kit":{"commit":"abc","dirty":false},
+             "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[],"forkInputArguments":[${forkFlags.joinToString(",") { "\"$it\"" }}]$fork},"kit":{"commit":"abc","dirty":false},
              "measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":${rates.size},"repetitionKind":"jvm-fork","warmupExcluded":true},
              "valid":true,"invalidReasons":[],"notes":{},"files":[${files.joinToString(",")}]}""".trimIndent())
         return dir
@@ -84,7 +84,7 @@ class CompareTest {
         run(a1, listOf(1.0), tag = "a"); run(b1, listOf(1.0), tag = "b", forkJdk = "25.0.1", params = mapOf("java" to "/jdk25"))
         val pool = findRuns("queues", "all", root)
         val clean = fingerprintDiff(listOf(Group("jdk=17", selectGroup("queues", pool, "jdk=17", root)), Group("jdk=25", selectGroup("queues", pool, "jdk=25", root))))
-        assertEquals(listOf("JVM"), clean.factors)
+        assertEquals(listOf("JVM"), clean.factors, "each run's own temp folder is not a JVM flag that differs")
         assertEquals(emptyList(), clean.unintended)
         assertTrue(clean.table().rows().any { it["field"] == "JVM (forks)" && it["jdk=25"].toString().contains("25.0.1") })
         assertTrue("clean comparison" in clean.warning().text)
@@ -97,6 +97,11 @@ class CompareTest {
         val twoFactors = fingerprintDiff(listOf(Group("tag=b", selectGroup("queues", pool2, "tag=b", root)), Group("tag=c", selectGroup("queues", pool2, "tag=c", root))))
         assertEquals(setOf("host", "JVM"), twoFactors.unintended.toSet())
         assertTrue("Warning" in twoFactors.warning().text)
+
+        run("20260104T000000Z-h1-dddddd", listOf(1.0), tag = "d", forkFlags = listOf("-Djava.io.tmpdir=/runs/x/scratch/tmp", "-XX:+UseSerialGC"))
+        val pool3 = findRuns("queues", "all", root)
+        val flags = fingerprintDiff(listOf(Group("tag=a", selectGroup("queues", pool3, "tag=a", root)), Group("tag=d", selectGroup("queues", pool3, "tag=d", root))))
+        assertEquals(listOf("JVM flags"), flags.factors)
     }
 
     @Test

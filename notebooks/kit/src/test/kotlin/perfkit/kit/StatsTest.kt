@@ -3,6 +3,7 @@ package perfkit.kit
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
 import kotlin.math.PI
 import kotlin.math.cos
 import kotlin.math.exp
@@ -163,16 +164,64 @@ class StatsTest {
     }
 
     @Test
-    fun `a capacity over forks is a mean only when the forks agree on what they found`() {
-        val walls = capacityOverForks(listOf(ForkCapacity(1, 600.0, "wall"), ForkCapacity(2, 1200.0, "wall"), ForkCapacity(3, 600.0, "wall")), "req/s")
-        assertEquals(800.0, walls.mean!!, 1e-9)
-        assertTrue(walls.text.startsWith("800 req/s (95% t") && walls.text.endsWith("— wall"), walls.text)
-        // a fork where no rate met (0), beside lower bounds: no mean, nothing to price, each fork as it ended
-        val mixed = capacityOverForks(listOf(ForkCapacity(2, 0.0, "wall"), ForkCapacity(1, 2464.0, "lower bound"), ForkCapacity(3, 7977.0, "lower bound")), "req/s")
-        assertNull(mixed.mean)
-        assertEquals("fork 1: 2,464 req/s (lower bound); fork 2: no rate met (wall); fork 3: 7,977 req/s (lower bound)", mixed.text)
-        assertNull(capacityOverForks(listOf(ForkCapacity(1, null, "not measurable on this host")), "req/s").mean)
-        assertEquals("not run", capacityOverForks(emptyList(), "req/s").text)
+    fun `a capacity over forks is a bracket on the loads tried, never a mean of grid values`() {
+        val walls = capacityBracket(listOf(ForkBracket(1, 600.0, 1200.0, "wall"), ForkBracket(2, 1200.0, 2400.0, "wall"), ForkBracket(3, 600.0, 1200.0, "wall")), "req/s")
+        assertEquals(600.0, walls.low); assertEquals(2400.0, walls.high)
+        assertEquals("600 to under 2,400 req/s (a wall in every fork)", walls.text)
+        assertEquals("600..1,200 (wall); 1,200..2,400 (wall); 600..1,200 (wall)", walls.perFork)
+        val bound = capacityBracket(listOf(ForkBracket(1, 2400.0, null, "lower bound"), ForkBracket(2, 1200.0, 2400.0, "wall")), "req/s")
+        assertEquals("at least 1,200 req/s (no wall found in 1 of 2 fork(s))", bound.text)
+        assertNull(bound.high, "one fork never found its wall: no upper end")
+        val below = capacityBracket(listOf(ForkBracket(1, null, 300.0, "wall")), "req/s")
+        assertEquals("below 300 req/s (no load met the SLO)", below.text, "a miss at the only rate tried is below it, never 0")
+        assertEquals("not run", capacityBracket(emptyList(), "req/s").text)
+    }
+
+    @Test
+    fun `cost follows the bracket and a bound stays a bound`() {
+        val walls = capacityBracket(listOf(ForkBracket(1, 1000.0, 2000.0, "wall")), "req/s")
+        assertEquals("\$0.139 to \$0.278", costBracket(1.0, walls), "1 \$/h over 2000 and 1000 req/s")
+        val bound = capacityBracket(listOf(ForkBracket(1, 1000.0, null, "lower bound")), "req/s")
+        assertEquals("at most \$0.278", costBracket(1.0, bound))
+        assertTrue(costBracket(1.0, capacityBracket(listOf(ForkBracket(1, null, 300.0, "wall")), "req/s")).startsWith("-"))
+        assertEquals("more than 2x", bracketRatio(bound.copy(low = 2400.0), walls.copy(low = 600.0, high = 1200.0)),
+            "a lower bound over a wall: the ratio has no upper end")
+        assertEquals("between 1x and 4x", bracketRatio(walls.copy(low = 1200.0, high = 2400.0), walls.copy(low = 600.0, high = 1200.0)))
+    }
+
+    @Test
+    fun `no interval of a quantity that cannot be negative reaches below 0`() {
+        val e = meanInterval(listOf(600.0, 600.0, 1200.0))
+        assertEquals(0.0, e.low, "the t interval would reach -60")
+        assertTrue(meanInterval(listOf(-5.0, 1.0, 2.0)).low < -5, "a signed quantity keeps its interval")
+    }
+
+    @Test
+    fun `two sides without spread give no p and no claim`() {
+        val a = meanInterval(listOf(2400.0, 2400.0, 2400.0)); val b = meanInterval(listOf(1200.0, 1200.0, 1200.0))
+        assertTrue(welchTest(a, b).p.isNaN())
+        assertFalse(differs(a, b))
+        assertTrue(describeDifference("a", a, "b", b).contains("no spread to test"), describeDifference("a", a, "b", b))
+    }
+
+    @Test
+    fun `runs under different labels are never pooled silently`() {
+        val df = dataFrameOf("label", "cell", "rps")("vm", "a", 1.0, "vm", "a", 2.0, "box", "a", 9.0)
+        val e = assertThrows<RunFormatException> { estimates(df, listOf("cell"), "rps") }
+        assertTrue(e.message!!.contains("add \"label\" to the keys"), e.message)
+        assertEquals(2, estimates(df, listOf("label", "cell"), "rps").size)
+        assertThrows<RunFormatException> { summarize(df, listOf("cell"), "rps") }
+    }
+
+    @Test
+    fun `a claim answers from its interval, and fewer than 3 forks answer nothing`() {
+        assertEquals(Answer.HOLDS, answerAbove(Estimate(3, 2.5, 2.1, 3.2), 1.0))
+        assertEquals(Answer.DOES_NOT_HOLD, answerAbove(Estimate(3, 0.5, 0.4, 0.9), 1.0))
+        assertEquals(Answer.CANNOT_TELL, answerAbove(Estimate(3, 1.2, 0.8, 1.6), 1.0))
+        assertEquals(Answer.CANNOT_TELL, answerAbove(Estimate(2, 2.5, 2.1, 3.2), 1.0), "a range from 2 forks")
+        assertEquals(Answer.HOLDS, answerBelow(Estimate(3, 0.7, 0.6, 0.8), 1.0))
+        val table = claimsTable(listOf(Claim("a <b>", "x", Answer.HOLDS, "y"))).text
+        assertTrue(table.contains("| **holds** |"), table)
     }
 }
 

@@ -1,0 +1,95 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.columnNames
+import org.jetbrains.kotlinx.dataframe.api.filter
+import org.jetbrains.kotlinx.dataframe.api.rows
+
+// The web-reactive post's evidence, from closed.csv and open.csv (data/README.md): which closed-model steps a claim
+// may rest on, and the original's claims with this host's answers.
+
+private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
+
+/**
+ * The closed-model steps a claim may rest on: valid, measured on warm servers (every JIT under 50 ms/s during the
+ * step), and measurable on this host (steal under 20% of a core). Older runs without those columns keep every valid row.
+ */
+fun AnyFrame.measuredClosed(): AnyFrame {
+    val cols = columnNames()
+    return filter { r ->
+        r["valid"] == true && ("warm" !in cols || r["warm"] != false) && ("verdict" !in cols || r["verdict"] == "measured")
+    }
+}
+
+/** How many valid closed steps [measuredClosed] leaves out, and why: cold servers, heavy steal. */
+fun AnyFrame.closedLeftOut(): String {
+    val cols = columnNames()
+    val valid = rows().filter { it["valid"] == true }
+    val cold = if ("warm" in cols) valid.count { it["warm"] == false } else 0
+    val stolen = if ("verdict" in cols) valid.count { it["warm"] != false && it["verdict"] != "measured" } else 0
+    return if (cold + stolen == 0) "" else listOfNotNull(
+        if (cold > 0) "$cold step(s) measured while a server's JIT still compiled" else null,
+        if (stolen > 0) "$stolen step(s) with steal above 20% of a core" else null,
+    ).joinToString(" and ") + " are left out of every figure and claim."
+}
+
+/**
+ * The original's claims, with this host's answers:
+ * - reactive answers faster than imperative as concurrency grows, with 1 and with 2 calls to the external service;
+ * - past about [poolThreads] concurrent requests the imperative style queues behind its pool.
+ * [closed] are the steps a claim may rest on ([measuredClosed]); [delayMs] is the external service's delay.
+ */
+fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores: Int): List<Claim> {
+    if (closed.rowsCount() == 0) return listOf(Claim("Reactive wins as concurrency grows", "no measured closed-model step",
+        Answer.CANNOT_TELL, "Every closed-model step was invalid, cold or stolen."))
+    val est = estimates(closed, listOf("stack", "calls", "users"), "mean_ms")
+    val calls = closed.rows().map { (it["calls"] as Number).toLong() }.distinct().sorted()
+    val users = closed.rows().map { (it["users"] as Number).toLong() }.distinct().sorted()
+    fun e(stack: String, c: Long, n: Long) = est[listOf(stack, c, n)]
+    val claims = mutableListOf<Claim>()
+    for (c in calls) {
+        val wins = users.map { n -> n to (e("mvc", c, n)?.let { m -> e("webflux", c, n)?.let { w -> w.mean < m.mean && differs(w, m) } } == true) }
+        val from = wins.indices.firstOrNull { i -> wins.drop(i).all { it.second } }?.let { wins[it].first }
+        val top = users.last()
+        val m = e("mvc", c, top); val w = e("webflux", c, top)
+        val answer = when {
+            m == null || w == null || m.range || w.range -> Answer.CANNOT_TELL
+            from != null -> Answer.HOLDS
+            differs(m, w) && m.mean < w.mean -> Answer.DOES_NOT_HOLD
+            else -> Answer.CANNOT_TELL
+        }
+        claims += Claim("Reactive (WebFlux) answers faster than imperative (MVC) as concurrency grows, with $c call(s) to the external service",
+            if (m != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC ${formatNumber(m.mean)} ms" else "N = $top not measured on both",
+            answer, when {
+                m == null || w == null -> "Both stacks need measured steps at N = $top."
+                m.range || w.range -> "${minOf(m.n, w.n)} fork(s) give a range, not an interval: at least $MIN_REPETITIONS_FOR_CLAIM are needed."
+                answer == Answer.HOLDS -> "WebFlux is faster with a Welch t-test's support (5%) at every N from $from up."
+                answer == Answer.DOES_NOT_HOLD -> "MVC is faster at N = $top with a Welch t-test's support."
+                else -> "No N from which WebFlux is faster at every larger N with a Welch t-test's support."
+            })
+    }
+    // the knee: the first N at which MVC's mean response time is more than 25% above the external service's wait
+    val c = calls.first()
+    val knee = users.firstOrNull { n -> (e("mvc", c, n)?.mean ?: 0.0) > 1.25 * c * delayMs }
+    val cpuAtKnee = knee?.let { n -> closed.filter { it["stack"] == "mvc" && (it["calls"] as Number).toLong() == c && (it["users"] as Number).toLong() == n }
+        .rows().mapNotNull { num(it["cpu_system_pct"]) }.takeIf { it.isNotEmpty() }?.average() }
+    val saturated = cpuAtKnee != null && cpuAtKnee >= 90.0 * cores
+    claims += Claim("Past about $poolThreads concurrent requests the imperative style queues behind its thread pool ($poolThreads threads)",
+        knee?.let { "MVC's mean passes 1.25 x its external wait first at N = $it" + (cpuAtKnee?.let { u -> ", system CPU ${formatNumber(u)}% of ${cores * 100}%" } ?: "") }
+            ?: "MVC's mean stays within 1.25 x its external wait up to N = ${users.last()}",
+        when {
+            knee == null && users.last() < poolThreads -> Answer.CANNOT_TELL
+            knee == null -> Answer.DOES_NOT_HOLD
+            knee >= poolThreads -> Answer.HOLDS
+            saturated -> Answer.CANNOT_TELL
+            else -> Answer.DOES_NOT_HOLD
+        },
+        when {
+            knee == null && users.last() < poolThreads -> "The sweep stopped at N = ${users.last()}, below the pool's $poolThreads threads."
+            knee == null -> "No queueing showed up to N = ${users.last()}."
+            knee >= poolThreads -> "Little's law puts the knee at N = $poolThreads for $poolThreads threads; it shows at N = $knee."
+            saturated -> "The host's CPU, not the pool, was the limit: the machine was saturated at N = $knee, below the pool's $poolThreads threads."
+            else -> "MVC queued at N = $knee, below its pool, with CPU to spare: something other than the pool limits it here."
+        })
+    return claims
+}
