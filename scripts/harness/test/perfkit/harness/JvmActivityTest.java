@@ -38,4 +38,33 @@ class JvmActivityTest {
         assertEquals(30, Double.parseDouble(gc[5]), 0.3);
         assertEquals(0.0, eventRate.get(), "milliseconds of JIT are not events for the progress line");
     }
+
+    private static void thread(Path tasks, String tid, String comm, long utime, long stime) throws Exception {
+        Path t = Files.createDirectories(tasks.resolve(tid));
+        Files.writeString(t.resolve("comm"), comm + "\n");
+        Files.writeString(t.resolve("stat"), tid + " (" + comm + ") S 1 1 1 0 -1 4194368 0 0 0 0 " + utime + " " + stime + " 0 0 20 0 1 0 0 0 0\n");
+    }
+
+    @Test
+    void jitIsTheCompilerThreadsCpuAndKeepsWhatEndedThreadsSpent(@TempDir Path tasks) throws Exception {
+        thread(tasks, "101", "C2 CompilerThre", 30, 20);
+        thread(tasks, "102", "C1 CompilerThre", 5, 5);
+        thread(tasks, "103", "http-nio-8080-e", 900, 100);
+        JvmActivity.CompilerThreads compilers = new JvmActivity.CompilerThreads(tasks);
+        assertEquals(600, compilers.cpuMs(), "C2's 50 ticks and C1's 10, not the request thread's");
+        thread(tasks, "101", "C2 CompilerThre", 80, 20);
+        assertEquals(1100, compilers.cpuMs());
+        // the JVM ends an idle compiler thread: what it spent is still spent
+        Files.delete(tasks.resolve("101/comm"));
+        Files.delete(tasks.resolve("101/stat"));
+        Files.delete(tasks.resolve("101"));
+        assertEquals(1100, compilers.cpuMs());
+        thread(tasks, "104", "C2 CompilerThre", 1, 0);
+        assertEquals(1110, compilers.cpuMs(), "a new compiler thread adds to the sum");
+    }
+
+    @Test
+    void withoutProcTheJitClockIsUnknown(@TempDir Path dir) {
+        assertEquals(-1, new JvmActivity.CompilerThreads(dir.resolve("missing")).cpuMs());
+    }
 }
