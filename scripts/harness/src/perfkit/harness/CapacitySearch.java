@@ -58,20 +58,26 @@ public final class CapacitySearch {
         }
 
         /**
-         * A bracket from steps at fixed counts (ascending), read as the search reads its steps: the largest count met
-         * below the first that was not. A wall when that first was a plain miss; a lower bound when all were met.
+         * A bracket from steps at fixed counts, read as the search reads its steps: the largest count met below the
+         * first plain miss. A step that could not be judged (invalid: the load generator fell behind; not measurable)
+         * says nothing either way, so one below a count that was met is passed over (and named in the reason), and one
+         * above it ends the bracket as a lower bound. A wall when nothing unjudged lies between the last met and the
+         * first miss; a lower bound when all were met.
          */
         public static Result ofFixedSteps(List<Step> steps, String what) {
-            Integer met = null;
-            Step first = null;
-            for (Step s : steps) {
-                if (first == null && s.verdict().meets()) met = s.instances();
-                else if (first == null) first = s;
-            }
-            boolean wall = first != null && first.verdict().status() == StepVerdict.Status.MISSED;
+            List<Step> sorted = steps.stream().sorted(java.util.Comparator.comparingInt(Step::instances)).toList();
+            Step miss = sorted.stream().filter(s -> s.verdict().status() == StepVerdict.Status.MISSED).findFirst().orElse(null);
+            List<Step> below = miss == null ? sorted : sorted.subList(0, sorted.indexOf(miss));
+            Integer met = below.stream().filter(s -> s.verdict().meets()).map(Step::instances).max(Integer::compare).orElse(null);
+            Step unjudged = below.stream().filter(s -> !s.verdict().meets() && (met == null || s.instances() > met)).findFirst().orElse(null);
+            Step first = unjudged != null ? unjudged : miss;
+            boolean wall = unjudged == null && miss != null;
             Status status = wall ? Status.WALL : met == null && first != null ? Status.NOT_MEASURABLE : Status.LOWER_BOUND;
+            List<String> passedOver = below.stream().filter(s -> !s.verdict().meets() && met != null && s.instances() < met)
+                    .map(s -> s.instances() + " " + s.verdict().status().label).toList();
             String reason = what + (first == null ? ": all met" : ": the first not met was " + first.verdict().status().label
-                    + (first.verdict().reason().isEmpty() ? "" : " (" + first.verdict().reason() + ")"));
+                    + (first.verdict().reason().isEmpty() ? "" : " (" + first.verdict().reason() + ")"))
+                    + (passedOver.isEmpty() ? "" : "; passed over, as a higher rate was met: " + String.join(", ", passedOver));
             return new Result(met, first == null ? null : first.instances(), status, reason, steps);
         }
     }

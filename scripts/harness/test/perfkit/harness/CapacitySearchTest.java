@@ -151,4 +151,29 @@ class CapacitySearchTest {
         assertEquals(300, scaled.lastMet());
         assertEquals(400, scaled.firstNotMet());
     }
+
+    @Test
+    void anUnjudgedFixedStepSaysNothingSoAHigherRateMetStillCounts() {
+        StepVerdict late = new StepVerdict(StepVerdict.Status.INVALID, false, List.of("driver late by 25.8 ms at p99"));
+        // the reference's webflux/1call: 600 invalid (the driver, not the app), 1200 met, 2400 missed
+        CapacitySearch.Result r = CapacitySearch.Result.ofFixedSteps(List.of(new CapacitySearch.Step(600, late),
+                new CapacitySearch.Step(1200, MET), new CapacitySearch.Step(2400, MISSED)), "rates");
+        assertEquals(1200, r.lastMet());
+        assertEquals(2400, r.firstNotMet());
+        assertEquals(CapacitySearch.Status.WALL, r.status());
+        assertTrue(r.stopReason().contains("passed over, as a higher rate was met: 600 invalid"), r.stopReason());
+        // unjudged above the last met: the bracket ends there, and it is no wall
+        CapacitySearch.Result above = CapacitySearch.Result.ofFixedSteps(List.of(new CapacitySearch.Step(600, MET),
+                new CapacitySearch.Step(1200, late), new CapacitySearch.Step(2400, MISSED)), "rates");
+        assertEquals(600, above.lastMet());
+        assertEquals(1200, above.firstNotMet());
+        assertEquals(CapacitySearch.Status.LOWER_BOUND, above.status());
+        // nothing judged as met, the lowest unjudged: nothing can be said
+        CapacitySearch.Result none = CapacitySearch.Result.ofFixedSteps(List.of(new CapacitySearch.Step(600, late), new CapacitySearch.Step(1200, MISSED)), "rates");
+        assertNull(none.lastMet());
+        assertEquals(CapacitySearch.Status.NOT_MEASURABLE, none.status());
+        // order of the steps does not matter (forks rotate their order)
+        assertEquals(1200, CapacitySearch.Result.ofFixedSteps(List.of(new CapacitySearch.Step(2400, MISSED), new CapacitySearch.Step(1200, MET),
+                new CapacitySearch.Step(600, late)), "rates").lastMet());
+    }
 }
