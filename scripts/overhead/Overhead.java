@@ -19,6 +19,7 @@ import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
@@ -46,6 +47,8 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class Overhead {
     static final double TARGET_NS = 30, TARGET_BYTES = 0.01; // "0 bytes": under one byte per hundred samples
+    /** JMH's own result file, as {@code -rf json -rff jmh.json} writes it: jmh.morethan.me and other visualisers load it. */
+    static final String JMH_JSON = "jmh.json";
 
     static final Cli CLI = new Cli("overhead", "JMH benchmark of the harness's recording path: ns and bytes allocated per latency sample\n"
             + "(targets: median <= 30 ns, 0 bytes). Results go to a normal run directory.")
@@ -102,6 +105,7 @@ public class Overhead {
         run.notes().put("targets", "record: median <= " + TARGET_NS + " ns per sample and <= " + TARGET_BYTES + " bytes per sample (i.e. 0)");
         run.notes().put("bytesPerSample", "JMH GCProfiler gc.alloc.rate.norm per iteration");
         run.addFile("jmh.log", "log", "JMH's own report");
+        run.addFile(JMH_JSON, "other", "JMH's own results as JSON (-rf json), for JMH's visualisers");
 
         run.progress().phase("JMH: 3 benchmarks x " + forks + " fork(s)", 3.0 * forks * (warmups + iterations) * seconds);
         TimeValue t = TimeValue.milliseconds((long) (seconds * 1000));
@@ -110,6 +114,7 @@ public class Overhead {
                 .forks(forks).warmupIterations(warmups).warmupTime(t).measurementIterations(iterations).measurementTime(t)
                 .addProfiler(GCProfiler.class)
                 .output(run.dir().resolve("jmh.log").toString())
+                .resultFormat(ResultFormatType.JSON).result(run.dir().resolve(JMH_JSON).toString())
                 .build()).run();
 
         List<String> verdicts = new ArrayList<>();

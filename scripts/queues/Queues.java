@@ -28,6 +28,8 @@ import perfkit.harness.LatencyLog;
 import perfkit.harness.LatencyRecorder;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
+import perfkit.harness.RunLayout;
+import perfkit.harness.ScriptJvm;
 import perfkit.harness.Study;
 import perfkit.harness.Sys;
 import perfkit.harness.Table;
@@ -35,6 +37,8 @@ import perfkit.harness.Table;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -83,6 +87,8 @@ public class Queues {
                         : "option --wait-strategy expects one or more of " + String.join(", ", WAIT_STRATEGIES) + ", got '" + p.text("wait-strategy") + "'";
             })
             .jvmOptions("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated")
+            .choice("calibration", List.of("on", "off"), "on", "throughput mode: also run a minimal 1P1C program (scripts/queues/Minimal1P1C.java, no harness) "
+                    + "beside each 1-consumer cell, interleaved with its forks, so the run shows what its harness costs (calibration.csv)")
             .flag("keep-warmup", "with --rate: also write warm-up intervals to the latency logs (excluded by default)")
             .rule(p -> p.flag("keep-warmup") && p.integer("rate") == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null);
 
@@ -94,6 +100,9 @@ public class Queues {
 
     /** One measured cell: a variant, under a wait strategy when it is a Disruptor one ("" for the queue). */
     record Cell(String name, String variant, String waitStrategy) {
+        /** One producer, one consumer: the topology the minimal program has too. */
+        boolean hasMinimal() { return variant.equals("abq-1") || variant.equals("disruptor-1"); }
+
         static List<Cell> of(List<String> variants, List<String> strategies) {
             List<Cell> cells = new ArrayList<>();
             for (String v : variants) {
@@ -117,13 +126,23 @@ public class Queues {
 
         List<String> jvmArgs = Sys.jvmArgs(p.text("fork-jvm-args"));
         Map<String, List<Double>> perCell = new LinkedHashMap<>();
+        boolean calibrate = rate == 0 && p.text("calibration").equals("on") && cells.stream().anyMatch(Cell::hasMinimal);
+        ScriptJvm minimal = calibrate ? ScriptJvm.prepare(RunLayout.kitRoot().resolve(MINIMAL_SCRIPT), "perfkit.queues.Minimal1P1C",
+                "the minimal 1P1C program", run.dir().resolve("logs")) : null;
+        if (calibrate) run.notes().put("calibration", "each 1-consumer cell's forks alternate with a minimal program of the same topology ("
+                + MINIMAL_SCRIPT + ": the same ring or queue size, warm-up, window and fork JVM options; no harness, no checksum, the main thread "
+                + "asleep); calibration.csv holds both rates per fork; a harness within 10% of it adds nothing the result depends on");
         try (Table throughput = new Table(run, "throughput.csv", "events per second per cell and fork over the measurement window, "
                 + "and the delivery check over the whole fork",
                 "cell", "variant", "wait_strategy", "fork", "consumers", "events", "seconds", "events_per_s", "produced",
                 "producer_bytes_per_event", "target_rate", "achieved_rate", "produced_total", "consumed_total", "exactly_once",
                 "scheduled_in_window", "latency_samples");
              Table consumers = new Table(run, "consumers.csv", "events handled by each consumer per cell and fork: in the window, and over the whole fork",
-                     "cell", "variant", "wait_strategy", "fork", "consumer", "events", "events_total")) {
+                     "cell", "variant", "wait_strategy", "fork", "consumer", "events", "events_total");
+             Table calibration = calibrate ? new Table(run, "calibration.csv", "the harness beside a minimal program of the same topology: "
+                     + "events per second of each 1-consumer cell's fork and of the minimal program run next to it",
+                     "cell", "variant", "wait_strategy", "fork", "harness_events_per_s", "minimal_events_per_s", "harness_over_minimal",
+                     "minimal_exactly_once") : null) {
             for (int fork = 1; fork <= forks; fork++) {
                 for (Cell cell : cells) {
                     Map<String, String> fp = new LinkedHashMap<>(run.params());
@@ -131,7 +150,20 @@ public class Queues {
                     fp.put("variant", cell.variant());
                     fp.put("strategy", cell.waitStrategy());
                     fp.put("fork", String.valueOf(fork));
+                    // the minimal program goes first on even forks, so drift on the host favours neither
+                    Minimal.Result before = calibration != null && cell.hasMinimal() && fork % 2 == 0
+                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, p.intValue("capacity")) : null;
                     ObjectNode r = run.fork(cell.name() + "/fork" + fork, jvmArgs, fp, warmup + measure);
+                    Minimal.Result m = calibration != null && cell.hasMinimal() && before == null
+                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, p.intValue("capacity")) : before;
+                    if (m != null) {
+                        double harness = r.get("eventsPerSecond").asDouble();
+                        calibration.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
+                                .set("fork", fork).set("harness_events_per_s", harness).set("minimal_events_per_s", m.eventsPerSecond())
+                                .set("harness_over_minimal", harness / m.eventsPerSecond()).set("minimal_exactly_once", m.exactlyOnce()));
+                        run.progress().say(String.format(Locale.ROOT, "%s fork %d: harness %,.0f events/s, minimal program %,.0f (%.2fx)",
+                                cell.name(), fork, harness, m.eventsPerSecond(), harness / m.eventsPerSecond()));
+                    }
                     double achieved = r.get("achievedRate").asDouble();
                     boolean exactlyOnce = r.get("exactlyOnce").asBoolean();
                     throughput.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
@@ -157,6 +189,35 @@ public class Queues {
             }
         }
         printSummary(run, perCell);
+    }
+
+    static final String MINIMAL_SCRIPT = "scripts/queues/Minimal1P1C.java";
+
+    /** The calibration: {@link Minimal1P1C} in a JVM of its own, as the cell's fork would run. */
+    static final class Minimal {
+        record Result(double eventsPerSecond, boolean exactlyOnce) {}
+
+        static Result run(Run run, ScriptJvm program, Cell cell, int fork, List<String> jvmArgs, double warmup, double measure,
+                          int capacity) throws Exception {
+            String name = "minimal." + cell.name().replace('/', '.') + ".fork" + fork;
+            Path log = run.dir().resolve("logs").resolve(name + ".log");
+            run.progress().phase(cell.name() + " fork " + fork + ": the minimal program", warmup + measure);
+            Process p = program.start(run, name, jvmArgs, List.of(cell.variant().startsWith("abq") ? "abq" : "disruptor",
+                    cell.waitStrategy().isEmpty() ? "-" : cell.waitStrategy(), Double.toString(warmup), Double.toString(measure),
+                    Integer.toString(capacity)), log, "TERM", 5, List.of());
+            try {
+                if (!p.waitFor((long) ((warmup + measure + DRAIN_TIMEOUT_S + 30) * 1000), TimeUnit.MILLISECONDS))
+                    throw new IllegalStateException("the minimal program for " + cell.name() + " fork " + fork + " did not finish; see logs/" + name + ".log");
+            } finally {
+                ScriptJvm.stop(run, p, 5);
+            }
+            run.addFile("logs/" + name + ".log", "log", "the minimal 1P1C program's output (" + cell.name() + ", fork " + fork + ")");
+            String line = Files.readAllLines(log).stream().filter(l -> l.startsWith("events_per_s=")).findFirst()
+                    .orElseThrow(() -> new IllegalStateException("the minimal program for " + cell.name() + " fork " + fork + " printed no result; see logs/" + name + ".log"));
+            Map<String, String> f = new LinkedHashMap<>();
+            for (String kv : line.trim().split(" ")) f.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+            return new Result(Double.parseDouble(f.get("events_per_s")), f.get("produced").equals(f.get("consumed")));
+        }
     }
 
     /** Why one fork's result cannot be trusted; empty when it can. */
@@ -190,7 +251,9 @@ public class Queues {
         notes.put("disruptor-work-N", "work-sharing: N consumers claim the next sequence from one shared counter (CAS) and handle only what they claimed, "
                 + "the design of Disruptor 3's WorkerPool (removed in 4.0), rebuilt as custom EventProcessors; each consumer's gating sequence stays "
                 + "below the sequence it claimed until it has handled it, so the producer never overwrites an unhandled slot");
-        notes.put("deliveryCheck", "after the window the producer stops and consumers drain (at most " + (long) DRAIN_TIMEOUT_S + " s); every event produced in the fork must be consumed exactly once (counts and a checksum of values agree), else the run is invalid");
+        notes.put("deliveryCheck", "after the window the producer stops and consumers drain (at most " + (long) DRAIN_TIMEOUT_S + " s); every event produced in the fork must be consumed exactly once "
+                + "(counts agree, and so do checksums: of the events' values on the queue path, of their ring sequences on the Disruptor path, "
+                + "so a Disruptor consumer reads nothing from the slot it handles, like the minimal program's), else the run is invalid");
         notes.put("eventValue", "a xorshift pseudo-random long per event, so neither path pays for java.util.Random's CAS");
         notes.put("forkOrder", "interleaved: fork 1 of every cell, then fork 2, ...");
         if (rate > 0) {
@@ -244,18 +307,25 @@ public class Queues {
         long checksum() { return checksum; }
     }
 
-    /** What a consumer does with each event it takes: time it (fixed rate), then count it. */
+    /**
+     * What a consumer does with each event it takes: time it (fixed rate), then count it with its token. The token is
+     * what the delivery check sums: the event's value on the queue path, its ring sequence on the Disruptor path. A
+     * sequence is unique per event, so sums and counts still catch a lost or doubled event, and a Disruptor consumer
+     * in throughput mode reads nothing from the slot: the minimal program's handler does not either, and pulling each
+     * slot's cache line over from the producer's core cost the yielding 1P1C cell most of its throughput.
+     */
     record Consumer(Counter count, LatencyRecorder recorder) {
-        void take(Event e) {
+        void take(Event e, long token) {
             if (recorder != null) recorder.record(e.intendedNs, e.sentNs, System.nanoTime());
-            count.add(e.value);
+            count.add(token);
         }
     }
 
     /** A transport under test: publish from the producer thread, consumers take what they get. */
     interface Transport {
         void start();
-        void publish(long value, long intendedNs, long sentNs) throws InterruptedException;
+        /** Publishes one event and returns its token for the delivery check (see {@link Consumer}). */
+        long publish(long value, long intendedNs, long sentNs) throws InterruptedException;
         void stop();
     }
 
@@ -434,13 +504,13 @@ public class Queues {
                         if (stopAtSet && next - stopAtNs >= 0) return; // the window's schedule is done
                         waitUntil(next);
                         long sent = System.nanoTime();
-                        transport.publish(x, next, sent);
+                        long token = transport.publish(x, next, sent);
                         lateness.record(next, next, sent);
                         next += period;
+                        produced.add(token);
                     } else {
-                        transport.publish(x, 0, 0);
+                        produced.add(transport.publish(x, 0, 0)); // only after a publish that went through
                     }
-                    produced.add(x); // only after a publish that went through
                 }
             } catch (InterruptedException e) {
                 // stopped
@@ -477,7 +547,7 @@ public class Queues {
             try {
                 while (running) {
                     Event e = queue.poll(100, TimeUnit.MILLISECONDS);
-                    if (e != null) c.take(e);
+                    if (e != null) c.take(e, e.value);
                 }
             } catch (InterruptedException ignored) {
                 // stopped
@@ -486,12 +556,13 @@ public class Queues {
 
         public void start() { for (Thread t : threads) t.start(); }
 
-        public void publish(long value, long intendedNs, long sentNs) throws InterruptedException {
+        public long publish(long value, long intendedNs, long sentNs) throws InterruptedException {
             Event e = new Event();
             e.value = value;
             e.intendedNs = intendedNs;
             e.sentNs = sentNs;
             queue.put(e);
+            return value;
         }
 
         public void stop() {
@@ -525,25 +596,26 @@ public class Queues {
         }
 
         private static EventHandler<Event> single(Consumer c) {
-            return (e, sequence, endOfBatch) -> c.take(e);
+            return (e, sequence, endOfBatch) -> c.take(e, sequence);
         }
 
         /** Sharded broadcast: every handler sees every slot and keeps its own share. */
         private static EventHandler<Event> shard(int k, int n, Consumer c) {
             return (e, sequence, endOfBatch) -> {
-                if (sequence % n == k) c.take(e);
+                if (sequence % n == k) c.take(e, sequence);
             };
         }
 
         public void start() { ring = disruptor.start(); }
 
-        public void publish(long value, long intendedNs, long sentNs) {
+        public long publish(long value, long intendedNs, long sentNs) {
             long seq = ring.next();
             Event e = ring.get(seq);
             e.value = value;
             e.intendedNs = intendedNs;
             e.sentNs = sentNs;
             ring.publish(seq);
+            return seq;
         }
 
         public void stop() { disruptor.halt(); }
@@ -592,7 +664,7 @@ public class Queues {
                         } while (!claim.compareAndSet(next - 1, next));
                     }
                     if (available >= next) {
-                        consumer.take(ring.get(next));
+                        consumer.take(ring.get(next), next);
                         handled = true;
                     } else {
                         available = barrier.waitFor(next);

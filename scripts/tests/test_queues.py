@@ -3,7 +3,9 @@ import subprocess
 
 import pytest
 
-from conftest import bench, decode_hlog, hdr_jar, manifest, read_csv, run_dir_of, validate
+from conftest import ROOT, bench, decode_hlog, hdr_jar, manifest, read_csv, run_dir_of, validate
+
+JBANG = ROOT / "env/setup/jbang"
 
 VARIANTS = ["abq-1", "abq-3", "abq-5", "disruptor-1", "disruptor-shard-3", "disruptor-shard-5",
             "disruptor-work-3", "disruptor-work-5"]
@@ -183,6 +185,38 @@ def test_lateness_is_its_own_series_sharing_the_window(fixed_rate_run):
         # per event, sent - intended <= consumed - intended, so every percentile of lateness is at most e2e's
         for p in (50, 90, 99, 100):
             assert lateness.get_value_at_percentile(p) <= delivered.get_value_at_percentile(p)
+
+
+def test_every_one_consumer_cell_is_calibrated_against_the_minimal_program(tiny_queues_run):
+    """The issue's check, in every run: each 1P1C cell's fork beside a minimal program of the same topology."""
+    m = manifest(tiny_queues_run)
+    assert "Minimal1P1C.java" in m["notes"]["calibration"]
+    rows = read_csv(tiny_queues_run / "calibration.csv")
+    assert [r["cell"] for r in rows] == ["abq-1", "disruptor-1/blocking", "disruptor-1/yielding"]
+    harness = {(r["cell"], r["fork"]): float(r["events_per_s"]) for r in read_csv(tiny_queues_run / "throughput.csv")}
+    for r in rows:
+        assert float(r["minimal_events_per_s"]) > 10_000, r
+        assert r["minimal_exactly_once"] == "true", r
+        assert float(r["harness_events_per_s"]) == harness[(r["cell"], r["fork"])], "the same fork as throughput.csv"
+        assert abs(float(r["harness_over_minimal"]) - float(r["harness_events_per_s"]) / float(r["minimal_events_per_s"])) < 1e-9
+    logs = {f["path"] for f in m["files"] if f["kind"] == "log"}
+    assert "logs/minimal.disruptor-1.yielding.fork1.log" in logs, logs
+
+
+def test_the_minimal_program_alone_counts_every_event(tmp_path):
+    """Minimal1P1C runs by hand too, as a user would check a figure: one line, every event drained."""
+    for transport, strategy in (("disruptor", "yielding"), ("abq", "-")):
+        r = subprocess.run([str(JBANG), "--quiet", str(ROOT / "scripts/queues/Minimal1P1C.java"), transport, strategy, "0.2", "0.5", "1024"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        fields = dict(kv.split("=") for kv in r.stdout.split())
+        assert float(fields["events_per_s"]) > 10_000 and int(fields["produced"]) == int(fields["consumed"]) > 0, r.stdout
+    bad = subprocess.run([str(JBANG), "--quiet", str(ROOT / "scripts/queues/Minimal1P1C.java"), "disruptor"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: Minimal1P1C"), bad.stderr
+
+
+def test_calibration_off_and_fixed_rate_runs_write_none(fixed_rate_run):
+    assert not (fixed_rate_run / "calibration.csv").exists()
 
 
 def test_throughput_mode_writes_no_latency_logs(tiny_queues_run):

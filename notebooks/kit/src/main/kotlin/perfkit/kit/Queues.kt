@@ -1,0 +1,107 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.filter
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.toColumn
+
+// The queues post's evidence, from throughput.csv, consumers.csv and calibration.csv (data/README.md): the harness
+// checked against a minimal program, the consumers beside the original's counts, and the original's claims.
+
+private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
+
+/** How far the harness may sit from the minimal program before it is part of the result (DEVELOPERS.md: 10%). */
+const val HARNESS_TOLERANCE = 0.10
+
+/**
+ * The harness beside the minimal 1P1C program run next to it (calibration.csv), per label and cell: forks, both
+ * means (events/s) and harness/minimal with its interval. verdict: "within 10%" when the whole interval lies in
+ * 0.9..1.1, "the harness costs throughput" when it lies below 0.9, else "cannot tell" (or "range" under 3 forks).
+ * Runs without calibration.csv (older ones, fixed-rate ones) are left out.
+ */
+fun harnessCalibration(runs: List<Run>): AnyFrame {
+    val rows = runs.filter { r -> r.files.any { it.path == "calibration.csv" } }.flatMap { run ->
+        val t = run.table("calibration.csv")
+        t.rows().groupBy { it["cell"] as String }.map { (cell, rs) ->
+            val harness = rs.mapNotNull { num(it["harness_events_per_s"]) }
+            val minimal = rs.mapNotNull { num(it["minimal_events_per_s"]) }
+            val e = ratioInterval(harness, minimal)
+            val verdict = when {
+                e.range -> "range only (${e.n} fork(s))"
+                e.low >= 1 - HARNESS_TOLERANCE && e.high <= 1 + HARNESS_TOLERANCE -> "within 10%"
+                e.high < 1 - HARNESS_TOLERANCE -> "the harness costs throughput"
+                e.low > 1 + HARNESS_TOLERANCE -> "the harness reads high"
+                else -> "cannot tell"
+            }
+            listOf(run.label, cell, e.n, harness.average(), minimal.average(), e.mean, e.low, e.high, e.interval, verdict)
+        }
+    }
+    val names = listOf("label", "cell", "forks", "harness_events_per_s", "minimal_events_per_s", "harness_over_minimal", "ci_low", "ci_high",
+        "interval", "verdict")
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+}
+
+/**
+ * ArrayBlockingQueue with 3 and 5 consumers beside the original's counts, per label: total throughput as a ratio to
+ * 1 consumer (ours with its interval; the original's from its event counts, whose window is unstated, so only the
+ * ratios compare), each consumer's throughput as a ratio to 1 consumer, and fairness: the least-served consumer's
+ * events over the most-served one's, mean over forks (1 = an even split).
+ */
+fun consumersBesidePublished(throughput: AnyFrame, consumers: AnyFrame, pub: AnyFrame): AnyFrame {
+    val one = pub.publishedValue("abq-1", "events_in_window", "original write-up")
+    val rows = throughput.rows().map { it["label"] as String }.distinct().flatMap { label ->
+        val t = throughput.filter { it["label"] == label }
+        listOf(3, 5).mapNotNull { n ->
+            val cell = "abq-$n"
+            val total = ratioOf(t, "cell", "events_per_s", cell, "abq-1") ?: return@mapNotNull null
+            val perConsumer = Estimate(total.n, total.mean / n, total.low / n, total.high / n)
+            val fairness = consumers.rows().filter { it["label"] == label && it["cell"] == cell }
+                .groupBy { it["run_id"] to it["fork"] }.values
+                .map { rs -> rs.mapNotNull { num(it["events"]) }.let { e -> if (e.isEmpty() || e.max() == 0.0) Double.NaN else e.min() / e.max() } }
+                .filter { !it.isNaN() }
+            listOf(label, cell, ratioText(total), formatNumber(pub.publishedValue(cell, "events_in_window", "original write-up") / one),
+                ratioText(perConsumer), formatNumber(pub.publishedValue(cell, "events_per_consumer_in_window", "original write-up") / one),
+                if (fairness.isEmpty()) "" else formatNumber(fairness.average(), 2))
+        }
+    }
+    val names = listOf("label", "cell", "total_vs_1_consumer", "published_total_vs_1", "per_consumer_vs_1_consumer", "published_per_consumer_vs_1",
+        "fairness_min_over_max")
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+}
+
+/**
+ * The original's claims with this host's answers, for one label's [throughput] rows (events_per_s per cell and fork):
+ * - adding consumers to the queue lowers its total throughput (1 beat 3, 3 beat 5);
+ * - the Disruptor with one handler moves more than 3x the queue's events, asked under each wait strategy in [strategies].
+ * Every answer rests on a ratio's 95% interval ([answerAbove]); under 3 forks a side, none is claimed.
+ */
+fun queueClaims(throughput: AnyFrame, strategies: List<String>): List<Claim> {
+    val claims = mutableListOf<Claim>()
+    val r13 = ratioOf(throughput, "cell", "events_per_s", "abq-1", "abq-3")
+    val r35 = ratioOf(throughput, "cell", "events_per_s", "abq-3", "abq-5")
+    val a13 = answerAbove(r13, 1.0); val a35 = answerAbove(r35, 1.0)
+    val consumersAnswer = when {
+        a13 == Answer.HOLDS && a35 == Answer.HOLDS -> Answer.HOLDS
+        a13 == Answer.DOES_NOT_HOLD || a35 == Answer.DOES_NOT_HOLD -> Answer.DOES_NOT_HOLD
+        else -> Answer.CANNOT_TELL
+    }
+    claims += Claim("More consumers, less throughput: 1 consumer beat 3, and 3 beat 5 (about 5M, 3.3M, 2.4M events)",
+        "1 / 3 consumers: ${ratioText(r13)}; 3 / 5: ${ratioText(r35)}", consumersAnswer,
+        when (consumersAnswer) {
+            Answer.HOLDS -> "Both ratios' intervals lie above 1."
+            Answer.DOES_NOT_HOLD -> "An interval lies at or below 1: adding consumers did not lower the throughput there."
+            else -> if (r13 == null || r35 == null) "A queue cell is missing from these runs." else if (r13.range || r35.range)
+                "Under 3 forks a side the ratios are ranges, which support no claim." else "An interval straddles 1."
+        })
+    for (s in strategies) {
+        val r = ratioOf(throughput, "cell", "events_per_s", "disruptor-1/$s", "abq-1") ?: continue
+        val a = answerAbove(r, 3.0)
+        claims += Claim("The Disruptor (1 handler) moves more than 3x the queue's events, under `$s`", ratioText(r), a, when (a) {
+            Answer.HOLDS -> "The whole interval lies above 3."
+            Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 3" + (if (r.low > 1) ", though above 1: it is faster, not 3x." else ".")
+            else -> if (r.range) "Under 3 forks a side the ratio is a range, which supports no claim." else "The interval straddles 3."
+        })
+    }
+    return claims
+}

@@ -1,0 +1,93 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.io.TempDir
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.test.assertEquals
+import kotlin.test.assertTrue
+
+class QueuesTest {
+    @TempDir lateinit var root: Path
+
+    /** Rows of throughput.csv: one per cell and fork, under one label. */
+    private fun throughput(vararg cells: Pair<String, List<Double>>): AnyFrame {
+        val rows = cells.flatMap { (cell, xs) -> xs.mapIndexed { i, x -> listOf<Any?>("h1", "r1", cell, i + 1, x) } }
+        return dataFrameOf("label", "run_id", "cell", "fork", "events_per_s")(*rows.flatten().toTypedArray())
+    }
+
+    private val pub = dataFrameOf("study", "source", "variant", "metric", "value")(
+        "queues", "original write-up", "abq-1", "events_in_window", 5_000_000.0,
+        "queues", "original write-up", "abq-3", "events_in_window", 3_300_000.0,
+        "queues", "original write-up", "abq-3", "events_per_consumer_in_window", 1_100_000.0,
+        "queues", "original write-up", "abq-5", "events_in_window", 2_400_000.0,
+        "queues", "original write-up", "abq-5", "events_per_consumer_in_window", 500_000.0)
+
+    @Test
+    fun `the consumers claim holds only when both ratios clear 1`() {
+        val falling = throughput("abq-1" to listOf(10.0, 11.0, 10.5), "abq-3" to listOf(6.0, 6.2, 6.1), "abq-5" to listOf(4.0, 4.1, 3.9))
+        assertEquals(Answer.HOLDS, queueClaims(falling, emptyList()).single().answer)
+        val flat = throughput("abq-1" to listOf(10.0, 11.0, 10.5), "abq-3" to listOf(6.0, 6.2, 6.1), "abq-5" to listOf(6.5, 6.6, 6.4))
+        assertEquals(Answer.DOES_NOT_HOLD, queueClaims(flat, emptyList()).single().answer)
+        val twoForks = throughput("abq-1" to listOf(10.0, 11.0), "abq-3" to listOf(6.0, 6.2), "abq-5" to listOf(4.0, 4.1))
+        val c = queueClaims(twoForks, emptyList()).single()
+        assertEquals(Answer.CANNOT_TELL, c.answer)
+        assertTrue("ranges" in c.why, c.why)
+    }
+
+    @Test
+    fun `the Disruptor claim is asked per wait strategy against 3x`() {
+        val t = throughput("abq-1" to listOf(10.0, 10.2, 9.9), "abq-3" to listOf(6.0, 6.2, 6.1), "abq-5" to listOf(4.0, 4.1, 3.9),
+            "disruptor-1/yielding" to listOf(60.0, 62.0, 58.0), "disruptor-1/blocking" to listOf(15.0, 16.0, 15.5))
+        val claims = queueClaims(t, listOf("blocking", "yielding", "busy-spin")).drop(1)
+        assertEquals(2, claims.size, "a strategy that was not run asks nothing")
+        assertEquals(Answer.DOES_NOT_HOLD, claims[0].answer)
+        assertTrue("faster, not 3x" in claims[0].why, claims[0].why)
+        assertEquals(Answer.HOLDS, claims[1].answer)
+    }
+
+    @Test
+    fun `consumers are put beside the original's counts as ratios to one consumer`() {
+        val t = throughput("abq-1" to listOf(10.0, 10.0, 10.0), "abq-3" to listOf(6.0, 6.0, 6.0), "abq-5" to listOf(5.0, 5.0, 5.0))
+        val consumers = dataFrameOf("label", "run_id", "cell", "fork", "consumer", "events")(
+            "h1", "r1", "abq-3", 1, 1, 100L, "h1", "r1", "abq-3", 1, 2, 50L, "h1", "r1", "abq-3", 1, 3, 100L)
+        val rows = consumersBesidePublished(t, consumers, pub).rows().toList()
+        assertEquals(listOf("abq-3", "abq-5"), rows.map { it["cell"] })
+        assertTrue((rows[0]["total_vs_1_consumer"] as String).startsWith("0.6x"), rows[0].toString())
+        assertEquals("0.66", rows[0]["published_total_vs_1"])
+        assertTrue((rows[0]["per_consumer_vs_1_consumer"] as String).startsWith("0.2x"), rows[0].toString())
+        assertEquals("0.22", rows[0]["published_per_consumer_vs_1"])
+        assertEquals("0.5", rows[0]["fairness_min_over_max"], "the least-served consumer had half the most-served one's events")
+        assertEquals("0.48", rows[1]["published_total_vs_1"])
+    }
+
+    private fun calibrationRun(id: String, rows: List<Triple<String, Double, Double>>): Path {
+        val dir = Files.createDirectories(root.resolve("runs/queues/$id"))
+        Files.writeString(dir.resolve("calibration.csv"), "cell,variant,wait_strategy,fork,harness_events_per_s,minimal_events_per_s,harness_over_minimal,minimal_exactly_once\n" +
+            rows.mapIndexed { i, (cell, h, m) -> "$cell,${cell.substringBefore('/')},${cell.substringAfter('/', "")},${i + 1},$h,$m,${h / m},true" }.joinToString("\n") + "\n")
+        Files.writeString(dir.resolve("run.json"), """
+            {"schemaVersion":2,"study":"queues","runId":"$id","mode":"throughput","tag":"","quick":false,"variants":["a"],"params":{},
+             "status":"complete","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":"2026-01-01T00:01:00Z","pid":1,
+             "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1,"os":"Linux","kernel":"6","containerCpuLimit":null},
+             "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[]},"kit":{"commit":"abc","dirty":false},
+             "measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":3,"repetitionKind":"jvm-fork","warmupExcluded":true},
+             "valid":true,"invalidReasons":[],"notes":{},
+             "files":[{"path":"calibration.csv","kind":"table","description":"test"}]}""".trimIndent())
+        return dir
+    }
+
+    @Test
+    fun `the harness is within 10 percent of the minimal program only when its whole interval is`() {
+        val dir = calibrationRun("20260101T000000Z-h1-aaaaaa", listOf(
+            Triple("disruptor-1/yielding", 21.0, 135.0), Triple("disruptor-1/yielding", 20.0, 131.0), Triple("disruptor-1/yielding", 23.0, 138.0),
+            Triple("abq-1", 16.9, 17.0), Triple("abq-1", 17.1, 17.2), Triple("abq-1", 17.0, 16.9)))
+        val t = harnessCalibration(listOf(loadRun(dir))).rows().associateBy { it["cell"] }
+        assertEquals("the harness costs throughput", t["disruptor-1/yielding"]!!["verdict"])
+        assertEquals(0.158, t["disruptor-1/yielding"]!!["harness_over_minimal"] as Double, 0.005)
+        assertEquals("within 10%", t["abq-1"]!!["verdict"])
+        assertEquals(3, t["abq-1"]!!["forks"])
+    }
+}
