@@ -196,7 +196,10 @@ def split_args(argv, options):
         if name is None:
             rest.append(a)
             i += 1
-        elif a == name:
+            continue
+        if name in found:
+            raise Fail(f"{name} given twice: give it once")
+        if a == name:
             if i + 1 >= len(argv):
                 raise Fail(f"{name} needs a value")
             found[name] = argv[i + 1]

@@ -107,9 +107,12 @@ public class LoadDriver {
         /** Sessions started per second of the phase, by actual start. */
         final AtomicLongArray perSecond;
         final Map<Integer, Long> scheduled = new ConcurrentHashMap<>();
+        /** How long arrivals are scheduled for: the phase ends later, once its last response is in. */
+        final long durationMs;
 
         Timing(double usersPerSec, long durationMs) {
             this.intervalNs = 1e9 / usersPerSec;
+            this.durationMs = durationMs;
             this.perSecond = new AtomicLongArray((int) Math.max(1, durationMs / 1000 + 4));
         }
 
@@ -469,7 +472,9 @@ public class LoadDriver {
         if (t != null) {
             b.append(",\"latenessMs\":").append(summary(r.lateness)).append(",\"started\":").append(t.started.get());
             b.append(",\"startedPerSecond\":[");
-            int full = (int) Math.max(0, (r.endMs - r.startMs) / 1000); // whole seconds only: the last one is cut by the phase's end
+            // whole seconds of the schedule only: the phase ends when its slowest response is in, and the seconds
+            // after the last arrival, when nothing was due, must not read as seconds the driver fell behind in
+            int full = (int) Math.max(0, Math.min(r.endMs - r.startMs, t.durationMs) / 1000);
             for (int i = 0; i < Math.min(full, t.perSecond.length()); i++) b.append(i == 0 ? "" : ",").append(t.perSecond.get(i));
             b.append(']');
         }

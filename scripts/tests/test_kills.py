@@ -157,13 +157,17 @@ def cmdline(pid):
         return ""
 
 
+def engine_connected(token):
+    """A backend serving a client over loopback: the postmaster runs (not initdb) and the engine holds connections."""
+    return any(cmdline(p).startswith("postgres: ") and "127.0.0.1(" in cmdline(p) for p in marked(token))
+
+
 # A server's life, and how to tell it has begun: Cassandra once it answers CQL (after its password is set), PostgreSQL
-# once the workflow study's cluster runs.
+# once the workflow engine is connected to the study's cluster (so the kill lands while the engine holds connections).
 SERVER_KILLS = {
     "cassandra": (["three-tier", "--quick", "--rounds", "inserts", "--stores", "cassandra", "--warmup", "2", "--measure", "30"],
                   lambda token, err: "answers CQL" in err),
-    "postgres": (["workflow", "--quick"],
-                 lambda token, err: any(" -D " in cmdline(p) and "postgres" in cmdline(p) for p in marked(token))),
+    "postgres": (["workflow", "--quick"], lambda token, err: engine_connected(token)),
 }
 
 

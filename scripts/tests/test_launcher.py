@@ -138,6 +138,23 @@ def test_bad_input_is_one_line_and_leaves_no_run(tmp_path, args, needle):
     assert not any(tmp_path.rglob("run.json"))
 
 
+LAUNCHER_REPEATS = [
+    (["notebooks", "--runs", "reference", "--runs=latest"], "notebooks: --runs given twice"),
+    (["notebooks", "--out", "a", "--out", "b"], "notebooks: --out given twice"),
+    (["publish", "--from", "a", "--from", "b"], "publish: --from given twice"),
+    (["publish", "--out", "a", "--out", "b"], "publish: --out given twice"),
+    (["run", "queues", "--quick", "--on", "me@a", "--on=me@b"], "--on given twice"),
+    (["collect", "me@a", "--into", "a", "--into", "b"], "--into given twice"),
+]
+
+
+@pytest.mark.parametrize("args,needle", LAUNCHER_REPEATS, ids=[" ".join(a) for a, _ in LAUNCHER_REPEATS])
+def test_a_launcher_option_given_twice_is_refused_before_anything_runs(tmp_path, args, needle):
+    """The launcher's own options, like a study's: the last one never wins silently."""
+    r = bench(*args)
+    assert_one_line_error(r, needle)
+
+
 def test_out_must_be_a_folder_that_can_be_made(tmp_path):
     a_file = tmp_path / "file"
     a_file.write_text("x")

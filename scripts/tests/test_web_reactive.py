@@ -77,17 +77,18 @@ def test_open_verdicts_and_capacity_follow_the_rule(quick_run):
             assert within is False or r["errors"] != "0", r
     for c in read_csv(quick_run / "capacity.csv"):
         steps = sorted((r for r in rows if r["cell"] == c["cell"]), key=lambda r: float(r["rate_rps"]))
-        met_prefix, first_not = [], None
-        for s in steps:
-            if s["verdict"] != "met":
-                first_not = int(float(s["rate_rps"]))
-                break
-            met_prefix.append(int(float(s["rate_rps"])))
-        # a bracket on the rates tried: the last met and the first not met, never a 0 for "none met"
-        assert c["last_met_rps"] == (str(met_prefix[-1]) if met_prefix else ""), (c, steps)
-        assert c["first_missed_rps"] == ("" if first_not is None else str(first_not)), (c, steps)
-        assert c["status"] == ("lower bound" if first_not is None else "wall" if steps[len(met_prefix)]["verdict"] == "missed"
-                               else ("lower bound" if met_prefix else "not measurable on this host")), (c, steps)
+        rate = lambda s: int(float(s["rate_rps"]))
+        # the bracket on the rates tried: below the first plain miss, the highest rate met; a step that could not be
+        # judged (driver behind, not measurable) says nothing, so it ends the bracket only above the last rate met
+        miss = next((s for s in steps if s["verdict"] == "missed"), None)
+        below = steps if miss is None else steps[:steps.index(miss)]
+        met = max((rate(s) for s in below if s["verdict"] == "met"), default=None)
+        unjudged = next((s for s in below if s["verdict"] != "met" and (met is None or rate(s) > met)), None)
+        first = unjudged or miss
+        assert c["last_met_rps"] == ("" if met is None else str(met)), (c, steps)
+        assert c["first_missed_rps"] == ("" if first is None else str(rate(first))), (c, steps)
+        assert c["status"] == ("wall" if unjudged is None and miss is not None
+                               else "not measurable on this host" if met is None and first is not None else "lower bound"), (c, steps)
 
 
 def test_open_steps_are_timed_from_their_schedule_beside_the_drivers_lateness(quick_run):

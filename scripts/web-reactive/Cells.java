@@ -222,11 +222,13 @@ final class Cells {
     }
 
     /**
-     * WebFlux's client pool: by Little's law the calls in flight at the highest rate, each waiting the delay, twice over
-     * for the queueing near saturation; at least WebClient's default 500.
+     * WebFlux's client pool: by Little's law the calls in flight at the highest rate (a request makes its calls one
+     * after the other, so calls arrive at rate x calls, each waiting the delay), twice over for the queueing near
+     * saturation; at least WebClient's default 500.
      */
     int fluxClientConnections() {
-        return (int) Math.max(500, Math.ceil(highestRate() * p.integer("backend-delay-ms") / 1000.0 * 2));
+        int calls = p.ints("calls").stream().mapToInt(Integer::intValue).max().orElse(1);
+        return (int) Math.max(500, Math.ceil(highestRate() * calls * p.integer("backend-delay-ms") / 1000.0 * 2));
     }
 
     private void describe(ObjectNode n, List<String> stacks) {

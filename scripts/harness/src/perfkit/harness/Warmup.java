@@ -49,9 +49,9 @@ public final class Warmup {
 
     /** Takes the next per-second sample and returns the state after it; once done, the state no longer changes. */
     public State add(Sample s) {
-        if (state.done()) return state;
-        recent.addLast(s);
+        recent.addLast(s); // kept up to date after done too, for steadyNow()
         while (recent.size() > rule.stableSamples()) recent.removeFirst();
+        if (state.done()) return state;
         if (s.atSeconds() < rule.minSeconds()) return state = new State(false, false, s.atSeconds(), "below the minimum warm-up");
         String unstable = unstable();
         if (unstable == null)
@@ -60,6 +60,14 @@ public final class Warmup {
         if (s.atSeconds() >= rule.maxSeconds())
             return state = new State(true, false, s.atSeconds(), "warm-up never settled within " + seconds(rule.maxSeconds()) + " s: " + unstable);
         return state = new State(false, false, s.atSeconds(), unstable);
+    }
+
+    /**
+     * Whether the latest samples are steady now, whatever the state says: null when they are, else why not. A caller
+     * that waits for a second condition too (a JIT going quiet) asks this when that one holds, so both hold at once.
+     */
+    public String unsteadyNow() {
+        return unstable();
     }
 
     /** Why the recent samples are not a steady state yet, or null when they are. */

@@ -34,6 +34,21 @@ class WarmupTest {
     }
 
     @Test
+    void steadinessNowFollowsEverySampleAfterTheStateIsDone() {
+        Warmup w = new Warmup(RULE);
+        Warmup.State s = null;
+        for (int t = 1; t <= 15; t++) s = w.add(new Warmup.Sample(t, 1000, Double.NaN));
+        assertTrue(s.done() && s.settled(), s.reason());
+        assertNull(w.unsteadyNow());
+        // the rate halves after the state settled: the state stays, but "steady now" no longer holds
+        w.add(new Warmup.Sample(16, 500, Double.NaN));
+        assertTrue(w.state().settled());
+        assertNotNull(w.unsteadyNow());
+        for (int t = 17; t <= 21; t++) w.add(new Warmup.Sample(t, 500, Double.NaN));
+        assertNull(w.unsteadyNow(), "five steady seconds at the new rate");
+    }
+
+    @Test
     void neverSettlesWhileTheJitKeepsBursting() {
         // a compile burst every third second, as long as the step runs
         Warmup.State s = feed(RULE, 200, t -> new double[]{1000, t % 3 == 0 ? 150 : 60});

@@ -72,16 +72,19 @@ public final class ServerWarmup {
                 double rps = (count - lastCount) * 1e9 / (now - lastNanos), at = (now - t0) / 1e9;
                 lastCount = count;
                 lastNanos = now;
-                Warmup.State steady = throughput.add(new Warmup.Sample(at, rps, Double.NaN));
+                throughput.add(new Warmup.Sample(at, rps, Double.NaN));
+                // both judged on the same last seconds: throughput steady now, not once at some earlier moment
+                String unsteady = throughput.unsteadyNow();
                 Map<String, Double> jit = jitOverLast(servers, JIT_WINDOW_SECONDS);
                 boolean quiet = at >= JIT_WINDOW_SECONDS && jit.values().stream().allMatch(j -> j <= JIT_QUIET_MS_PER_S);
-                if (at >= rule.minSeconds() && quiet && steady.done() && steady.settled()) {
+                if (at >= rule.minSeconds() && quiet && unsteady == null) {
                     outcome = new Outcome(true, at, jit, rps, errors.get(), String.format(Locale.ROOT,
-                            "every JIT under %.0f ms/s over the last %.0f s; %s", JIT_QUIET_MS_PER_S, JIT_WINDOW_SECONDS, steady.reason()));
+                            "every JIT under %.0f ms/s over the last %.0f s; rate stable within %.0f%% for %d s", JIT_QUIET_MS_PER_S,
+                            JIT_WINDOW_SECONDS, 100 * rule.throughput().tolerance(), rule.throughput().stableSamples()));
                     break;
                 }
                 if (at >= rule.maxSeconds()) {
-                    String why = !quiet ? "a JIT still compiling: " + busiest(jit) : "throughput not steady: " + steady.reason();
+                    String why = !quiet ? "a JIT still compiling: " + busiest(jit) : "throughput not steady: " + unsteady;
                     outcome = new Outcome(false, at, jit, rps, errors.get(), "never settled within " + Warmup.seconds(rule.maxSeconds()) + " s: " + why);
                     break;
                 }
