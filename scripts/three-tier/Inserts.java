@@ -154,9 +154,10 @@ final class Inserts implements Rounds.Round {
                 "cell", "store", "durability", "fork", "writers", "window_s", "inserts", "tps", "latency_mean_ms", "latency_p50_ms",
                 "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "acknowledged", "rows_counted", "failed_inserts", "cpu_db_pct",
                 "cpu_writers_pct", "warmup_s", "warmup_settled", "settings", "valid", "reason")) {
+            // stores and durabilities in an order rotated per fork, so the host's drift over a run favours no cell
             for (int fork = 1; fork <= p.integer("forks"); fork++)
-                for (String store : stores)
-                    for (String durability : durabilitiesOf(store)) {
+                for (String store : Templates.rotated(stores, fork - 1))
+                    for (String durability : Templates.rotated(durabilitiesOf(store), fork - 1)) {
                         String cell = "inserts/" + store + "/" + durability;
                         table.write(store.equals("postgres") ? postgresCell(cell, durability, fork) : cassandraCell(cell, durability, fork));
                         run.writeManifest();

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -29,6 +30,23 @@ class OpenStepTest {
         StepVerdict missed = OpenStep.verdict(facts(10_000, 300, 12, KEPT_UP, 0));
         assertEquals(StepVerdict.Status.MISSED, missed.status(), "requests sent late would only have been slower");
         assertTrue(missed.reason().contains("already miss the SLO"), missed.reason());
+    }
+
+    @Test
+    void aDriverThatFailsMakesItsStepInvalidAndTheBracketALowerBound() {
+        OpenStep.Spec spec = new OpenStep.Spec("plain", "plain/r34101", 3, "http://127.0.0.1:1", "/", 34_101, 5, 10, 100, 2,
+                Map.of(), Map.of(), Map.of(), "test");
+        OpenStep.Result r = OpenStep.driverFailed(spec, 10_247, "load driver plain.r34101.fork3 did not finish within 225 s");
+        assertEquals(StepVerdict.Status.INVALID, r.verdict().status());
+        assertTrue(r.verdict().reason().startsWith("the load driver failed: load driver plain.r34101.fork3 did not finish"), r.verdict().reason());
+        assertEquals(0, r.requests());
+        assertTrue(Double.isNaN(r.latency().p99()));
+        // the rate below it was met: capacity is at least that, not a wall and not a failed run
+        CapacitySearch.Result bracket = CapacitySearch.Result.ofFixedSteps(List.of(
+                new CapacitySearch.Step(22_734, OpenStep.verdict(facts(10_000, 40, 1.5, KEPT_UP, 0))),
+                new CapacitySearch.Step(34_101, r.verdict())), "fixed rates");
+        assertEquals(CapacitySearch.Status.LOWER_BOUND, bracket.status());
+        assertEquals(22_734, bracket.lastMet());
     }
 
     @Test

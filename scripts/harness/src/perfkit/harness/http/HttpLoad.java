@@ -98,17 +98,25 @@ public final class HttpLoad {
         run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
         try {
             if (!child.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS))
-                throw new IllegalStateException("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
+                throw new DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
         } finally {
             run.timeSeries().unwatchProcess("proc:load-driver");
             run.supervisor().stop(child, 10);
         }
-        if (!Files.isRegularFile(result)) throw new IllegalStateException("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
+        if (!Files.isRegularFile(result)) throw new DriverFailed("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
         JsonNode r = Manifest.JSON.readTree(result.toFile());
         run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes");
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output");
-        if (r.hasNonNull("error")) throw new IllegalStateException("load driver " + name + " failed: " + r.get("error").asText());
+        if (r.hasNonNull("error")) throw new DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
         return r;
+    }
+
+    /**
+     * The load driver itself failed: it hung, died (out of memory, say) or reported an error. Whatever it measured
+     * says nothing about the system; an open step records it as invalid ({@link OpenStep}), anything else fails the run.
+     */
+    public static final class DriverFailed extends IllegalStateException {
+        DriverFailed(String message) { super(message); }
     }
 
     /** What ended a driver run without a result, from its log's last words: out of memory, say, rather than a timeout later. */

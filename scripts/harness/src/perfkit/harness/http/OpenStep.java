@@ -92,7 +92,16 @@ public final class OpenStep {
         plan.open(phaseName, spec.path(), spec.rate(), spec.measureSeconds(), connections, false, spec.warmupSeconds() > 0);
         run.progress().say(String.format(Locale.ROOT, "%s fork %d: open model at %s req/s (%d connections)", spec.cell(), spec.fork(),
                 rateLabel(spec.rate()), connections));
-        JsonNode result = HttpLoad.run(run, phaseName, plan, spec.watch(), spec.probes(), 180 + 3 * (spec.warmupSeconds() + spec.measureSeconds()));
+        JsonNode result;
+        try {
+            result = HttpLoad.run(run, phaseName, plan, spec.watch(), spec.probes(), 180 + 3 * (spec.warmupSeconds() + spec.measureSeconds()));
+        } catch (HttpLoad.DriverFailed e) {
+            // a driver that hangs or dies at a rate it cannot carry ends this step, not the run: the search goes on
+            Result failed = driverFailed(spec, connections, e.getMessage());
+            run.progress().say(String.format(Locale.ROOT, "%s fork %d at %s req/s: %s (%s)", spec.cell(), spec.fork(), rateLabel(spec.rate()),
+                    failed.verdict().status().label, failed.verdict().reason()));
+            return failed;
+        }
         JsonNode ph = HttpLoad.phase(result, phaseName);
         // Running out of sessions delays the arrivals it holds back: their lateness shows it, and the lateness rule judges
         // it. Waiting for a connection does not show in lateness (the session started on time), so it stays a problem.
@@ -124,6 +133,13 @@ public final class OpenStep {
                         + "%d errors%s: %s%s", spec.cell(), spec.fork(), rateLabel(spec.rate()), latency.p99(), lateness.p99(), errors,
                 r.warm() ? "" : String.format(Locale.ROOT, ", JIT %.0f ms/s", jit), v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
         return r;
+    }
+
+    /** The step whose load driver failed: invalid, with the driver's own words as the reason, and nothing measured. */
+    static Result driverFailed(Spec spec, int connections, String why) {
+        Latency none = Latency.of(Manifest.JSON.createObjectNode());
+        StepVerdict v = new StepVerdict(StepVerdict.Status.INVALID, false, List.of("the load driver failed: " + why));
+        return new Result(spec, Manifest.JSON.createObjectNode(), v, 0, 0, 0, 0, connections, 0, none, none, none, Double.NaN);
     }
 
     /**
