@@ -408,7 +408,8 @@ def test_three_tier_notebook_reads_a_fresh_quick_run(tmp_path):
     assert "| `jsp` |" in text and "| 0.733 |" in text, "engine shares of plain HTML beside the published ones"
     assert "| relaxed vs relaxed (matched) |" in text and "1.28×" in text, "Cassandra / PostgreSQL at matched durability"
     assert "commitlog_sync=periodic" in text and "synchronous_commit=off" in text, "the durability settings the databases reported"
-    assert "| `async` / `sync` |" in text and "| 2.75× |" in text, "the chain's throughput ratio beside the published one"
+    # the claims table names the ratio and the published one even when a quick run's steps were all cold
+    assert "async / sync" in text and "about 2.75× the sync chain's throughput" in text, "the chain's ratio beside the published one"
     assert "1 fork" in text and "Quick run" in text, "a quick run says what it cannot claim"
     assert len(outputs(nb, "image/svg+xml")) == 4, "templates, inserts, chain throughput and the chain's spectra"
 
