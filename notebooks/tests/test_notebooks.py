@@ -404,8 +404,11 @@ def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path):
 def test_three_tier_notebook_reads_a_fresh_quick_run(tmp_path):
     nb = execute_against_fresh_run(tmp_path, "three-tier", "--warmup", "1", "--measure", "2")
     text = "\n".join(outputs(nb, "text/markdown"))
-    # each round beside the published numbers, as ratios
-    assert "| `jsp` |" in text and "| 0.733 |" in text, "engine shares of plain HTML beside the published ones"
+    # each round beside the published numbers, as ratios: the claims always name the published share; the engine table
+    # needs warm steps, which a quick run's 20 s warm-up may not give, and then the post says why it is missing
+    assert "JSP renders at about 0.733× plain HTML's throughput" in text, "engine shares beside the published ones"
+    assert ("| `jsp` |" in text and "| 0.733 |" in text) or "measured while a server's JIT still compiled" in text, \
+        "the engine table, or why it cannot be shown"
     assert "| relaxed vs relaxed (matched) |" in text and "1.28×" in text, "Cassandra / PostgreSQL at matched durability"
     assert "commitlog_sync=periodic" in text and "synchronous_commit=off" in text, "the durability settings the databases reported"
     # the claims table names the ratio and the published one even when a quick run's steps were all cold

@@ -157,9 +157,23 @@ def cmdline(pid):
         return ""
 
 
+def parent(pid):
+    try:
+        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def engine_connected(token):
-    """A backend serving a client over loopback: the postmaster runs (not initdb) and the engine holds connections."""
-    return any(cmdline(p).startswith("postgres: ") and "127.0.0.1(" in cmdline(p) for p in marked(token))
+    """A backend serving a client over loopback: the postmaster runs (not initdb) and the engine holds connections.
+    Backends are found as children of the run's postmaster: a backend's process title overwrites its environment,
+    so it carries no readable mark of its own."""
+    postmasters = {p for p in marked(token) if " -D " in cmdline(p) and "initdb" not in cmdline(p)}
+    for d in glob.glob("/proc/[0-9]*"):
+        pid = int(d[6:])
+        if parent(pid) in postmasters and cmdline(pid).startswith("postgres: ") and "127.0.0.1(" in cmdline(pid):
+            return True
+    return False
 
 
 # A server's life, and how to tell it has begun: Cassandra once it answers CQL (after its password is set), PostgreSQL

@@ -33,11 +33,21 @@ public final class ScriptJvm {
         jbang(what, out, err, "build", script.toString());
         jbang(what, cp, err, "info", "classpath", script.toString());
         String classpath = Files.readString(cp).trim();
-        if (classpath.isEmpty() || classpath.contains("\n")) throw new IllegalStateException("could not read the classpath of " + what + " from jbang info classpath");
+        if (classpath.isEmpty() || classpath.contains("\n"))
+            throw new IllegalStateException("could not read the classpath of " + what + " from jbang info classpath" + diskFull(logDir));
         Files.deleteIfExists(out);
         Files.deleteIfExists(cp);
         Files.deleteIfExists(err);
         return new ScriptJvm(what, mainClass, classpath);
+    }
+
+    /** Why jbang's answer may be missing: the run's own folder has no room left for it ("" when it has). */
+    private static String diskFull(Path dir) {
+        try {
+            return Files.getFileStore(dir).getUsableSpace() < 1 << 20 ? " (No space left on device where the run writes)" : "";
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     /** The JBang launcher this JVM was started by (JBANG_LAUNCH_CMD), else the kit's own, else jbang on PATH. */
@@ -58,7 +68,8 @@ public final class ScriptJvm {
         }
         List<String> lines = Files.exists(err) ? Files.readAllLines(err) : List.of();
         if (p.exitValue() != 0)
-            throw new IllegalStateException("could not " + args[0] + " " + what + " (" + (lines.isEmpty() ? "exit " + p.exitValue() : lines.get(lines.size() - 1)) + ")");
+            throw new IllegalStateException("could not " + args[0] + " " + what + " (" + (lines.isEmpty() ? "exit " + p.exitValue() : lines.get(lines.size() - 1)) + ")"
+                    + diskFull(err.getParent()));
     }
 
     /** The command that starts this script's JVM: the running JDK's java, {@code jvmArgs}, the main class, {@code args}. */
