@@ -41,9 +41,12 @@ def test_reference_tables_have_exactly_the_declared_columns(run_dir):
 
 
 def test_reference_runs_stay_small():
+    # a clone stays quick to fetch. The largest reference, three-tier at full scale (3 forks, 42 minutes, a per-second
+    # series for each of ~40 processes, a 1 s interval log per fork and step), is about 9 MB; a study that needs more
+    # should thin what it keeps rather than raise this
     for study in (ROOT / "data/reference").iterdir():
         size = sum(p.stat().st_size for p in study.rglob("*") if p.is_file())
-        assert size < 3_000_000, f"{study.name}: {size} bytes of reference data"
+        assert size < 10_000_000, f"{study.name}: {size} bytes of reference data"
 
 
 def test_queues_reference_has_repetitions_for_every_cell_and_wait_strategy():
@@ -80,7 +83,9 @@ def test_three_tier_reference_has_every_round_with_three_forks():
     (run,) = [r for r in REFERENCE if r.parent.name == "three-tier"]
     assert manifest(run)["params"]["rounds"] == "templates,inserts,chain"
     sat = read_csv(run / "saturation.csv")
-    assert {r["cell"] for r in sat} == {"templates/jsp", "templates/freemarker", "templates/plain", "chain/sync", "chain/async", "chain/mixed"}
+    # chain/webflux: the matched Spring MVC vs Spring WebFlux chain beside the original's three
+    assert {r["cell"] for r in sat} == {"templates/jsp", "templates/freemarker", "templates/plain", "chain/sync", "chain/async", "chain/mixed",
+                                        "chain/webflux"}
     inserts = read_csv(run / "inserts.csv")
     assert {r["cell"] for r in inserts} == {f"inserts/{s}/{d}" for s in ("postgres", "cassandra") for d in ("strict", "relaxed")}
     assert all(r["rows_counted"] == r["acknowledged"] for r in inserts)

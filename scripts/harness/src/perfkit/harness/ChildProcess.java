@@ -19,6 +19,8 @@ public final class ChildProcess {
     private static final long HALT_AFTER_MS = 5000;
 
     private static volatile String firstLine = "{}";
+    private static volatile long parentPid = -1;
+    private static volatile boolean stopping;
 
     private ChildProcess() {}
 
@@ -31,7 +33,12 @@ public final class ChildProcess {
         // parts that are already gone (a database, a broker) and print stack traces to a terminal the run no longer
         // owns. The one line saying why it stops comes before this.
         Runtime.getRuntime().addShutdownHook(new Thread(ChildProcess::quiet, "perfkit-quiet-stop"));
-        watchParent(in, parentPid());
+        parentPid = parentPid();
+        // a library thread that dies says so in one line; its stack trace is no use on a terminal
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
+            if (!orphaned()) System.err.println("perfkit: thread " + t.getName() + " failed: " + Study.oneLine(e));
+        });
+        watchParent(in, parentPid);
         Method main = Class.forName(args[0]).getMethod("main", String[].class);
         try {
             main.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
@@ -51,6 +58,19 @@ public final class ChildProcess {
         } catch (IOException e) {
             return null;
         }
+    }
+
+    /**
+     * True once the parent is gone (or its stdin closed): a failure now is a consequence of the run's death (the
+     * database it used has stopped too), and the one line saying why this JVM stops is all the terminal should get.
+     */
+    static boolean orphaned() {
+        return stopping || (parentPid > 0 && !Sys.running(parentPid));
+    }
+
+    /** Stops this JVM because its parent is gone, with the one line that says so. */
+    static void stopOrphaned() {
+        parentGone("its parent " + parentPid + " is gone");
     }
 
     private static long parentPid() {
@@ -78,6 +98,8 @@ public final class ChildProcess {
     }
 
     private static synchronized void parentGone(String why) {
+        if (stopping) return;
+        stopping = true;
         daemon("perfkit-halt", () -> {
             try { Thread.sleep(HALT_AFTER_MS); } catch (InterruptedException ignored) { }
             Runtime.getRuntime().halt(EXIT_PARENT_GONE);

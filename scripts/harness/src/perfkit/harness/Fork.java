@@ -22,6 +22,8 @@ public final class Fork {
     private final ObjectNode result = Manifest.newObject();
     private final Map<LatencyLog, RunFile[]> logs = new LinkedHashMap<>();
     private boolean logsClosed;
+    private static final String SIMPLE_LOGGER_FILE = "org.slf4j.simpleLogger.logFile";
+    private String libraryLog;
 
     private Fork(Path dir, String series, Map<String, String> params) {
         this.dir = dir;
@@ -36,6 +38,7 @@ public final class Fork {
     static void main(String[] args, Study.ForkBody body) {
         try {
             Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeParams(ChildProcess.firstLine()));
+            fork.routeLibraryLogging();
             Runtime.getRuntime().addShutdownHook(new Thread(fork::closeLogs, "perfkit-fork-shutdown"));
             body.run(fork);
             fork.closeLogs();
@@ -43,10 +46,28 @@ public final class Fork {
             System.out.flush();
             System.exit(0);
         } catch (Throwable t) {
+            if (ChildProcess.orphaned()) ChildProcess.stopOrphaned(); // it failed because the run is gone: say only that
             // one line for the terminal; the stack trace for whoever debugs it, in the run's folder if the disk allows
             System.err.println("fork " + (args.length > 2 ? args[2] : "") + " failed: " + Study.oneLine(t));
             if (args.length > 2) Study.writeStackTrace(Path.of(args[1]).resolve("error-" + args[2].replaceAll("[^A-Za-z0-9._-]", "_") + ".txt"), t);
             System.exit(1);
+        }
+    }
+
+    /**
+     * Libraries that log through slf4j-simple (Flowable, the Kafka clients) write to {@code logs/<series>.log} in the
+     * run's folder, not to the terminal: a failure reaches the terminal as the fork's one line, the detail stays here.
+     */
+    private void routeLibraryLogging() {
+        if (System.getProperty(SIMPLE_LOGGER_FILE) != null) return; // the study chose a file itself
+        try {
+            Files.createDirectories(dir.resolve("logs"));
+            String stem = "logs/" + series.replaceAll("[^A-Za-z0-9._-]", "_");
+            libraryLog = stem + ".log";
+            for (int k = 2; Files.exists(dir.resolve(libraryLog)); k++) libraryLog = stem + "-" + k + ".log"; // a series run twice keeps both
+            System.setProperty(SIMPLE_LOGGER_FILE, dir.resolve(libraryLog).toString());
+        } catch (IOException e) {
+            // a full disk: the libraries keep the terminal, and the run fails on its own writes
         }
     }
 
@@ -110,6 +131,19 @@ public final class Fork {
                 LatencyLog.Window w = log.window();
                 for (RunFile f : entries) files.add((w == null ? f : f.withWindow(w.startMs(), w.endMs())).toJson());
             });
+            listLibraryLog(files);
+        }
+    }
+
+    /** Lists what the libraries logged, or removes the empty file slf4j-simple opened. */
+    private void listLibraryLog(ArrayNode files) {
+        if (libraryLog == null) return;
+        Path log = dir.resolve(libraryLog);
+        try {
+            if (Files.isRegularFile(log) && Files.size(log) > 0) files.add(RunFile.of(libraryLog, "log", "what the libraries of fork " + series + " logged").toJson());
+            else Files.deleteIfExists(log);
+        } catch (IOException ignored) {
+            // listing a log is not worth failing a measured fork for
         }
     }
 }
