@@ -27,6 +27,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -50,8 +51,10 @@ public class Workflow {
             .integers("instances", "1,2,4", "1", 1, 64, "engine instances (JVMs) per cell, comma-separated")
             .integers("acquire-sizes", "32,512", "32", 1, 100_000, "jobs fetched per acquisition, comma-separated")
             .text("locks", "off,on", "off", "global acquire lock, comma-separated: off, on")
+            .integer("lock-poll-ms", 500, null, 1, 60_000, "with the lock on: how often an engine waiting for the global acquire lock tries again "
+                    + "(Flowable's default 500 ms; compare runs with --tag)")
             .text("threads", "auto", "executor threads per instance: a number (the original: 128), or auto: sized by a no-op calibration "
-                    + "drain so that the fixed jobs' theoretical maximum is --headroom percent of what this host serves")
+                    + "drain so that the fixed jobs' theoretical maximum at the most --instances is --headroom percent of what this host serves")
             .integer("headroom", 50, null, 1, 100, "with --threads auto: percent of the calibrated no-op rate that the theoretical maximum may ask for")
             .integer("calibration-jobs", 4000, 1000L, 100, 1_000_000, "with --threads auto: no-op jobs in the calibration drain")
             .integer("queue-size", 8192, null, 1, 1_000_000, "executor queue size per instance (the original: 8192)")
@@ -140,7 +143,7 @@ public class Workflow {
                 "failed", "wait_arrivals", "body_runs", "left", "dead_letters", "at_wait_state", "valid", "invalid_reason",
                 "cpu_engines_pct", "cpu_db_pct", "cpu_system_pct", "cpu_other_pct", "cores", "threads_busy_pct", "queued_mean",
                 "db_active_mean", "db_lock_waiters_mean", "bottleneck", "latency_samples", "drain_end_source"};
-        int threads = p.text("threads").equals("auto") ? calibrate(run, db, acquires.get(0), columns) : parseThreads(p.text("threads"));
+        int threads = p.text("threads").equals("auto") ? calibrate(run, db, acquires.get(0), Collections.max(instances), columns) : parseThreads(p.text("threads"));
         try (Table cells = new Table(run, "throughput.csv", "one row per cell: drain time, committed jobs/s overall and steady, "
                 + "% of the theoretical maximum, exact-once checks, CPU of engines, database and machine, and the bottleneck", columns);
              Table engines = new Table(run, "engines.csv", "jobs each engine instance committed per cell, its CPU and how busy its threads were",
@@ -162,10 +165,12 @@ public class Workflow {
     }
 
     /**
-     * threads = floor(no-op rate x job seconds x headroom): the fixed jobs' theoretical maximum then asks for a known
-     * share of what this host completes when jobs cost nothing but their bookkeeping (see DrainRate.threadsFor).
+     * threads = floor(no-op rate x job seconds x headroom / the most instances): the fixed jobs' theoretical maximum
+     * at the largest instance count then asks for a known share of what this host completes when jobs cost nothing
+     * but their bookkeeping (see DrainRate.threadsFor). So "stable as instances are added" is a question the host can
+     * answer: adding engines asks for more of the same CPU, never for more than it serves.
      */
-    static int calibrate(Run run, Database db, int acquire, String[] columns) throws Exception {
+    static int calibrate(Run run, Database db, int acquire, int mostInstances, String[] columns) throws Exception {
         Params p = run.typed();
         Outcome o;
         try (Table t = new Table(run, "calibration.csv", "the no-op drain that sized --threads auto (same columns as throughput.csv)", columns)) {
@@ -176,9 +181,10 @@ public class Workflow {
         if (!o.reasons().isEmpty()) throw new IllegalStateException("the calibration drain failed its checks: " + String.join("; ", o.reasons()));
         double rate = Double.isNaN(o.steady()) ? o.rate() : o.steady();
         double headroom = p.integer("headroom") / 100.0;
-        int threads = DrainRate.threadsFor(rate, p.integer("job-ms"), headroom);
+        int threads = DrainRate.threadsFor(rate / mostInstances, p.integer("job-ms"), headroom);
         ObjectNode c = run.notes().putObject("calibration");
-        c.put("rule", "threads = floor(noop jobs/s x job-ms / 1000 x headroom), at least 1");
+        c.put("rule", "threads = floor(noop jobs/s x job-ms / 1000 x headroom / most instances), at least 1");
+        c.put("mostInstances", mostInstances);
         c.put("noopJobsPerS", rate);
         c.put("rateFrom", Double.isNaN(o.steady()) ? "overall (drain too short for a steady rate)" : "steady");
         c.put("jobs", p.integer("calibration-jobs"));
@@ -187,10 +193,13 @@ public class Workflow {
         c.put("headroom", headroom);
         c.put("threads", threads);
         c.put("theoreticalMaxPerInstance", threads * 1000.0 / p.integer("job-ms"));
+        // above headroom only when even 1 thread per instance asks for more (a long --job-ms fixes that)
+        c.put("largestMaxShareOfNoop", mostInstances * threads * 1000.0 / p.integer("job-ms") / rate);
         c.put("bottleneck", o.bottleneck());
         run.writeManifest();
-        run.progress().say(String.format(Locale.ROOT, "calibration: %.0f no-op jobs/s -> %d threads per instance (theoretical maximum %.0f jobs/s)",
-                rate, threads, threads * 1000.0 / p.integer("job-ms")));
+        run.progress().say(String.format(Locale.ROOT, "calibration: %.0f no-op jobs/s -> %d threads per instance (theoretical maximum %.0f jobs/s "
+                + "per instance, %.0f at %d instances)", rate, threads, threads * 1000.0 / p.integer("job-ms"),
+                mostInstances * threads * 1000.0 / p.integer("job-ms"), mostInstances));
         return threads;
     }
 
@@ -200,7 +209,7 @@ public class Workflow {
         n.put("process", "start -> job -> receive task (wait state) -> end; history level none; a fresh schema per cell");
         n.put("jobs", "fixed: async service task sleeping --job-ms; timer: intermediate timer due in the past; noop: async service task ${true}");
         n.put("executor", "acquire and timer wait 100 ms, queue-full wait 100 ms (the 8.x defaults of 10 s and 5 s make a drain crawl); "
-                + "global acquire lock wait time and poll rate at Flowable's defaults");
+                + "global acquire lock wait time at Flowable's default (1 min), its poll rate --lock-poll-ms");
         n.put("completions", "committed completions, counted from the database by a separate connection: jobs minus the rows left in "
                 + "ACT_RU_JOB, ACT_RU_TIMER_JOB and ACT_RU_DEADLETTER_JOB (a job's row goes only when its transaction commits), polled "
                 + "every 0.1-1 s (10x the query's own time); checked at the end against the executions resting at the wait state");

@@ -1,0 +1,152 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.DataRow
+import org.jetbrains.kotlinx.dataframe.api.filter
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.toColumn
+
+private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
+
+/** How much of one instance's % of the theoretical maximum more instances may lose and still count as "stable". */
+const val STABLE_SHARE = 0.9
+
+/** The valid drains of one configuration, as [value] per repetition. */
+private fun AnyFrame.drains(type: String, instances: Int, acquire: Int, lock: String, value: String): List<Double> =
+    rows().filter { it["valid"] == true && it["job_type"] == type && num(it["instances"])?.toInt() == instances &&
+        num(it["acquire_size"])?.toInt() == acquire && it["lock"] == lock }.mapNotNull { num(it[value]) }
+
+private fun DataRow<*>.config() = Triple(num(this["instances"])!!.toInt(), num(this["acquire_size"])!!.toInt(), this["lock"] as String)
+
+private fun Estimate.pct() = formatNumber(mean) + "% (" + (if (range) "range, $n repetition(s)" else "95% t") +
+    " ${formatNumber(low)}..${formatNumber(high)})"
+
+private fun whyNot(e: Estimate?, missing: String) = when {
+    e == null -> missing
+    e.range -> "Under 3 repetitions a side the numbers are ranges, which support no claim."
+    else -> null
+}
+
+/**
+ * The table the workflow post opens with: the original's claims (82% of the theoretical maximum, stable as instances
+ * are added; lock off about 1/6 of lock on; larger acquire sizes faster) against the valid drains in [cells]
+ * (throughput.csv rows under one label) and the published numbers [pub]. Each answer comes from a mean's or a ratio's
+ * 95% interval over repetitions; configurations a run did not drain are said to be missing.
+ */
+fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
+    val valid = cells.filter { it["valid"] == true }
+    val fixed = valid.filter { it["job_type"] == "fixed" }
+    val original = pub.publishedValue("fixed", "pct_of_theoretical_max")
+    val claims = mutableListOf<Claim>()
+
+    // the best one-instance configuration, as the original reported its best
+    val oneInstance = fixed.rows().filter { num(it["instances"])?.toInt() == 1 }.map { it.config() }.distinct()
+        .associateWith { (k, a, l) -> meanInterval(fixed.drains("fixed", k, a, l, "pct_of_max")) }
+    val best = oneInstance.maxByOrNull { it.value.mean }
+    val pct = best?.value
+    val pctAnswer = if (whyNot(pct, "") != null) Answer.CANNOT_TELL else answerAbove(pct, original)
+    claims += Claim("Fixed jobs reach ${formatNumber(original)}% of the theoretical maximum (instances × threads × 1000 / job ms)",
+        pct?.let { "${it.pct()} on 1 instance, acquire ${best.key.second}, lock ${best.key.third}" } ?: "not measured",
+        pctAnswer, whyNot(pct, "No valid one-instance fixed-job drain in these runs.") ?: when (pctAnswer) {
+            Answer.HOLDS -> "The whole interval lies above ${formatNumber(original)}%."
+            Answer.DOES_NOT_HOLD -> "The whole interval lies at or below ${formatNumber(original)}%."
+            else -> "The interval straddles ${formatNumber(original)}%."
+        })
+
+    // stable as instances are added: the largest instance count against one, in the same acquire size and lock
+    val most = fixed.rows().mapNotNull { num(it["instances"])?.toInt() }.maxOrNull()
+    val scaled = if (best == null || most == null || most == 1) null else {
+        val (_, a, l) = best.key
+        val many = fixed.drains("fixed", most, a, l, "pct_of_max")
+        val one = fixed.drains("fixed", 1, a, l, "pct_of_max")
+        if (many.isEmpty() || one.isEmpty()) null else ratioInterval(many, one)
+    }
+    val stableAnswer = if (whyNot(scaled, "") != null) Answer.CANNOT_TELL else answerAbove(scaled, STABLE_SHARE)
+    claims += Claim("… and stays there as instances are added",
+        scaled?.let { "$most instances keep ${ratioText(it)} of one instance's share" } ?: "not measured", stableAnswer,
+        whyNot(scaled, "These runs do not drain fixed jobs on more than one instance in the best one-instance configuration.") ?: when (stableAnswer) {
+            Answer.HOLDS -> "The whole interval lies above ${formatNumber(STABLE_SHARE)}: at most a tenth is lost."
+            Answer.DOES_NOT_HOLD -> "The whole interval lies at or below ${formatNumber(STABLE_SHARE)}: more instances lose more than a tenth."
+            else -> "The interval straddles ${formatNumber(STABLE_SHARE)}."
+        })
+
+    // the lock and the acquire size, per job type, where the most instances ran both settings
+    val onOverOff = 1 / pub.publishedValue("lock-off/lock-on", "throughput_ratio")
+    for (type in valid.rows().map { it["job_type"] as String }.distinct().sorted()) {
+        val lock = pairedRatio(valid, type, { it.third == "on" }, { c -> c.copy(third = "off") })
+        val e = lock?.second
+        val lockAnswer = if (whyNot(e, "") != null) Answer.CANNOT_TELL else answerAbove(e, 1.0)
+        claims += Claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs)",
+            lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}" } ?: "not measured", lockAnswer,
+            whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: when (lockAnswer) {
+                Answer.HOLDS -> "The whole interval lies above 1: lock off is slower" +
+                    if (e!!.high >= onOverOff) ", and the interval reaches the original's ${formatNumber(onOverOff)}x." else ", but by less than the original's ${formatNumber(onOverOff)}x."
+                Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 1: lock off is not slower here."
+                else -> "The interval straddles 1."
+            })
+    }
+    val acquire = pairedRatio(valid, "fixed", { it.second > 32 }, { c -> c.copy(second = 32) })
+    val acquireAnswer = if (whyNot(acquire?.second, "") != null) Answer.CANNOT_TELL else answerAbove(acquire?.second, 1.0)
+    claims += Claim("Larger acquire sizes are significantly faster (fixed jobs)",
+        acquire?.let { (c, e) -> "acquire ${c.second} / 32: ${ratioText(e)} at ${c.first} instance(s), lock ${c.third}" } ?: "not measured", acquireAnswer,
+        whyNot(acquire?.second, "These runs do not drain fixed jobs at acquire size 32 and a larger one in one configuration.") ?: when (acquireAnswer) {
+            Answer.HOLDS -> "The whole interval lies above 1."
+            Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 1."
+            else -> "The interval straddles 1."
+        })
+    return claims
+}
+
+/**
+ * The ratio of [type]'s jobs/s in a configuration that [isNumerator] picks to the one [denominatorOf] names, at the
+ * largest instance count (then acquire size) where both were drained; null when no configuration has both.
+ */
+private fun pairedRatio(cells: AnyFrame, type: String, isNumerator: (Triple<Int, Int, String>) -> Boolean,
+                        denominatorOf: (Triple<Int, Int, String>) -> Triple<Int, Int, String>): Pair<Triple<Int, Int, String>, Estimate>? =
+    cells.rows().filter { it["job_type"] == type }.map { it.config() }.distinct().filter(isNumerator)
+        .sortedWith(compareByDescending<Triple<Int, Int, String>> { it.first }.thenByDescending { it.second })
+        .firstNotNullOfOrNull { c ->
+            val d = denominatorOf(c)
+            val top = cells.drains(type, c.first, c.second, c.third, "jobs_per_s")
+            val bottom = cells.drains(type, d.first, d.second, d.third, "jobs_per_s")
+            if (top.isEmpty() || bottom.isEmpty()) null else c to ratioInterval(top, bottom)
+        }
+
+/**
+ * Lock off over lock on, per job type, instance count and acquire size that ran both (valid drains of [cells]):
+ * the ratio of mean jobs/s with its interval, beside the original's 1/6.
+ */
+fun lockRatios(cells: AnyFrame): AnyFrame {
+    val valid = cells.filter { it["valid"] == true }
+    val rows = valid.rows().map { Triple(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt()) }.distinct()
+        .mapNotNull { (t, k, a) ->
+            val on = valid.drains(t, k, a, "on", "jobs_per_s"); val off = valid.drains(t, k, a, "off", "jobs_per_s")
+            if (on.isEmpty() || off.isEmpty()) null else ratioInterval(off, on).let { e -> listOf(t, k, a, e.mean, e.low, e.high, e.interval, e.n) }
+        }
+    val names = listOf("job_type", "instances", "acquire_size", "off_over_on", "low", "high", "interval", "n")
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+}
+
+/**
+ * Each lock-on configuration of [cells] beside the ceiling the lock's polling would set if an engine took one batch
+ * per poll: instances x acquire size x 1000 / poll ms jobs/s, the poll from [pollMsByRun] (run id to --lock-poll-ms;
+ * runs that predate the option polled at Flowable's default, 500 ms). A drain near 100% of its ceiling while CPU is
+ * to spare was held back by the lock's polling; one far below it was limited by something else.
+ */
+fun lockPollCeiling(cells: AnyFrame, pollMsByRun: Map<String, Double>): AnyFrame {
+    val rows = cells.rows().filter { it["valid"] == true && it["lock"] == "on" }
+        .groupBy { listOf(it["job_type"], num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), pollMsByRun[it["run_id"]] ?: DEFAULT_LOCK_POLL_MS) }
+        .map { (key, rs) ->
+            val (type, k, a, poll) = key
+            val ceiling = (k as Int) * (a as Int) * 1000.0 / (poll as Double)
+            val rate = rs.mapNotNull { num(it["jobs_per_s"]) }.average()
+            val system = rs.mapNotNull { num(it["cpu_system_pct"]) }.average()
+            listOf(type, k, a, poll, rate, ceiling, 100 * rate / ceiling, system, rs.map { it["bottleneck"] }.distinct().joinToString(", "))
+        }
+    val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "jobs_per_s", "poll_ceiling", "pct_of_ceiling", "cpu_system_pct", "bottleneck")
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+}
+
+/** Flowable's asyncJobsGlobalLockPollRate when not set. */
+const val DEFAULT_LOCK_POLL_MS = 500.0

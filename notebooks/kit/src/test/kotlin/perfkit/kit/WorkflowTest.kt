@@ -1,0 +1,89 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.junit.jupiter.api.Test
+import kotlin.test.assertEquals
+import kotlin.test.assertTrue
+
+class WorkflowTest {
+    private val pub = dataFrameOf("study", "source", "variant", "metric", "value")(
+        "workflow", "original write-up", "fixed", "pct_of_theoretical_max", 82.0,
+        "workflow", "original write-up", "lock-off/lock-on", "throughput_ratio", 1 / 6.0)
+
+    /** throughput.csv rows: (type, instances, acquire, lock) with jobs/s and % of max per repetition. */
+    private fun cells(vararg drains: Pair<List<Any>, List<Double>>): AnyFrame {
+        val rows = drains.flatMap { (c, xs) -> xs.map { x -> listOf(c[0], c[1], c[2], c[3], x, x / 2, true) } }
+        return dataFrameOf("job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid")(*rows.flatten().toTypedArray())
+    }
+
+    @Test
+    fun `the share of the maximum holds above 82 and stays stable only when more instances keep nine tenths of it`() {
+        val claims = workflowClaims(cells(
+            listOf("fixed", 1, 32, "on") to listOf(176.0, 178.0, 180.0),   // 88..90% of the maximum
+            listOf("fixed", 4, 32, "on") to listOf(120.0, 124.0, 122.0)), pub)
+        assertEquals(Answer.HOLDS, claims[0].answer, claims[0].why)
+        assertEquals(Answer.DOES_NOT_HOLD, claims[1].answer, claims[1].why)
+        assertTrue("4 instances" in claims[1].here, claims[1].here)
+    }
+
+    @Test
+    fun `two repetitions give ranges, which answer nothing`() {
+        val claims = workflowClaims(cells(listOf("fixed", 1, 32, "on") to listOf(176.0, 178.0)), pub)
+        assertEquals(Answer.CANNOT_TELL, claims[0].answer)
+        assertTrue("ranges" in claims[0].why, claims[0].why)
+    }
+
+    @Test
+    fun `the lock claim asks whether lock off is slower, per job type, and says how far from the original's 6x`() {
+        val claims = workflowClaims(cells(
+            listOf("noop", 2, 32, "on") to listOf(100.0, 102.0, 98.0), listOf("noop", 2, 32, "off") to listOf(150.0, 152.0, 148.0),
+            listOf("timer", 2, 32, "on") to listOf(300.0, 310.0, 305.0), listOf("timer", 2, 32, "off") to listOf(100.0, 101.0, 99.0)), pub)
+        val noop = claims.single { "(noop jobs)" in it.original }
+        val timer = claims.single { "(timer jobs)" in it.original }
+        assertEquals(Answer.DOES_NOT_HOLD, noop.answer, noop.why)
+        assertEquals(Answer.HOLDS, timer.answer, timer.why)
+        assertTrue("less than the original's 6x" in timer.why, timer.why)
+        assertTrue("lock on / off: 3" in timer.here, timer.here)
+    }
+
+    @Test
+    fun `missing configurations are named, not guessed`() {
+        val claims = workflowClaims(cells(listOf("fixed", 1, 32, "off") to listOf(170.0, 171.0, 172.0)), pub)
+        val acquire = claims.last()
+        assertEquals(Answer.CANNOT_TELL, acquire.answer)
+        assertTrue("acquire size 32 and a larger one" in acquire.why, acquire.why)
+        assertTrue("more than one instance" in claims[1].why, claims[1].why)
+    }
+
+    @Test
+    fun `a larger acquire size is compared at the same instances and lock`() {
+        val claims = workflowClaims(cells(
+            listOf("fixed", 2, 32, "on") to listOf(100.0, 101.0, 99.0), listOf("fixed", 2, 512, "on") to listOf(130.0, 131.0, 129.0),
+            listOf("fixed", 1, 512, "off") to listOf(10.0, 11.0, 9.0)), pub)
+        val acquire = claims.last()
+        assertEquals(Answer.HOLDS, acquire.answer, acquire.why)
+        assertTrue("acquire 512 / 32" in acquire.here && "2 instance(s)" in acquire.here, acquire.here)
+    }
+
+    @Test
+    fun `lock-on drains are set beside one batch per poll, at each run's poll interval`() {
+        val t = dataFrameOf("run_id", "job_type", "instances", "acquire_size", "lock", "jobs_per_s", "cpu_system_pct", "bottleneck", "valid")(
+            "r1", "noop", 1, 32, "on", 62.0, 65.0, "acquisition", true,
+            "r1", "noop", 1, 32, "on", 60.0, 64.0, "acquisition", true,
+            "r1", "noop", 1, 32, "off", 217.0, 190.0, "cpu:engines", true,
+            "r2", "noop", 1, 32, "on", 90.0, 186.0, "cpu:engines", true)
+        val rows = lockPollCeiling(t, mapOf("r2" to 100.0)).rows().toList()
+        assertEquals(2, rows.size, "lock-off drains and different polls are not pooled")
+        val default = rows.single { it["lock_poll_ms"] == 500.0 }
+        assertEquals(64.0, default["poll_ceiling"])
+        assertEquals(95.3, (default["pct_of_ceiling"] as Double), 0.1)
+        val fast = rows.single { it["lock_poll_ms"] == 100.0 }
+        assertEquals(320.0, fast["poll_ceiling"])
+        assertEquals("cpu:engines", fast["bottleneck"])
+        val ratios = lockRatios(t).rows().toList()
+        assertEquals(1, ratios.size)
+        assertTrue((ratios[0]["off_over_on"] as Double) > 2.0)
+    }
+}
