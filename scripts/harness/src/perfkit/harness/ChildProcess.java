@@ -87,7 +87,9 @@ public final class ChildProcess {
             } catch (IOException ignored) {
                 // a broken pipe means the same as EOF
             }
-            parentGone("its stdin closed");
+            // a live parent that closes our stdin is stopping us as planned: nothing to tell the terminal
+            if (parentPid > 0 && Sys.running(parentPid)) stopAsked();
+            else parentGone("its stdin closed");
         });
         daemon("perfkit-parent-watchdog", () -> {
             while (true) {
@@ -108,6 +110,18 @@ public final class ChildProcess {
         System.err.flush();
         quiet();
         System.exit(EXIT_PARENT_GONE); // runs the shutdown hooks: latency logs flushed, brokers shut down
+    }
+
+    /** The parent closed stdin on purpose: stop through the shutdown hooks, quietly, halted later if a hook hangs. */
+    private static synchronized void stopAsked() {
+        if (stopping) return;
+        stopping = true;
+        daemon("perfkit-halt", () -> {
+            try { Thread.sleep(HALT_AFTER_MS); } catch (InterruptedException ignored) { }
+            Runtime.getRuntime().halt(EXIT_PARENT_GONE);
+        });
+        quiet();
+        System.exit(EXIT_PARENT_GONE);
     }
 
     private static void quiet() {

@@ -40,7 +40,11 @@ public record HttpService(String name, Process process, int port, JvmActivity.Li
         run.addFile("logs/" + log.getFileName(), "log", "output of " + name);
         CompletableFuture<Integer> port = new CompletableFuture<>();
         JvmActivity.Listener activity = JvmActivity.listen(run.timeSeries(), "jvm:" + name);
-        Process proc = run.startService(name, java, jvmArgs, args, privateParams, line -> {
+        // Netty loads its native transport through System.loadLibrary: JDK 22+ warns on the terminal unless native
+        // access is granted (JDK 17+ accepts the option); first, so the user's own options still win
+        List<String> withNative = new java.util.ArrayList<>(List.of("--enable-native-access=ALL-UNNAMED"));
+        withNative.addAll(jvmArgs);
+        Process proc = run.startService(name, java, withNative, args, privateParams, line -> {
             if (line.startsWith(PORT_LINE)) port.complete(Integer.parseInt(line.substring(PORT_LINE.length()).trim()));
             else if (activity.accept(line)) return;
             else synchronized (out) {
