@@ -70,7 +70,7 @@ public final class ChildProcess {
 
     /** Stops this JVM because its parent is gone, with the one line that says so. */
     static void stopOrphaned() {
-        parentGone("its parent " + parentPid + " is gone");
+        stop("its parent " + parentPid + " is gone");
     }
 
     private static long parentPid() {
@@ -88,38 +88,31 @@ public final class ChildProcess {
                 // a broken pipe means the same as EOF
             }
             // a live parent that closes our stdin is stopping us as planned: nothing to tell the terminal
-            if (parentPid > 0 && Sys.running(parentPid)) stopAsked();
-            else parentGone("its stdin closed");
+            stop(parentPid > 0 && Sys.running(parentPid) ? null : "its stdin closed");
         });
         daemon("perfkit-parent-watchdog", () -> {
             while (true) {
-                if (!Sys.running(parentPid)) parentGone("its parent " + parentPid + " is gone");
+                if (!Sys.running(parentPid)) stop("its parent " + parentPid + " is gone");
                 try { Thread.sleep(200); } catch (InterruptedException e) { return; }
             }
         });
     }
 
-    private static synchronized void parentGone(String why) {
+    /**
+     * Exits through the shutdown hooks (latency logs flushed, brokers shut down), halted later if a hook hangs;
+     * {@code why} (null when the parent asked) is the one line the terminal gets.
+     */
+    private static synchronized void stop(String why) {
         if (stopping) return;
         stopping = true;
         daemon("perfkit-halt", () -> {
             try { Thread.sleep(HALT_AFTER_MS); } catch (InterruptedException ignored) { }
             Runtime.getRuntime().halt(EXIT_PARENT_GONE);
         });
-        System.err.println("perfkit: stopping " + ProcessHandle.current().pid() + ": " + why);
-        System.err.flush();
-        quiet();
-        System.exit(EXIT_PARENT_GONE); // runs the shutdown hooks: latency logs flushed, brokers shut down
-    }
-
-    /** The parent closed stdin on purpose: stop through the shutdown hooks, quietly, halted later if a hook hangs. */
-    private static synchronized void stopAsked() {
-        if (stopping) return;
-        stopping = true;
-        daemon("perfkit-halt", () -> {
-            try { Thread.sleep(HALT_AFTER_MS); } catch (InterruptedException ignored) { }
-            Runtime.getRuntime().halt(EXIT_PARENT_GONE);
-        });
+        if (why != null) {
+            System.err.println("perfkit: stopping " + ProcessHandle.current().pid() + ": " + why);
+            System.err.flush();
+        }
         quiet();
         System.exit(EXIT_PARENT_GONE);
     }
