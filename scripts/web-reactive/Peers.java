@@ -70,10 +70,13 @@ final class Peers {
         List<Integer> users = p.ints("users");
         int repeats = p.intValue("repeats");
         if (siege) {
-            Path rc = Files.createDirectories(run.scratchDir()).resolve("siegerc");
+            // siege writes a config template into $HOME/.siege on first use (and names that folder in its output): a home
+            // of its own in the run's scratch, with the config already there, keeps the user's home untouched
+            Path home = run.scratchDir().resolve("siege-home");
+            Path rc = Files.createDirectories(home.resolve(".siege")).resolve("siege.conf");
             Files.writeString(rc, "limit = " + Math.max(255, users.stream().mapToInt(Integer::intValue).max().orElse(1)) + "\nlogging = false\nshow-logfile = false\njson_output = true\nverbose = false\n");
             for (int n : few(users)) {
-                List<String> cmd = List.of("siege", "-R", rc.toString(), "-b", "-c", String.valueOf(n), "-r", String.valueOf(repeats), "-j", url);
+                List<String> cmd = List.of("env", "HOME=" + home, "siege", "-R", rc.toString(), "-b", "-c", String.valueOf(n), "-r", String.valueOf(repeats), "-j", url);
                 String out = HttpLoad.runTool(run, "siege." + cell.replace('/', '.') + ".n" + n + ".fork" + fork, cmd, 120 + n * repeats * 2.0);
                 row(cell, "siege", fork, n, "siege -b -c " + n + " -r " + repeats + " <url>", siegeResult(out), driverRps.applyAsDouble(n));
             }

@@ -150,7 +150,7 @@ public final class HttpLoad {
         }
         String runDir = run.dir().toString();
         String shown = command.stream() // paths inside the run read relative to it: the manifest names no machine's folders
-                .map(a -> a.startsWith(runDir + "/") ? a.substring(runDir.length() + 1) : a).collect(Collectors.joining(" "));
+                .map(a -> a.replace(runDir + "/", "")).collect(Collectors.joining(" "));
         run.addFile(DIR + "/" + name + ".out", "log", "output of " + shown);
         return done ? Files.readString(out) : null;
     }

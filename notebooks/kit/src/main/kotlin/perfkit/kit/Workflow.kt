@@ -45,7 +45,7 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
         .associateWith { (k, a, l) -> meanInterval(fixed.drains("fixed", k, a, l, "pct_of_max")) }
     val best = oneInstance.maxByOrNull { it.value.mean }
     val pct = best?.value
-    val pctAnswer = if (whyNot(pct, "") != null) Answer.CANNOT_TELL else answerAbove(pct, original)
+    val pctAnswer = answerAbove(pct, original)
     claims += Claim("Fixed jobs reach ${formatNumber(original)}% of the theoretical maximum (instances × threads × 1000 / job ms)",
         pct?.let { "${it.pct()} on 1 instance, acquire ${best.key.second}, lock ${best.key.third}" } ?: "not measured",
         pctAnswer, whyNot(pct, "No valid one-instance fixed-job drain in these runs.") ?: when (pctAnswer) {
@@ -62,7 +62,7 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
         val one = fixed.drains("fixed", 1, a, l, "pct_of_max")
         if (many.isEmpty() || one.isEmpty()) null else ratioInterval(many, one)
     }
-    val stableAnswer = if (whyNot(scaled, "") != null) Answer.CANNOT_TELL else answerAbove(scaled, STABLE_SHARE)
+    val stableAnswer = answerAbove(scaled, STABLE_SHARE)
     claims += Claim("… and stays there as instances are added",
         scaled?.let { "$most instances keep ${ratioText(it)} of one instance's share" } ?: "not measured", stableAnswer,
         whyNot(scaled, "These runs do not drain fixed jobs on more than one instance in the best one-instance configuration.") ?: when (stableAnswer) {
@@ -76,7 +76,7 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
     for (type in valid.rows().map { it["job_type"] as String }.distinct().sorted()) {
         val lock = pairedRatio(valid, type, { it.third == "on" }, { c -> c.copy(third = "off") })
         val e = lock?.second
-        val lockAnswer = if (whyNot(e, "") != null) Answer.CANNOT_TELL else answerAbove(e, 1.0)
+        val lockAnswer = answerAbove(e, 1.0)
         claims += Claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs)",
             lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}" } ?: "not measured", lockAnswer,
             whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: when (lockAnswer) {
@@ -87,7 +87,7 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
             })
     }
     val acquire = pairedRatio(valid, "fixed", { it.second > 32 }, { c -> c.copy(second = 32) })
-    val acquireAnswer = if (whyNot(acquire?.second, "") != null) Answer.CANNOT_TELL else answerAbove(acquire?.second, 1.0)
+    val acquireAnswer = answerAbove(acquire?.second, 1.0)
     claims += Claim("Larger acquire sizes are significantly faster (fixed jobs)",
         acquire?.let { (c, e) -> "acquire ${c.second} / 32: ${ratioText(e)} at ${c.first} instance(s), lock ${c.third}" } ?: "not measured", acquireAnswer,
         whyNot(acquire?.second, "These runs do not drain fixed jobs at acquire size 32 and a larger one in one configuration.") ?: when (acquireAnswer) {
