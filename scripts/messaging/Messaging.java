@@ -4,9 +4,9 @@
 //DEPS org.apache.kafka:kafka-clients:4.3.1
 //DEPS net.openhft:chronicle-queue:2026.4
 //DEPS org.slf4j:slf4j-simple:2.0.17
-//SOURCES Transport.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java
+//SOURCES Transport.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java Placement.java RateCalibration.java
 //SOURCES ../harness/src/perfkit/harness/*.java
-//DESCRIPTION Kafka vs Chronicle Queue: 5-service chains at 1000 msg/s each, grown until end-to-end p99.9 passes the SLO
+//DESCRIPTION Kafka vs Chronicle Queue: 5-service chains at a fixed rate each (1000 msg/s as published), grown until end-to-end p99.9 passes the SLO
 package perfkit.messaging;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -46,7 +46,14 @@ public class Messaging {
                     "how an idle Kafka consumer waits, each a cell kafka/<policy>: original = poll(ofNanos(period/8)), which Kafka rounds to 0 ms "
                             + "(spins); park = poll(ZERO) then parkNanos(period/8), Chronicle's back-off; blocking = poll(100 ms). "
                             + "Chronicle runs once, as chronicle/original (its park is the same)")
-            .integer("rate", 1000, null, 1, 1_000_000, "messages per second per chain instance")
+            .text("rate-per-chain", "1000", "messages per second per chain instance (the original: 1000), or auto: the highest rate at which "
+                    + "one Kafka chain under the blocking policy uses at most --calibration-share of the machine, found by a short calibration")
+            .integer("calibration-share", 50, null, 1, 100, "with --rate-per-chain auto: percent of the machine's CPU that one Kafka chain may use")
+            .integer("repetitions", 1, null, 1, 100, "capacity searches per cell, each with fresh JVMs and a fresh broker: capacity is bracketed over them")
+            .integers("chronicle-grid", "1,10,25,50,100,150,200,250,375,500", null, 1, 100_000,
+                    "instance counts Chronicle Queue climbs before bisecting (the original's grid; counts above --max-instances are skipped)")
+            .text("cpus", "", "pin process groups to CPUs with taskset, e.g. 'broker=0 chains=1': broker is the Kafka broker JVM, "
+                    + "chains the JVM(s) of services and driver; empty: no pinning")
             .millis("slo-ms", 100, null, "SLO on end-to-end p99.9 latency (corrected), milliseconds")
             .seconds("warmup", FULL_WARMUP_SECONDS, 2.0, 0, "minimum warm-up per step in seconds; warm-up then lasts until rate and CPU are stable")
             .seconds("warmup-max", 120, 8.0, 0.1, "longest warm-up per step; a step that reaches it is marked 'warm-up never settled'")
@@ -69,7 +76,22 @@ public class Messaging {
                     ? "--budget (" + p.text("budget") + " s) cannot fit one step of --warmup + --measure" : null)
             .rule(p -> p.integer("replication-factor") > 1 && p.text("bootstrap-servers").isBlank()
                     ? "--replication-factor above 1 needs --bootstrap-servers (the embedded broker is a single node)" : null)
-            .rule(Messaging::checkBootstrap);
+            .rule(Messaging::checkBootstrap)
+            .rule(p -> p.text("rate-per-chain").equals("auto") || parseRate(p.text("rate-per-chain")) > 0 ? null
+                    : "option --rate-per-chain expects auto or an integer from 1 to 1000000, got '" + p.text("rate-per-chain") + "'")
+            .rule(p -> p.text("rate-per-chain").equals("auto") && !p.list("systems").contains("kafka")
+                    ? "--rate-per-chain auto calibrates on a Kafka chain: add kafka to --systems, or give a rate" : null)
+            .rule(p -> Placement.check(p.text("cpus")));
+
+    /** An integer rate per chain from 1 to 1,000,000, or -1. */
+    static long parseRate(String text) {
+        try {
+            long r = Long.parseLong(text.trim().replace("_", ""));
+            return r >= 1 && r <= 1_000_000 ? r : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
 
     /** host:port,... with ports 1-65535, or empty. */
     static String checkBootstrap(Params p) {
@@ -106,7 +128,7 @@ public class Messaging {
         String system = p.text("system"), cell = p.text("cell");
         KafkaTransport.Poll poll = KafkaTransport.Poll.of(p.text("policy"));
         int total = p.intValue("instances"), first = p.intValue("first-instance"), count = p.intValue("count"), jvm = p.intValue("jvm-index");
-        long rate = p.integer("rate"), brokerPid = p.integer("broker-pid");
+        long rate = p.integer("chain-rate"), brokerPid = p.integer("broker-pid");
         double measure = p.seconds("measure"), drain = p.seconds("drain-timeout");
         Warmup warmup = new Warmup(new Warmup.Rule(p.seconds("warmup"), p.seconds("warmup-max"), p.intValue("warmup-stable"),
                 p.integer("warmup-tolerance") / 100.0, WARMUP_CPU_FLOOR_PCT));
@@ -130,6 +152,7 @@ public class Messaging {
             long loadStartMs = System.currentTimeMillis();
             Warmup.State warm = warmUp(f, warmup, chains, received, brokerPid);
             ObjectNode r = f.result();
+            r.put("cpusAllowed", Placement.allowedCpus("self"));
             r.put("warmupSeconds", warm.atSeconds());
             r.put("warmupEndedAtMs", loadStartMs + Math.round(warm.atSeconds() * 1000));
             r.put("warmupSettled", warm.settled());

@@ -26,9 +26,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The parent side. The cells are the systems under their idle policies: {@code kafka/<policy>} for each
- * {@code --kafka-poll} policy, and {@code chronicle/original}. For each cell, {@link CapacitySearch} doubles then
- * bisects the instance count; each step runs in fresh JVM(s) and is judged by {@link StepVerdict}. Capacity is the
- * largest count that met the SLO, or "not measurable on this host" when the first step already was not.
+ * {@code --kafka-poll} policy, and {@code chronicle/original}. Each cell's capacity is searched {@code --repetitions}
+ * times, interleaved across cells, each search with a fresh broker: {@link CapacitySearch} doubles (Kafka) or climbs the
+ * original's grid (Chronicle Queue), then bisects; each step runs in fresh JVM(s) and is judged by {@link StepVerdict}.
+ * A search ends in a bracket: the largest count that met the SLO and the smallest above it that did not.
  */
 final class Sweep {
     static final String CHRONICLE_JVM_FLAGS = "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED "
@@ -36,10 +37,20 @@ final class Sweep {
     static final StepVerdict.Rule VERDICT = StepVerdict.Rule.DEFAULT;
     /** JVM start, topic creation and the drain of a step beyond its warm-up and window; the budget plans with it. */
     static final double STEP_OVERHEAD_SECONDS = 10;
+    /**
+     * Bisection stops once the first miss is within a quarter of the last count met: a bracket that narrow cannot move
+     * a ratio across an order of magnitude, and the steps it saves go to more repetitions.
+     */
+    static final double BRACKET_RESOLUTION = 0.25;
 
     /** A measured cell: a system under one idle policy, e.g. kafka/blocking. */
     record Cell(String system, String policy) {
         String name() { return system + "/" + policy; }
+    }
+
+    /** One capacity search of a cell; its steps are named {@code <cell>/n<count>}, with {@code /r<k>} from the second on. */
+    record Search(Cell cell, int repetition) {
+        String step(int n) { return cell.name() + "/n" + n + (repetition > 1 ? "/r" + repetition : ""); }
     }
 
     /** What the forks of one step reported, summed over them. */
@@ -64,7 +75,7 @@ final class Sweep {
 
     private final Run run;
     private final Params p;
-    private final long rate;
+    private long rate;
     private final int maxInstances;
     private final double slo, warmup, measure;
     private final long startNanos = System.nanoTime();
@@ -74,13 +85,15 @@ final class Sweep {
     private final CpuSampler cpu = CpuSampler.forThisMachine();
     private final ArrayNode unsettled;
     private Table sweep;
+    private final Placement placement;
+    /** With --cpus: the CPUs each step's JVM was allowed, as its kernel said, by step. */
+    private final ObjectNode placementSeen;
     private long brokerPid = -1;
     private double lastStepSeconds;
 
     private Sweep(Run run) throws Exception {
         this.run = run;
         p = run.typed();
-        rate = p.integer("rate");
         maxInstances = p.intValue("max-instances");
         slo = p.integer("slo-ms");
         warmup = p.seconds("warmup");
@@ -90,6 +103,11 @@ final class Sweep {
         forkJvmArgs.addAll(Sys.jvmArgs(p.text("fork-jvm-args")));
         topicPrefix = "perfkit-" + run.dir().getFileName();
         unsettled = run.notes().putArray("warmupNeverSettled");
+        placement = Placement.parse(p.text("cpus"));
+        placementSeen = placement.pinned() ? run.notes().putObject("placementSeen") : null;
+        if (placement.cpus("broker") != null) run.pinCpus("kafka-broker", placement.cpus("broker"));
+        // every step's JVM is named after its cell (kafka/..., chronicle/...), the broker is not
+        if (placement.cpus("chains") != null) for (String system : p.list("systems")) run.pinCpus(system + "/", placement.cpus("chains"));
     }
 
     static List<Cell> cells(Params p) {
@@ -104,37 +122,52 @@ final class Sweep {
     static void run(Run run) throws Exception {
         Params p = run.typed();
         List<Cell> cells = cells(p);
+        int repetitions = p.intValue("repetitions");
         run.mode("sweep");
         run.variants(cells.stream().map(Cell::name).toList());
-        run.measurement(p.seconds("warmup"), p.seconds("measure"), 1, "step");
+        run.measurement(p.seconds("warmup"), p.seconds("measure"), repetitions, "jvm-fork");
         describe(run, p);
         Sweep s = new Sweep(run);
-        try (Table steps = new Table(run, "sweep.csv", "one row per sweep step (cell = <system>/<policy>/n<instances>): latency (ms), "
-                + "delivery of the messages intended in the window, warm-up, CPU per process, verdict",
-                "cell", "variant", "system", "policy", "instances", "isolation", "target_rate", "achieved_rate", "delivered_rate",
+        try (Table steps = new Table(run, "sweep.csv", "one row per sweep step (cell = <system>/<policy>/n<instances>, then /r<repetition> "
+                + "from the second repetition on): latency (ms), delivery of the messages intended in the window, warm-up, CPU per process, verdict",
+                "cell", "variant", "system", "policy", "repetition", "instances", "isolation", "rate_per_chain", "target_rate", "achieved_rate", "delivered_rate",
                 "window_expected", "window_sent", "window_delivered", "lost", "duplicates", "out_of_order", "bad_hops",
                 "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms", "p50_uncorrected_ms", "p99_uncorrected_ms", "p99_9_uncorrected_ms",
                 "max_uncorrected_ms", "hop1_p99_9_ms", "cpu_broker_pct", "cpu_app_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct",
                 "cpu_us_per_msg", "warmup_s", "warmup_ended_ms", "warmup_settled", "saturated", "verdict", "valid", "invalid_reason", "meets_slo");
-             Table capacity = new Table(run, "capacity.csv", "capacity at the SLO per cell: the largest instance count whose p99.9 met it; "
-                     + "empty when not measurable on this host", "cell", "system", "policy", "capacity_instances", "capacity_msgs_per_s",
-                     "capacity_status", "slo_ms", "steps", "stop_reason")) {
+             Table capacity = new Table(run, "capacity.csv", "capacity at the SLO per cell and repetition, as a bracket: the largest instance "
+                     + "count whose p99.9 met it and the smallest above it that did not, in instances and msg/s (instances x rate per chain)",
+                     "cell", "system", "policy", "repetition", "rate_per_chain", "capacity_instances", "capacity_msgs_per_s",
+                     "first_missed_instances", "first_missed_msgs_per_s", "capacity_status", "slo_ms", "steps", "stop_reason")) {
             s.sweep = steps;
+            s.rate = p.text("rate-per-chain").equals("auto") ? RateCalibration.run(run, s) : parseRate(p);
+            run.notes().put("ratePerChain", s.rate);
+            run.writeManifest();
+            List<Search> searches = new ArrayList<>();
+            // repetitions interleaved across cells, so a drift of the host touches every cell alike
+            for (int k = 1; k <= repetitions; k++) for (Cell cell : cells) searches.add(new Search(cell, k));
             List<String> summary = new ArrayList<>();
-            for (int i = 0; i < cells.size(); i++) {
-                Cell cell = cells.get(i);
-                // each remaining cell gets an equal share of the remaining budget, so the last policy is measured too
-                double share = (p.seconds("budget") - s.elapsed()) / (cells.size() - i);
-                CapacitySearch.Result r = s.sweepCell(cell, share);
-                capacity.write(Table.row().set("cell", cell.name()).set("system", cell.system()).set("policy", cell.policy())
+            for (int i = 0; i < searches.size(); i++) {
+                Search search = searches.get(i);
+                // each remaining search gets an equal share of the remaining budget, so the last cell is measured too
+                double share = (p.seconds("budget") - s.elapsed()) / (searches.size() - i);
+                CapacitySearch.Result r = s.sweepCell(search, share);
+                Integer missed = r.firstNotMet();
+                capacity.write(Table.row().set("cell", search.cell().name()).set("system", search.cell().system()).set("policy", search.cell().policy())
+                        .set("repetition", search.repetition()).set("rate_per_chain", s.rate)
                         .set("capacity_instances", r.capacity()).set("capacity_msgs_per_s", r.capacity() == null ? null : r.capacity() * s.rate)
+                        .set("first_missed_instances", missed).set("first_missed_msgs_per_s", missed == null ? null : missed * s.rate)
                         .set("capacity_status", r.status().label).set("slo_ms", s.slo).set("steps", r.steps().size()).set("stop_reason", r.stopReason()));
-                summary.add(String.format(Locale.ROOT, "%-18s capacity %s at p99.9 <= %.0f ms (%s: %s)", cell.name(),
+                summary.add(String.format(Locale.ROOT, "%-18s r%d capacity %s at p99.9 <= %.0f ms (%s: %s)", search.cell().name(), search.repetition(),
                         r.capacity() == null ? "-" : r.capacity() + " instance(s)", s.slo, r.status().label, r.stopReason()));
             }
             run.progress().clear();
             summary.forEach(System.err::println);
         }
+    }
+
+    static long parseRate(Params p) {
+        return Messaging.parseRate(p.text("rate-per-chain"));
     }
 
     private double elapsed() {
@@ -157,7 +190,7 @@ final class Sweep {
         n.put("isolation", p.text("isolation").equals("jvm") ? "one JVM per instance (closer to the original); each warms up on its own"
                 : "all instances of a step share one JVM, a thread group each");
         n.put("kafka", p.text("bootstrap-servers").isBlank()
-                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per cell, logs in the run's scratch folder, removed afterwards; acks=" + p.text("acks") + ", replication 1"
+                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per capacity search, logs in the run's scratch folder, removed afterwards; acks=" + p.text("acks") + ", replication 1"
                 : "external cluster " + p.text("bootstrap-servers") + ", acks=" + p.text("acks") + ", replication factor " + p.text("replication-factor"));
         n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's scratch folder and removed afterwards; analytics disabled");
         n.put("warmupRule", String.format(Locale.ROOT, "at least %s s, then until the last %d per-second samples of delivered rate and of CPU "
@@ -167,47 +200,72 @@ final class Sweep {
         n.put("coldWarmup", cold);
         if (cold) n.put("coldWarmupReason", "minimum warm-up " + p.text("warmup") + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
                 + " s: the broker and clients may still be JIT-compiling, so latency and CPU read high (cold numbers)");
-        n.put("capacityRule", "double the instances until a step does not meet the SLO, then bisect; capacity = largest count that met it. "
+        n.put("placement", Placement.parse(p.text("cpus")).describe());
+        n.put("rate", p.text("rate-per-chain").equals("auto") ? "calibrated (notes.calibration, calibration.csv); the chosen rate is notes.ratePerChain"
+                : p.text("rate-per-chain") + " msg/s per chain" + (parseRate(p) == RateCalibration.PUBLISHED_RATE ? ", as published" : ""));
+        n.put("capacityRule", "Kafka doubles the instances, Chronicle Queue climbs --chronicle-grid (the original's grid), until a step does not meet "
+                + "the SLO; then bisect until the first miss lies within " + Math.round(BRACKET_RESOLUTION * 100) + "% of the last count met. "
+                + "Capacity is a bracket: the largest count that met it and the smallest above that did not; each of --repetitions searches gives one. "
                 + "A step that misses while the machine is saturated (system CPU >= " + (int) (VERDICT.saturatedFraction() * 100)
                 + "% of all cores) or with steal above " + (int) VERDICT.maxStealPct() + "% of a core is 'not measurable on this host'; "
                 + "if the first step is, so is the capacity (never 0). A step whose driver fell behind or that lost messages is invalid.");
         n.put("saturation", "the sweep stops growing when a step meets the SLO on a saturated machine; that capacity is a lower bound");
     }
 
-    private CapacitySearch.Result sweepCell(Cell cell, double budget) throws Exception {
+    private CapacitySearch.Result sweepCell(Search search, double budget) throws Exception {
         long cellStart = System.nanoTime();
-        Process broker = null;
-        String bootstrap = p.text("bootstrap-servers");
-        try {
-            if (cell.system().equals("kafka")) {
-                if (bootstrap.isBlank()) {
-                    broker = startBroker(cell);
-                    bootstrap = "127.0.0.1:" + brokerPort;
-                } else {
-                    KafkaTransport.checkReachable(bootstrap, 15);
-                    String external = bootstrap;
-                    run.onFinish(() -> {
-                        try { KafkaTransport.deleteTopicsWithPrefix(external, topicPrefix); }
-                        catch (Exception e) { throw new IllegalStateException("could not delete topics " + topicPrefix + "* on " + external + ": " + e.getMessage()); }
-                    });
-                }
-            }
-            String servers = bootstrap;
+        Cell cell = search.cell();
+        try (Broker broker = broker(cell)) {
             double planned = p.seconds("warmup") + measure + STEP_OVERHEAD_SECONDS;
-            return CapacitySearch.search(maxInstances, budget, () -> (System.nanoTime() - cellStart) / 1e9,
-                    () -> Math.max(planned, lastStepSeconds), n -> step(cell, n, servers));
-        } finally {
-            if (broker != null) {
-                run.stopService("kafka-broker", broker);
-                brokerPid = -1;
-            }
+            CapacitySearch.Plan plan = cell.system().equals("chronicle")
+                    ? CapacitySearch.Plan.grid(p.list("chronicle-grid").stream().map(Integer::valueOf).toList(), maxInstances, BRACKET_RESOLUTION)
+                    : new CapacitySearch.Plan(CapacitySearch.Plan.doubling(maxInstances).ladder(), BRACKET_RESOLUTION);
+            return CapacitySearch.search(plan, budget, () -> (System.nanoTime() - cellStart) / 1e9,
+                    () -> Math.max(planned, lastStepSeconds), n -> step(search, n, broker.bootstrap()), n -> n + " instance(s)");
         }
     }
 
-    private int brokerPort;
+    /** The Kafka cluster a search talks to: a fresh embedded broker, the user's cluster, or none (Chronicle Queue). */
+    final class Broker implements AutoCloseable {
+        private final Process process;
+        private final String bootstrap;
+
+        Broker(Process process, String bootstrap) { this.process = process; this.bootstrap = bootstrap; }
+
+        String bootstrap() { return bootstrap; }
+
+        @Override
+        public void close() throws InterruptedException {
+            if (process == null) return;
+            run.stopService("kafka-broker", process);
+            brokerPid = -1;
+        }
+    }
+
+    Broker broker(Cell cell) throws Exception {
+        if (!cell.system().equals("kafka")) return new Broker(null, null);
+        String bootstrap = p.text("bootstrap-servers");
+        if (bootstrap.isBlank()) {
+            Process proc = startBroker(cell);
+            return new Broker(proc, "127.0.0.1:" + brokerPort);
+        }
+        KafkaTransport.checkReachable(bootstrap, 15);
+        if (!cleanupRegistered) {
+            cleanupRegistered = true;
+            run.onFinish(() -> {
+                try { KafkaTransport.deleteTopicsWithPrefix(bootstrap, topicPrefix); }
+                catch (Exception e) { throw new IllegalStateException("could not delete topics " + topicPrefix + "* on " + bootstrap + ": " + e.getMessage()); }
+            });
+        }
+        return new Broker(null, bootstrap);
+    }
+
+    private boolean cleanupRegistered;
+
+    private int brokerPort, brokersStarted;
 
     private Process startBroker(Cell cell) throws Exception {
-        Path kafka = run.scratchDir().resolve("kafka-" + cell.policy());
+        Path kafka = run.scratchDir().resolve("kafka-" + cell.policy() + "-" + (++brokersStarted));
         Path tmp = Files.createDirectories(kafka.resolve("tmp"));
         brokerPort = Sys.freePort();
         int controllerPort = Sys.freePort();
@@ -221,7 +279,7 @@ final class Sweep {
         if (!ready.await(90, TimeUnit.SECONDS) || !proc.isAlive())
             throw new IllegalStateException("the embedded Kafka broker did not start within 90 s" + (proc.isAlive() ? "" : " (exit code " + proc.exitValue() + ")"));
         brokerPid = proc.pid();
-        run.notes().put("kafkaBroker", "pid " + proc.pid() + ", 127.0.0.1:" + brokerPort);
+        run.notes().put("kafkaBroker", "pid " + proc.pid() + ", 127.0.0.1:" + brokerPort + ", CPUs " + Placement.allowedCpus(Long.toString(proc.pid())));
         run.writeManifest();
         return proc;
     }
@@ -245,19 +303,65 @@ final class Sweep {
         }
     }
 
-    private StepVerdict step(Cell cell, int n, String bootstrap) throws Exception {
+    /** One step as measured: what its forks reported, the merged logs, CPU over its window, and the verdict. */
+    record Measured(StepResult r, Histogram e2e, Histogram e2eRaw, Histogram hop1, double target, double achieved, double delivered,
+                    double brokerPct, double systemPct, double stealPct, StepVerdict verdict) {
+        /** CPU of the processes under test (services, driver, and the broker), in % of one core. */
+        double testedCpuPct() { return r.appCpuPct() + (Double.isNaN(brokerPct) ? 0 : brokerPct); }
+    }
+
+    private StepVerdict step(Search search, int n, String bootstrap) throws Exception {
         long began = System.nanoTime();
-        String name = cell.name() + "/n" + n;
+        Cell cell = search.cell();
+        String name = search.step(n);
+        Measured m = measureStep(cell, name, n, bootstrap, rate, measure, search.repetition() > 1 ? "-r" + search.repetition() : "");
+        StepResult r = m.r();
+        StepVerdict v = m.verdict();
+        if (!r.warmupSettled()) {
+            unsettled.add(name);
+            run.writeManifest();
+        }
+        sweep.write(Table.row().set("cell", name).set("variant", cell.name()).set("system", cell.system()).set("policy", cell.policy())
+                .set("repetition", search.repetition()).set("instances", n).set("isolation", p.text("isolation")).set("rate_per_chain", rate)
+                .set("target_rate", m.target()).set("achieved_rate", m.achieved())
+                .set("delivered_rate", m.delivered()).set("window_expected", r.windowExpected()).set("window_sent", r.windowSent())
+                .set("window_delivered", r.windowDelivered()).set("lost", r.lost()).set("duplicates", r.duplicates())
+                .set("out_of_order", r.outOfOrder()).set("bad_hops", r.badHops())
+                .set("p50_ms", ms(m.e2e(), 50)).set("p90_ms", ms(m.e2e(), 90)).set("p99_ms", ms(m.e2e(), 99)).set("p99_9_ms", ms(m.e2e(), 99.9))
+                .set("max_ms", ms(m.e2e(), 100))
+                .set("p50_uncorrected_ms", ms(m.e2eRaw(), 50)).set("p99_uncorrected_ms", ms(m.e2eRaw(), 99)).set("p99_9_uncorrected_ms", ms(m.e2eRaw(), 99.9))
+                .set("max_uncorrected_ms", ms(m.e2eRaw(), 100)).set("hop1_p99_9_ms", ms(m.hop1(), 99.9))
+                .set("cpu_broker_pct", m.brokerPct()).set("cpu_app_pct", r.appCpuPct()).set("cpu_driver_pct", r.driverCpuPct())
+                .set("cpu_system_pct", m.systemPct()).set("steal_pct", m.stealPct())
+                // CPU time of the processes under test (services + driver JVM, and the broker) per message delivered end to end
+                .set("cpu_us_per_msg", m.delivered() > 0 ? m.testedCpuPct() / 100 * 1e6 / m.delivered() : Double.NaN)
+                .set("warmup_s", r.warmupSeconds()).set("warmup_ended_ms", r.warmupEndedAtMs()).set("warmup_settled", r.warmupSettled())
+                .set("saturated", v.saturated()).set("verdict", v.status().label).set("valid", v.valid()).set("invalid_reason", v.valid() ? "" : v.reason())
+                .set("meets_slo", v.meets()));
+        run.progress().say(String.format(Locale.ROOT, "%s: warm-up %.0f s%s, p50 %.2f ms, p99.9 %.2f ms (uncorrected %.2f), system CPU %.0f%%: %s%s",
+                name, r.warmupSeconds(), r.warmupSettled() ? "" : " (never settled)", ms(m.e2e(), 50), ms(m.e2e(), 99.9), ms(m.e2eRaw(), 99.9), m.systemPct(),
+                v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
+        lastStepSeconds = (System.nanoTime() - began) / 1e9;
+        return v;
+    }
+
+    /**
+     * Runs {@code n} chains of {@code cell} at {@code chainRate} msg/s each in fresh JVM(s) named {@code name}, over a window of
+     * {@code windowSeconds}, and judges the step. {@code topicSuffix} keeps the topics of another search on the same cluster apart.
+     */
+    Measured measureStep(Cell cell, String name, int n, String bootstrap, long chainRate, double windowSeconds, String topicSuffix) throws Exception {
         Map<String, String> base = new LinkedHashMap<>(p.values());
         base.put("system", cell.system());
         base.put("policy", cell.policy());
         base.put("cell", name);
         base.put("instances", String.valueOf(n));
+        base.put("chain-rate", String.valueOf(chainRate));
+        base.put("measure", Double.toString(windowSeconds));
         base.put("bootstrap", bootstrap == null ? "" : bootstrap);
-        base.put("topic-prefix", topicPrefix);
+        base.put("topic-prefix", topicPrefix + topicSuffix);
         base.put("broker-pid", String.valueOf(brokerPid));
         CpuWindow window = new CpuWindow();
-        double planned = p.seconds("warmup-max") + measure + p.seconds("drain-timeout");
+        double planned = p.seconds("warmup-max") + windowSeconds + p.seconds("drain-timeout");
         List<ObjectNode> results;
         if (!p.text("isolation").equals("jvm")) {
             Map<String, String> one = new LinkedHashMap<>(base);
@@ -279,43 +383,23 @@ final class Sweep {
             results = run.forkAll(series, forkJvmArgs, params, planned, window::onPhase);
         }
         StepResult r = StepResult.of(results);
+        if (placement.pinned()) placementSeen.put(name, results.get(0).path("cpusAllowed").asText());
         Histogram e2e = merge(results, name + "/e2e", "corrected"), e2eRaw = merge(results, name + "/e2e", "uncorrected"),
                 hop1 = merge(results, name + "/hop1", "corrected");
-        double target = r.windowExpected() / measure, achieved = r.windowSentByEnd() / measure, delivered = r.windowDelivered() / measure;
+        double target = r.windowExpected() / windowSeconds, achieved = r.windowSentByEnd() / windowSeconds, delivered = r.windowDelivered() / windowSeconds;
         List<String> problems = new ArrayList<>();
         if (r.windowSent() < r.windowExpected()) problems.add((r.windowExpected() - r.windowSent()) + " in-window message(s) never sent");
         if (r.duplicates() > 0) problems.add(r.duplicates() + " duplicated");
         if (r.outOfOrder() > 0) problems.add(r.outOfOrder() + " out of order");
         if (r.badHops() > 0) problems.add(r.badHops() + " skipped a service");
-        double p999 = ms(e2e, 99.9);
         StepVerdict v = StepVerdict.judge(new StepVerdict.Measurement(target, achieved, e2e.getTotalCount(), r.lost(), problems,
-                p999, slo, window.systemPct, window.stealPct, cores), VERDICT);
-        double testedCpu = r.appCpuPct() + (Double.isNaN(window.brokerPct) ? 0 : window.brokerPct);
-        if (!r.warmupSettled()) {
-            unsettled.add(name);
-            run.writeManifest();
-        }
-        sweep.write(Table.row().set("cell", name).set("variant", cell.name()).set("system", cell.system()).set("policy", cell.policy())
-                .set("instances", n).set("isolation", p.text("isolation")).set("target_rate", target).set("achieved_rate", achieved)
-                .set("delivered_rate", delivered).set("window_expected", r.windowExpected()).set("window_sent", r.windowSent())
-                .set("window_delivered", r.windowDelivered()).set("lost", r.lost()).set("duplicates", r.duplicates())
-                .set("out_of_order", r.outOfOrder()).set("bad_hops", r.badHops())
-                .set("p50_ms", ms(e2e, 50)).set("p90_ms", ms(e2e, 90)).set("p99_ms", ms(e2e, 99)).set("p99_9_ms", p999).set("max_ms", ms(e2e, 100))
-                .set("p50_uncorrected_ms", ms(e2eRaw, 50)).set("p99_uncorrected_ms", ms(e2eRaw, 99)).set("p99_9_uncorrected_ms", ms(e2eRaw, 99.9))
-                .set("max_uncorrected_ms", ms(e2eRaw, 100)).set("hop1_p99_9_ms", ms(hop1, 99.9))
-                .set("cpu_broker_pct", window.brokerPct).set("cpu_app_pct", r.appCpuPct()).set("cpu_driver_pct", r.driverCpuPct())
-                .set("cpu_system_pct", window.systemPct).set("steal_pct", window.stealPct)
-                // CPU time of the processes under test (services + driver JVM, and the broker) per message delivered end to end
-                .set("cpu_us_per_msg", delivered > 0 ? testedCpu / 100 * 1e6 / delivered : Double.NaN)
-                .set("warmup_s", r.warmupSeconds()).set("warmup_ended_ms", r.warmupEndedAtMs()).set("warmup_settled", r.warmupSettled())
-                .set("saturated", v.saturated()).set("verdict", v.status().label).set("valid", v.valid()).set("invalid_reason", v.valid() ? "" : v.reason())
-                .set("meets_slo", v.meets()));
-        run.progress().say(String.format(Locale.ROOT, "%s: warm-up %.0f s%s, p50 %.2f ms, p99.9 %.2f ms (uncorrected %.2f), system CPU %.0f%%: %s%s",
-                name, r.warmupSeconds(), r.warmupSettled() ? "" : " (never settled)", ms(e2e, 50), p999, ms(e2eRaw, 99.9), window.systemPct,
-                v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
-        lastStepSeconds = (System.nanoTime() - began) / 1e9;
-        return v;
+                ms(e2e, 99.9), slo, window.systemPct, window.stealPct, cores), VERDICT);
+        return new Measured(r, e2e, e2eRaw, hop1, target, achieved, delivered, window.brokerPct, window.systemPct, window.stealPct, v);
     }
+
+    long brokerPid() { return brokerPid; }
+
+    Params params() { return p; }
 
     /** Merges the intervals of one latency series from every fork of a step, found by the manifest fields, not by file name. */
     private Histogram merge(List<ObjectNode> results, String series, String timing) throws Exception {
@@ -330,7 +414,7 @@ final class Sweep {
         return total;
     }
 
-    private static double ms(Histogram h, double percentile) {
+    static double ms(Histogram h, double percentile) {
         if (h.getTotalCount() == 0) return Double.NaN;
         return (percentile >= 100 ? h.getMaxValue() : h.getValueAtPercentile(percentile)) / 1e6;
     }

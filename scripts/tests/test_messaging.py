@@ -54,13 +54,18 @@ def test_every_policy_is_a_cell_and_capacity_follows_the_verdicts(quick_sweep):
     for cell, c in capacity.items():
         steps = [r for r in rows if r["variant"] == cell]
         assert int(c["steps"]) == len(steps) and c["stop_reason"]
+        assert c["repetition"] == "1" and c["rate_per_chain"] == "1000" and all(s["rate_per_chain"] == "1000" for s in steps)
         met = [int(s["instances"]) for s in steps if s["verdict"] == "met"]
         if met:
             assert int(c["capacity_instances"]) == max(met), cell
-        elif steps[0]["verdict"] == "missed":
-            assert c["capacity_instances"] == "0" and c["capacity_status"] == "wall", cell
+            assert float(c["capacity_msgs_per_s"]) == 1000 * max(met), "capacity in msg/s is chains x rate per chain"
+        elif steps[0]["verdict"] == "missed":  # a plain miss at 1: below one chain, never a 0
+            assert c["capacity_instances"] == "" and c["first_missed_instances"] == "1" and c["capacity_status"] == "wall", cell
         else:  # not measurable or invalid at 1 instance: never a 0
             assert c["capacity_instances"] == "" and c["capacity_status"] == "not measurable on this host", cell
+        if c["capacity_status"] == "wall":  # the bracket closes at the smallest count above the last met that did not meet
+            above = [int(s["instances"]) for s in steps if s["verdict"] != "met" and int(s["instances"]) > max(met, default=0)]
+            assert int(c["first_missed_instances"]) == min(above) and float(c["first_missed_msgs_per_s"]) == 1000 * min(above), cell
 
 
 def test_verdicts_follow_the_rule(quick_sweep):
@@ -153,7 +158,13 @@ def test_nothing_is_left_after_a_completed_run(quick_sweep):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--rate", "0"], "--rate expects an integer from 1"),
+    (["--rate-per-chain", "0"], "--rate-per-chain expects auto or an integer from 1 to 1000000, got '0'"),
+    (["--rate-per-chain", "auto", "--systems", "chronicle"], "--rate-per-chain auto calibrates on a Kafka chain"),
+    (["--cpus", "broker=0 disk=1"], "--cpus expects groups like 'broker=0 chains=1'"),
+    (["--cpus", "chains=1-"], "'1-' for chains is not a CPU list"),
+    (["--cpus", "broker=4096"], "broker asks for CPU(s) 4096, but this machine has"),
+    (["--chronicle-grid", "10,0"], "--chronicle-grid expects"),
+    (["--repetitions", "0"], "--repetitions expects an integer from 1"),
     (["--measure", "0"], "--measure expects a number of seconds >= 0.1"),
     (["--measure", "Infinity"], "--measure expects a number of seconds"),
     (["--max-instances", "2147483648"], "--max-instances expects an integer from 1 to 10000"),
@@ -171,6 +182,40 @@ def test_bad_options_are_one_line_and_exit_2_before_any_run_folder(tmp_path, arg
     assert len(errors) == 1 and message in errors[0], r.stderr
     assert "Exception" not in r.stderr and "\tat " not in r.stderr
     assert not (tmp_path / "messaging").exists()
+
+
+def test_calibrated_rate_repeated_searches_and_pinned_processes(tmp_path):
+    # one Kafka policy and Chronicle, twice each, at a calibrated rate, the broker on CPU 0 and the chains on CPU 1
+    run = run_dir_of(bench("run", "messaging", *QUICK, "--kafka-poll", "blocking", "--rate-per-chain", "auto", "--repetitions", "2",
+                           "--cpus", "broker=0 chains=1", "--chronicle-grid", "1,3", "--max-instances", "3", "--out", str(tmp_path), timeout=900))
+    m = manifest(run)
+    validate(m)
+    calibration = read_csv(run / "calibration.csv")
+    notes = m["notes"]
+    rate = notes["ratePerChain"]
+    assert [int(r["rate_per_chain"]) for r in calibration] == notes["calibration"]["tried"]
+    assert calibration[0]["rate_per_chain"] == "1000", "the calibration starts at the published rate"
+    tried = [int(r["rate_per_chain"]) for r in calibration]
+    assert tried == sorted(tried, reverse=True) and len(set(tried)) == len(tried), "each try is lower than the last"
+    chosen = [r for r in calibration if r["chosen"] == "true"]
+    assert len(chosen) == 1 and int(chosen[0]["rate_per_chain"]) == rate
+    if notes["calibration"]["fitted"]:
+        assert chosen[0]["fits"] == "true" and float(chosen[0]["cpu_tested_pct"]) <= float(chosen[0]["target_pct"])
+        assert all(r["fits"] == "false" for r in calibration[:-1]), "the first rate that fits is chosen"
+    capacity = read_csv(run / "capacity.csv")
+    assert [(r["cell"], r["repetition"]) for r in capacity] == [
+        ("kafka/blocking", "1"), ("chronicle/original", "1"), ("kafka/blocking", "2"), ("chronicle/original", "2")], "repetitions interleave cells"
+    assert all(int(r["rate_per_chain"]) == rate for r in capacity)
+    for r in read_csv(run / "sweep.csv"):
+        suffix = "" if r["repetition"] == "1" else "/r" + r["repetition"]
+        assert r["cell"] == f"{r['variant']}/n{r['instances']}{suffix}" and int(r["rate_per_chain"]) == rate
+    chronicle_counts = [int(r["instances"]) for r in read_csv(run / "sweep.csv") if r["variant"] == "chronicle/original" and r["repetition"] == "1"]
+    assert chronicle_counts[:2] == [1, 3] or chronicle_counts == [1], "Chronicle climbs its grid"
+    assert "broker on CPU(s) 0" in notes["placement"] and "chains on CPU(s) 1" in notes["placement"]
+    assert notes["kafkaBroker"].endswith("CPUs 0"), "the broker ran on CPU 0 only, as the kernel says"
+    assert set(notes["placementSeen"].values()) == {"1"}, notes["placementSeen"]
+    assert any(step.startswith("kafka/blocking/n1/calibration-") for step in notes["placementSeen"]), "calibration steps are pinned too"
+    assert leftovers(run) == []
 
 
 def test_one_jvm_per_instance(tmp_path):

@@ -60,13 +60,21 @@ def test_queues_reference_has_repetitions_for_every_cell_and_wait_strategy():
     assert {r["variant"] for r in rows} == variants
     assert {r["wait_strategy"] for r in rows if r["variant"].startswith("disruptor")} == {"blocking", "yielding", "busy-spin"}
     assert all(len(f) >= 3 for f in forks.values()), forks
+    # the harness/minimal comparison and the 1P1C claims need intervals over at least 5 forks
+    assert all(len(f) >= 5 for cell, f in forks.items() if cell.split("/")[0] in ("abq-1", "disruptor-1")), forks
 
 
 def test_messaging_reference_runs_kafka_under_every_idle_policy():
     sweeps = [r for r in REFERENCE if r.parent.name == "messaging"]
     assert sweeps
-    cells = {row["cell"] for row in read_csv(sweeps[-1] / "capacity.csv")}
+    rows = read_csv(sweeps[-1] / "capacity.csv")
+    cells = {row["cell"] for row in rows}
     assert {"kafka/original", "kafka/park", "kafka/blocking", "chronicle/original"} <= cells, cells
+    # the original's question asked at this host's scale: a calibrated rate, and capacity bracketed over 3 searches per cell
+    m = manifest(sweeps[-1])
+    assert m["params"]["rate-per-chain"] == "auto" and m["notes"]["calibration"]["fitted"]
+    assert all(int(r["rate_per_chain"]) == m["notes"]["ratePerChain"] for r in rows)
+    assert all(sum(r["cell"] == cell for r in rows) >= 3 for cell in cells), rows
 
 
 def test_web_reactive_reference_sweeps_every_n_with_three_forks():
@@ -97,6 +105,13 @@ def test_workflow_reference_sizes_threads_from_a_calibration():
     assert drains
     m = manifest(drains[-1])
     assert m["params"]["threads"] == "auto" and "calibration" in m["notes"]
+    # instances, acquire size and the lock as factors, each configuration drained at least 3 times
+    rows = read_csv(drains[-1] / "throughput.csv")
+    configs = {}
+    for r in rows:
+        configs.setdefault((r["job_type"], r["instances"], r["acquire_size"], r["lock"]), set()).add(r["repetition"])
+    assert {c[1] for c in configs} == {"1", "2", "4"} and {c[2] for c in configs} == {"32", "512"} and {c[3] for c in configs} == {"off", "on"}
+    assert all(len(reps) >= 3 for reps in configs.values()), configs
 
 
 def test_published_numbers_are_tidy():

@@ -59,7 +59,7 @@ public class ThreeTier {
                     + "throughput, then bisecting); fractions of that throughput to measure instead, e.g. 0.25,0.5; or none (no capacity)")
             .seconds("budget", 600, 60.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
             .jvmOptions("app-jvm-args", "-Xmx512m", "JVM options of each server JVM (space-separated)")
-            .seconds("server-warmup-max", 180, 20.0, 1, "longest warm-up by rule of a fork's servers before anything is measured (JIT under 50 ms/s "
+            .seconds("server-warmup-max", 180, 10.0, 1, "longest warm-up by rule of a fork's servers before anything is measured (JIT under 50 ms/s "
                     + "over 10 s and steady throughput), seconds; servers that never settle are recorded as such")
             // round 1
             .choices("engines", Templates.ENGINES, "jsp,freemarker,plain", "templates: engines, comma-separated; plain writes the HTML directly (the ceiling)")

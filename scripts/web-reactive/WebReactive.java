@@ -53,7 +53,7 @@ public class WebReactive {
             .millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no thread while waiting)")
             .seconds("warmup", 10, 2.0, "the driver's own warm-up before each closed sweep and each open-model step (at the step's rate), seconds; "
                     + "also the least time the servers are warmed up by rule")
-            .seconds("server-warmup-max", 180, 20.0, 1, "longest warm-up by rule per app before anything is measured (JIT under 50 ms/s over 10 s "
+            .seconds("server-warmup-max", 180, 10.0, 1, "longest warm-up by rule per app before anything is measured (JIT under 50 ms/s over 10 s "
                     + "and steady throughput), seconds; an app that never settles is recorded as such")
             .seconds("measure", 15, 2.0, 0.1, "open model: measurement window per step, seconds")
             .millis("slo-ms", 200, null, "open model: SLO on p99 response time per call to the external service, milliseconds "

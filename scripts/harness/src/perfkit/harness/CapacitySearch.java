@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.function.DoubleSupplier;
 
 /**
- * The capacity search of a sweep: start at 1 instance (or user, chain, ...) and double until a step does not meet
- * the SLO, then bisect between the largest count that met it and the smallest that did not. Capacity is the
+ * The capacity search of a sweep: start at 1 instance (or user, chain, ...) and double (or climb a given grid) until a
+ * step does not meet the SLO, then bisect between the largest count that met it and the smallest that did not. Capacity is the
  * largest count that met the SLO. The search also stops when a step met the SLO on a saturated machine (more load
  * cannot be measured), at the instance limit, and when the next step would not fit in the time budget.
  * <p>
@@ -98,9 +98,50 @@ public final class CapacitySearch {
     /** The same, with {@code name} saying what a count means in the stop reason (e.g. {@code n -> n * 100 + " req/s"}). */
     public static Result search(int maxInstances, double budgetSeconds, DoubleSupplier elapsedSeconds, DoubleSupplier nextStepSeconds,
                                 Runner runner, java.util.function.IntFunction<String> name) throws Exception {
-        if (maxInstances < 1) throw new IllegalArgumentException("maxInstances must be >= 1");
+        return search(Plan.doubling(maxInstances), budgetSeconds, elapsedSeconds, nextStepSeconds, runner, name);
+    }
+
+    /**
+     * How a search grows and when its bracket is narrow enough. {@code ladder}: the counts tried while every step met
+     * (ascending, ending at the limit); {@code resolution}: bisection stops once the first miss is within this fraction
+     * of the last met count (0: adjacent counts), so a large capacity is bracketed in a few steps.
+     */
+    public record Plan(List<Integer> ladder, double resolution) {
+        public Plan {
+            if (ladder.isEmpty() || ladder.get(0) < 1) throw new IllegalArgumentException("a ladder starts at a count >= 1");
+            for (int i = 1; i < ladder.size(); i++)
+                if (ladder.get(i) <= ladder.get(i - 1)) throw new IllegalArgumentException("a ladder ascends: " + ladder);
+            ladder = List.copyOf(ladder);
+        }
+
+        /** 1, 2, 4, ... up to {@code maxInstances}, bisected to adjacent counts. */
+        public static Plan doubling(int maxInstances) {
+            if (maxInstances < 1) throw new IllegalArgumentException("maxInstances must be >= 1");
+            List<Integer> ladder = new ArrayList<>();
+            for (long n = 1; n < maxInstances; n *= 2) ladder.add((int) n);
+            ladder.add(maxInstances);
+            return new Plan(ladder, 0);
+        }
+
+        /** The counts of {@code grid} below {@code maxInstances}, then the limit itself (a published grid, say). */
+        public static Plan grid(List<Integer> grid, int maxInstances, double resolution) {
+            List<Integer> ladder = new ArrayList<>(grid.stream().filter(n -> n < maxInstances).sorted().distinct().toList());
+            ladder.add(maxInstances);
+            return new Plan(ladder, resolution);
+        }
+
+        int limit() { return ladder.get(ladder.size() - 1); }
+
+        int above(int n) { return ladder.stream().filter(c -> c > n).findFirst().orElse(limit()); }
+
+        boolean narrow(int good, int bad) { return bad - good <= Math.max(1, (int) Math.floor(good * resolution)); }
+    }
+
+    /** The search along {@code plan}: up its ladder until a step does not meet the SLO, then bisect. */
+    public static Result search(Plan plan, double budgetSeconds, DoubleSupplier elapsedSeconds, DoubleSupplier nextStepSeconds,
+                                Runner runner, java.util.function.IntFunction<String> name) throws Exception {
         List<Step> steps = new ArrayList<>();
-        int good = 0, n = 1;
+        int good = 0, n = plan.ladder().get(0);
         Step bad = null;
         while (true) {
             if (elapsedSeconds.getAsDouble() + nextStepSeconds.getAsDouble() > budgetSeconds)
@@ -110,17 +151,17 @@ public final class CapacitySearch {
             if (s.verdict().meets()) {
                 good = n;
                 if (s.verdict().saturated()) return end(good, bad, steps, Status.LOWER_BOUND, "machine saturated at " + name.apply(n));
-                if (n >= maxInstances) return end(good, bad, steps, Status.LOWER_BOUND, "reached the limit of " + name.apply(maxInstances));
+                if (n >= plan.limit()) return end(good, bad, steps, Status.LOWER_BOUND, "reached the limit of " + name.apply(plan.limit()));
             } else {
                 bad = s;
             }
-            if (bad != null && bad.instances() - good <= 1) {
+            if (bad != null && plan.narrow(good, bad.instances())) {
                 boolean missed = bad.verdict().status() == StepVerdict.Status.MISSED;
                 String why = bad.verdict().reason().isEmpty() ? "" : " (" + bad.verdict().reason() + ")";
                 return end(good, bad, steps, missed ? Status.WALL : Status.LOWER_BOUND,
                         name.apply(bad.instances()) + ": " + (missed ? "missed the SLO" : bad.verdict().status().label) + why);
             }
-            n = bad == null ? Math.min(2 * n, maxInstances) : (good + bad.instances()) / 2;
+            n = bad == null ? plan.above(n) : (good + bad.instances()) / 2;
         }
     }
 

@@ -190,6 +190,14 @@ public final class Run {
 
     Supervisor supervisor() { return supervisor; }
 
+    /**
+     * Pins every JVM started later whose series starts with {@code seriesPrefix} to {@code cpus} (taskset's list, e.g.
+     * {@code 0} or {@code 1-3}), as the originals pinned their services to isolated cores. The study records the placement.
+     */
+    public void pinCpus(String seriesPrefix, String cpus) {
+        supervisor.pin(seriesPrefix, cpus);
+    }
+
     /** Stops a service: stdin closed and SIGTERM, SIGKILL after 10 s; its CPU is no longer sampled. */
     public void stopService(String series, Process p) throws InterruptedException {
         Supervisor.Child c = supervisor.childOf(p);

@@ -36,6 +36,8 @@ final class Supervisor {
     private final Map<Process, Child> byProcess = new ConcurrentHashMap<>();
     private final Sys.Pid runner = Sys.Pid.of(ProcessHandle.current());
     private Process reaper;
+    /** CPU lists (taskset's syntax) by series prefix: a JVM whose series starts with the prefix runs on those CPUs. */
+    private final Map<String, String> placement = new java.util.LinkedHashMap<>();
     private boolean liveWriteFailed;
 
     Supervisor(Path runDir, Class<?> mainClass, String childJava) {
@@ -69,6 +71,9 @@ final class Supervisor {
         jvm.addAll(jvmArgs);
         List<String> cmd = javaCommand(jvm, ChildProcess.class, childArgs);
         cmd.set(0, java == null ? childJava : java);
+        String cpus = cpusOf(name);
+        // taskset execs the JVM, so the pid stays our child's and every thread the JVM starts inherits the CPU list
+        if (cpus != null) cmd.addAll(0, List.of(TASKSET, "-c", cpus));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().put(ChildProcess.PARENT_ENV, Long.toString(runner.pid()));
         Child c = start(name, pb, false);
@@ -81,6 +86,17 @@ final class Supervisor {
             throw e;
         }
         return c;
+    }
+
+    static final String TASKSET = "/usr/bin/taskset";
+
+    /** JVMs started later whose series starts with {@code seriesPrefix} run on {@code cpus} (taskset's list, e.g. 0 or 1-3). */
+    void pin(String seriesPrefix, String cpus) {
+        placement.put(seriesPrefix, cpus);
+    }
+
+    private String cpusOf(String series) {
+        return placement.entrySet().stream().filter(e -> series.startsWith(e.getKey())).map(Map.Entry::getValue).findFirst().orElse(null);
     }
 
     /**

@@ -77,6 +77,30 @@ public final class Sys {
         }
     }
 
+    /** The CPUs of a taskset-style list ("0", "1-3", "0,2-3"), or null when it is not one. */
+    public static java.util.SortedSet<Integer> cpuList(String list) {
+        if (!list.matches("\\d{1,4}(-\\d{1,4})?(,\\d{1,4}(-\\d{1,4})?)*")) return null;
+        java.util.SortedSet<Integer> cpus = new java.util.TreeSet<>();
+        for (String range : list.split(",")) {
+            String[] ends = range.split("-");
+            int from = Integer.parseInt(ends[0]), to = Integer.parseInt(ends[ends.length - 1]);
+            if (to < from) return null;
+            for (int c = from; c <= to; c++) cpus.add(c);
+        }
+        return cpus;
+    }
+
+    /** The machine's online CPUs (from /sys), or 0..availableProcessors-1 where that cannot be read. */
+    public static java.util.SortedSet<Integer> onlineCpus() {
+        try {
+            java.util.SortedSet<Integer> online = cpuList(java.nio.file.Files.readString(Path.of("/sys/devices/system/cpu/online")).trim());
+            if (online != null) return online;
+        } catch (IOException | RuntimeException ignored) { }
+        java.util.SortedSet<Integer> all = new java.util.TreeSet<>();
+        for (int c = 0; c < Runtime.getRuntime().availableProcessors(); c++) all.add(c);
+        return all;
+    }
+
     /** JVM options given as one space-separated string, e.g. {@code --fork-jvm-args "-Xmx1g -XX:+UseG1GC"}. */
     public static List<String> jvmArgs(String spaceSeparated) {
         return spaceSeparated == null || spaceSeparated.isBlank() ? List.of() : List.of(spaceSeparated.trim().split("\\s+"));

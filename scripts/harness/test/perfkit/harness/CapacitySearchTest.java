@@ -54,6 +54,25 @@ class CapacitySearchTest {
     }
 
     @Test
+    void aGridIsClimbedAsPublishedThenBisectedToItsResolution() throws Exception {
+        List<Integer> original = List.of(1, 10, 25, 50, 100, 150, 200, 250, 375, 500);
+        for (int capacity : new int[]{1, 9, 30, 140, 499}) {
+            List<Integer> tried = new ArrayList<>();
+            CapacitySearch.Result r = CapacitySearch.search(CapacitySearch.Plan.grid(original, 1024, 0.25), 1e9, () -> 0, () -> 10,
+                    n -> { tried.add(n); return n <= capacity ? MET : MISSED; }, n -> n + " chains");
+            int climbed = (int) original.stream().filter(n -> n <= capacity).count() + 1;
+            assertEquals(original.subList(0, climbed), tried.subList(0, climbed), "the grid first, as published: " + tried);
+            assertTrue(r.lastMet() <= capacity && capacity < r.firstNotMet(), capacity + " in " + r.lastMet() + ".." + r.firstNotMet());
+            assertTrue(r.firstNotMet() - r.lastMet() <= Math.max(1, r.lastMet() / 4), "bracket within a quarter: " + tried);
+            assertEquals(CapacitySearch.Status.WALL, r.status());
+        }
+        CapacitySearch.Result capped = CapacitySearch.search(CapacitySearch.Plan.grid(original, 30, 0.25), 1e9, () -> 0, () -> 10, n -> MET, n -> n + "");
+        assertEquals(List.of(1, 10, 25, 30), capped.steps().stream().map(CapacitySearch.Step::instances).toList(), "the limit ends the grid");
+        assertEquals(CapacitySearch.Status.LOWER_BOUND, capped.status());
+        assertThrows(IllegalArgumentException.class, () -> new CapacitySearch.Plan(List.of(1, 5, 5), 0));
+    }
+
+    @Test
     void aPlainMissAtOneIsBelowOneNeverZero() throws Exception {
         CapacitySearch.Result r = new Fake().search(1024, 1e9, n -> MISSED);
         assertNull(r.capacity(), "no count met: there is no last met, and certainly no 0");

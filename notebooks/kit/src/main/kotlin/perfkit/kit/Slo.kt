@@ -77,13 +77,4 @@ fun costBracket(pricePerHour: Double, c: CapacityBracket): String {
 }
 
 /** The ratio of two capacity brackets as a bracket: A / B lies in (A.low / B.high, A.high / B.low); open ends stay open. */
-fun bracketRatio(a: CapacityBracket, b: CapacityBracket): String {
-    val lo = if (a.low != null && b.high != null) a.low / b.high else null
-    val hi = if (a.high != null && b.low != null) a.high / b.low else null
-    return when {
-        lo != null && hi != null -> "between ${formatNumber(lo)}x and ${formatNumber(hi)}x"
-        lo != null -> "more than ${formatNumber(lo)}x"
-        hi != null -> "less than ${formatNumber(hi)}x"
-        else -> "cannot be bounded from these brackets"
-    }
-}
+fun bracketRatio(a: CapacityBracket, b: CapacityBracket): String = ratioBounds(a, b).text

@@ -1,0 +1,235 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.DataRow
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.toColumn
+import org.jetbrains.letsPlot.intern.Plot
+import org.jetbrains.letsPlot.scale.scaleXLog10
+
+private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
+
+/** The original's rate per chain: its instance counts convert to msg/s with it. */
+const val PUBLISHED_RATE_PER_CHAIN = 1000.0
+
+/** The cell the post answers with by default: Kafka's usual consumer loop, on which --rate-per-chain auto calibrates. */
+const val KAFKA_BASELINE = "kafka/blocking"
+
+/** Each cell's capacity over its repetitions (capacity.csv of one run), as a bracket in msg/s or, with [chains], in chains. */
+fun messagingBrackets(capacity: AnyFrame, chains: Boolean = false): Map<String, CapacityBracket> =
+    capacity.rows().groupBy { it["cell"] as String }.mapValues { (_, rows) ->
+        capacityBracket(rows.map { r ->
+            ForkBracket(num(r["repetition"])?.toInt() ?: 1,
+                num(r[if (chains) "capacity_instances" else "capacity_msgs_per_s"]),
+                num(r[if (chains) "first_missed_instances" else "first_missed_msgs_per_s"]), r["capacity_status"].toString())
+        }, if (chains) "chain(s)" else "msg/s")
+    }
+
+/** The two ends of a ratio of capacity brackets; an open end is null. */
+data class RatioBounds(val low: Double?, val high: Double?) {
+    val text: String get() = when {
+        low != null && high != null -> "between ${formatNumber(low)}x and ${formatNumber(high)}x"
+        low != null -> "more than ${formatNumber(low)}x"
+        high != null -> "less than ${formatNumber(high)}x"
+        else -> "cannot be bounded from these brackets"
+    }
+}
+
+/** A / B lies in (A.low / B.high, A.high / B.low): the ratio of the worst case of one to the best of the other, each way. */
+fun ratioBounds(a: CapacityBracket, b: CapacityBracket) = RatioBounds(
+    if (a.low != null && b.high != null) a.low / b.high else null,
+    if (a.high != null && b.low != null && b.low > 0) a.high / b.low else null)
+
+/** Whether a bracketed ratio reaches [threshold] even at its low end (holds), stays below it even at its high end (does not hold), or neither. */
+fun answerAbove(r: RatioBounds, threshold: Double): Answer = when {
+    r.low != null && r.low >= threshold -> Answer.HOLDS
+    r.high != null && r.high < threshold -> Answer.DOES_NOT_HOLD
+    else -> Answer.CANNOT_TELL
+}
+
+/** Why a cell has no two-sided bracket: the statuses of its searches, e.g. "3 of 3 searches not measurable on this host". */
+private fun gaps(c: CapacityBracket?): String = when {
+    c == null -> "it was not run"
+    else -> c.forks.groupBy { it.status }.entries.joinToString(", ") { (status, forks) -> "${forks.size} of ${c.forks.size} search(es) ${mdText(status)}" }
+}
+
+/**
+ * The table the messaging post opens with: the original's claims (Kafka breaks the SLO at the second chain; about 400x
+ * more chains on Chronicle Queue, 500x by its own table; a Kafka chain costs about 129x the CPU; a 99.8% cost cut)
+ * against one run's [capacity] and [sweep] tables and the published numbers [pub]. Capacity answers come from brackets
+ * over the repetitions (every repetition's bracket inside them), CPU from a ratio's 95% interval over them.
+ */
+fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Claim> {
+    val inChains = messagingBrackets(capacity, chains = true)
+    val inRate = messagingBrackets(capacity)
+    val rate = capacity.rows().firstNotNullOfOrNull { num(it["rate_per_chain"]) }
+    val kafkaCells = inRate.keys.filter { it.startsWith("kafka/") }
+    val baseline = if (KAFKA_BASELINE in kafkaCells) KAFKA_BASELINE else kafkaCells.firstOrNull()
+    val chronicle = inRate["chronicle/original"]
+    val claims = mutableListOf<Claim>()
+    val rateWords = rate?.let { "${formatNumber(it)} msg/s per chain" } ?: "this run's rate"
+
+    val kafka = baseline?.let { inChains[it] }
+    val breaksAtTwo = when {
+        kafka == null -> Answer.CANNOT_TELL
+        kafka.low == 1.0 && kafka.high == 2.0 -> Answer.HOLDS
+        (kafka.low != null && kafka.low >= 2) || (kafka.high != null && kafka.high <= 1) -> Answer.DOES_NOT_HOLD
+        else -> Answer.CANNOT_TELL
+    }
+    claims += Claim("Kafka (one broker, acks=1) meets the 100 ms p99.9 with one chain and breaks it at the second",
+        kafka?.let { "`$baseline` at $rateWords: ${it.text}" } ?: "Kafka was not run", breaksAtTwo, when (breaksAtTwo) {
+            Answer.HOLDS -> "Every search met the SLO at 1 chain and missed it at 2."
+            Answer.DOES_NOT_HOLD -> if (kafka!!.low != null && kafka.low >= 2) "Every search met the SLO with 2 chains or more." else "Every search missed the SLO at 1 chain."
+            else -> "The searches do not bracket Kafka's capacity between 1 and 2 chains: ${gaps(kafka)}."
+        })
+
+    val published = pub.publishedValue("chronicle/kafka", "capacity_ratio")
+    val seedRatio = pub.publishedValue("chronicle", "capacity_instances") / pub.publishedValue("kafka", "capacity_instances")
+    for (cell in kafkaCells) {
+        val k = inRate[cell]
+        val r = if (chronicle == null || k == null) RatioBounds(null, null) else ratioBounds(chronicle, k)
+        val answer = answerAbove(r, published)
+        claims += Claim("Chronicle Queue carries about ${formatNumber(published)}x the chains Kafka does (its own table gives ${formatNumber(seedRatio)}x; Kafka as `$cell`)",
+            if (chronicle == null) "Chronicle Queue was not run" else "${r.text} (Chronicle ${chronicle.text}; Kafka ${k?.text ?: "not run"})", answer, when (answer) {
+                Answer.HOLDS -> "Even the least favourable ends of the two brackets give ${formatNumber(published)}x or more."
+                Answer.DOES_NOT_HOLD -> "Even the most favourable ends of the two brackets stay below ${formatNumber(published)}x."
+                else -> if (r.low == null && r.high == null) "No bracket on one side: Chronicle ${gaps(chronicle)}; Kafka ${gaps(k)}."
+                else "The bracket reaches across ${formatNumber(published)}x or is open: Chronicle ${gaps(chronicle)}; Kafka ${gaps(k)}."
+            })
+    }
+
+    // CPU per message at one chain, the step every search starts with
+    val kafkaCpu = pub.publishedValue("kafka-n1", "cpu_pct")
+    val chronicleCpu = pub.publishedValue("chronicle-n1", "cpu_pct")
+    val cpuRatio = kafkaCpu / chronicleCpu
+    val perMessage = { cell: String? -> sweep.rows().filter { it["variant"] == cell && num(it["instances"]) == 1.0 && it["valid"] == true }.mapNotNull { num(it["cpu_us_per_msg"]) } }
+    val kafkaUs = perMessage(baseline)
+    val chronicleUs = perMessage("chronicle/original")
+    val cpu = if (kafkaUs.isEmpty() || chronicleUs.isEmpty()) null else ratioInterval(kafkaUs, chronicleUs)
+    val cpuAnswer = answerAbove(cpu, 1.0)
+    claims += Claim("One Kafka chain costs far more CPU than one Chronicle chain (${formatNumber(kafkaCpu)}% against ${formatNumber(chronicleCpu)}% of a core: ${formatNumber(cpuRatio)}x)",
+        cpu?.let { "CPU per message, `$baseline` / Chronicle, 1 chain: ${ratioText(it)}" } ?: "not measured", cpuAnswer, when {
+            cpu == null -> "No valid one-chain step of both systems."
+            cpu.range -> "Under 3 repetitions a side the numbers are ranges, which support no claim."
+            cpuAnswer == Answer.HOLDS -> "The whole interval lies above 1" + if (cpu.high >= cpuRatio) ", and reaches the original's ${formatNumber(cpuRatio)}x." else ", but below the original's ${formatNumber(cpuRatio)}x, whose Kafka consumers spun."
+            cpuAnswer == Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 1."
+            else -> "The interval straddles 1."
+        })
+
+    val saving = pub.publishedValue("chronicle/kafka", "cost_saving_percent")
+    val k = baseline?.let { inRate[it] }
+    val r = if (chronicle == null || k == null) RatioBounds(null, null) else ratioBounds(chronicle, k)
+    val needed = 1 / (1 - saving / 100) // the capacity ratio that cuts cost by `saving`
+    val costAnswer = answerAbove(r, needed)
+    val cut = { ratio: Double -> formatNumber(100 * (1 - 1 / ratio)) + "%" }
+    claims += Claim("A potential cost cut of about ${formatNumber(saving)}% (cost per message at the SLO)",
+        when {
+            r.low != null && r.high != null -> "${cut(r.low)} to ${cut(r.high)} against `$baseline`"
+            r.low != null -> "more than ${cut(r.low)} against `$baseline`"
+            r.high != null -> "less than ${cut(r.high)} against `$baseline`"
+            else -> "not bounded"
+        }, costAnswer, when (costAnswer) {
+            Answer.HOLDS -> "The capacity ratio's lower end is ${formatNumber(needed)}x or more."
+            Answer.DOES_NOT_HOLD -> "A ${formatNumber(saving)}% cut needs ${formatNumber(needed)}x the capacity; the bracket stays below it."
+            else -> "The capacity ratio is not bracketed on both sides below or above ${formatNumber(needed)}x."
+        })
+    return claims
+}
+
+/** Capacity per cell beside the original's, in msg/s (the original's instance counts at 1000 msg/s per chain). */
+fun messagingCapacityTable(capacity: AnyFrame, pub: AnyFrame): Markdown {
+    val inRate = messagingBrackets(capacity)
+    val inChains = messagingBrackets(capacity, chains = true)
+    val rate = capacity.rows().firstNotNullOfOrNull { num(it["rate_per_chain"]) }
+    val pk = pub.publishedValue("kafka", "capacity_instances")
+    val pc = pub.publishedValue("chronicle", "capacity_instances")
+    return Markdown("| cell | capacity (chains) | capacity (msg/s) | each search (msg/s) |\n|---|---|---|---|\n" +
+        "| original: Kafka | ${formatNumber(pk)} | ${formatNumber(pk * PUBLISHED_RATE_PER_CHAIN)} | (7 isolated Ryzen cores, 1000 msg/s per chain) |\n" +
+        "| original: Chronicle Queue | ${formatNumber(pc)} (largest tried) | ${formatNumber(pc * PUBLISHED_RATE_PER_CHAIN)} or more | |\n" +
+        inRate.entries.joinToString("\n") { (cell, c) -> "| `$cell` at ${rate?.let { formatNumber(it) } ?: "?"} msg/s per chain | ${inChains.getValue(cell).text} | ${c.text} | ${c.perFork} |" })
+}
+
+/** The original's rows for [system] ("kafka", "chronicle"), by instance count: metric -> value. */
+private fun publishedByInstances(pub: AnyFrame, system: String): Map<Int, Map<String, Double>> =
+    pub.rows().mapNotNull { r ->
+        val variant = r["variant"] as String
+        val n = variant.removePrefix("$system-n").toIntOrNull()
+        if (!variant.startsWith("$system-n") || n == null) null else Triple(n, r["metric"] as String, num(r["value"])!!)
+    }.groupBy { it.first }.mapValues { (_, v) -> v.associate { it.second to it.third } }
+
+private fun median(values: List<Double>): Double? = values.sorted().let { s -> if (s.isEmpty()) null else if (s.size % 2 == 1) s[s.size / 2] else (s[s.size / 2 - 1] + s[s.size / 2]) / 2 }
+
+private fun DataRow<*>.testedCpu(): Double? = num(this["cpu_app_pct"])?.let { it + (num(this["cpu_broker_pct"]) ?: 0.0) }
+
+/**
+ * One system's latency and CPU per chain count: the original's row beside this host's, the median over the valid steps
+ * of [variant] at that count (with how many). CPU is the processes under test (services, driver, broker) in % of one core.
+ */
+fun perInstanceTable(sweep: AnyFrame, pub: AnyFrame, system: String, variant: String): Markdown {
+    val published = publishedByInstances(pub, system)
+    val ours = sweep.rows().filter { it["variant"] == variant && it["valid"] == true }.groupBy { num(it["instances"])!!.toInt() }
+    val fmt = { v: Double? -> v?.let { formatNumber(it) } ?: "" }
+    val rows = (published.keys + ours.keys).sorted().joinToString("\n") { n ->
+        val p = published[n].orEmpty()
+        val o = ours[n].orEmpty()
+        val m = { col: String -> median(o.mapNotNull { num(it[col]) }) }
+        "| $n | ${fmt(p["p50_ms"])} | ${fmt(p["p99_ms"])} | ${fmt(p["p99_9_ms"])} | ${fmt(p["cpu_pct"])} | " +
+            "${fmt(m("p50_ms"))} | ${fmt(m("p99_ms"))} | ${fmt(m("p99_9_ms"))} | ${fmt(median(o.mapNotNull { it.testedCpu() }))} | ${if (o.isEmpty()) "" else o.size} |"
+    }
+    return Markdown("| chains | original p50 ms | p99 ms | p99.9 ms | CPU % | `$variant` p50 ms | p99 ms | p99.9 ms | CPU % | steps |\n" +
+        "|---|---|---|---|---|---|---|---|---|---|\n" + rows)
+}
+
+/**
+ * Graph 1 of the original, p99.9 against the load carried (msg/s, both axes log): this host's cells, the median over
+ * repetitions per chain count, and the original's points at 1000 msg/s per chain, with the SLO dashed.
+ */
+fun latencyAgainstLoad(sweep: AnyFrame, pub: AnyFrame, slo: Double): Plot {
+    val series = mutableListOf<String>(); val load = mutableListOf<Double>(); val p999 = mutableListOf<Double>()
+    sweep.rows().filter { it["valid"] == true }.groupBy { it["variant"] as String to num(it["target_rate"])!! }.forEach { (key, rows) ->
+        median(rows.mapNotNull { num(it["p99_9_ms"]) })?.let { series += key.first; load += key.second; p999 += it }
+    }
+    for (system in listOf("kafka", "chronicle")) publishedByInstances(pub, system).forEach { (n, metrics) ->
+        metrics["p99_9_ms"]?.let { series += "original $system"; load += n * PUBLISHED_RATE_PER_CHAIN; p999 += it }
+    }
+    val df = dataFrameOf(listOf(series.toColumn("series"), load.toColumn("msgs_per_s"), p999.toColumn("p99_9_ms")))
+    return scalingCurve(df, x = "msgs_per_s", y = "p99_9_ms", color = "series", slo = slo, title = "p99.9 against load",
+        xLabel = "messages per second carried (log scale)", yLabel = "p99.9 end to end (ms, log scale)", logY = true) + scaleXLog10()
+}
+
+/**
+ * Cost per million messages at the SLO per cell, from its capacity bracket, and relative to Kafka ([KAFKA_BASELINE]):
+ * the inverse of the capacity ratio, as a bracket.
+ */
+fun messagingCost(capacity: AnyFrame, pricePerHour: Double): Markdown {
+    val inRate = messagingBrackets(capacity)
+    val base = inRate[KAFKA_BASELINE] ?: inRate.entries.firstOrNull { it.key.startsWith("kafka/") }?.value
+    val baseName = if (KAFKA_BASELINE in inRate) KAFKA_BASELINE else inRate.keys.firstOrNull { it.startsWith("kafka/") }
+    return Markdown("| cell | capacity | cost per million messages | relative to `${baseName ?: "kafka"}` |\n|---|---|---|---|\n" +
+        inRate.entries.joinToString("\n") { (cell, c) ->
+            "| `$cell` | ${c.text} | ${costBracket(pricePerHour, c)} | ${if (base == null || cell == baseName) "1" else ratioBounds(base, c).text} |"
+        })
+}
+
+/**
+ * The post's answer in one sentence: Chronicle Queue's capacity over Kafka's at the SLO, per Kafka cell, as a bracket
+ * over the repetitions, beside the published ratio; or why this run cannot bound it.
+ */
+fun capacityRatioAnswer(capacity: AnyFrame, pub: AnyFrame): String {
+    val inRate = messagingBrackets(capacity)
+    val published = pub.publishedValue("chronicle/kafka", "capacity_ratio")
+    val seedRatio = pub.publishedValue("chronicle", "capacity_instances") / pub.publishedValue("kafka", "capacity_instances")
+    val chronicle = inRate["chronicle/original"]
+    val kafkaCells = inRate.keys.filter { it.startsWith("kafka/") }
+    val beside = "the published about ${formatNumber(published)}x (its own table, 500 chains against 1, gives ${formatNumber(seedRatio)}x)"
+    if (chronicle == null || kafkaCells.isEmpty()) return "This run cannot say: it did not run both Chronicle Queue and Kafka, so there is no ratio to set beside $beside."
+    val ratios = kafkaCells.associateWith { ratioBounds(chronicle, inRate.getValue(it)) }
+    val bounded = ratios.filterValues { it.low != null || it.high != null }
+    if (bounded.isEmpty()) return "This run cannot say how much of $beside survives: Chronicle ${gaps(chronicle)}; " +
+        kafkaCells.joinToString("; ") { "`$it` ${gaps(inRate[it])}" } + "."
+    val searches = chronicle.forks.size
+    return "At the SLO, Chronicle Queue's capacity over Kafka's is " + bounded.entries.joinToString("; ") { (cell, r) -> "${r.text} against `$cell`" } +
+        (if (bounded.size < ratios.size) " (no bound against " + (ratios.keys - bounded.keys).joinToString { "`$it`" } + ")" else "") +
+        ", over $searches search(es) each, beside $beside."
+}

@@ -1,0 +1,91 @@
+package perfkit.kit
+
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.junit.jupiter.api.Test
+import kotlin.test.assertEquals
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+
+class MessagingTest {
+    private val pub = dataFrameOf("study", "source", "variant", "metric", "value")(
+        "messaging", "original write-up", "kafka-n1", "p99_9_ms", 30.0,
+        "messaging", "original write-up", "kafka-n1", "cpu_pct", 670.0,
+        "messaging", "original write-up", "chronicle-n1", "cpu_pct", 5.2,
+        "messaging", "original write-up", "chronicle-n10", "p99_9_ms", 0.9,
+        "messaging", "original write-up", "kafka", "capacity_instances", 1.0,
+        "messaging", "original write-up", "chronicle", "capacity_instances", 500.0,
+        "messaging", "original write-up", "chronicle/kafka", "capacity_ratio", 400.0,
+        "messaging", "original write-up", "chronicle/kafka", "cost_saving_percent", 99.8)
+
+    /** capacity.csv rows at [rate] msg/s per chain: (cell, last met chains, first missed chains, status) per repetition. */
+    private fun capacity(rate: Long, vararg searches: List<Any?>): AnyFrame {
+        val rows = searches.toList().groupBy { it[0] }.flatMap { (_, reps) ->
+            reps.mapIndexed { i, s ->
+                val met = s[1] as Int?; val missed = s[2] as Int?
+                listOf(s[0], i + 1, rate, met, met?.let { it * rate }, missed, missed?.let { it * rate }, s[3])
+            }
+        }
+        return dataFrameOf("cell", "repetition", "rate_per_chain", "capacity_instances", "capacity_msgs_per_s",
+            "first_missed_instances", "first_missed_msgs_per_s", "capacity_status")(*rows.flatten().toTypedArray())
+    }
+
+    /** sweep.csv rows at one chain: (variant, CPU-us per message) per repetition. */
+    private fun sweep(vararg steps: Pair<String, Double>): AnyFrame =
+        dataFrameOf("variant", "instances", "valid", "cpu_us_per_msg", "target_rate", "p99_9_ms", "cpu_app_pct", "cpu_broker_pct", "p50_ms", "p99_ms")(
+            *steps.flatMap { (v, us) -> listOf(v, 1, true, us, 450.0, 20.0, 40.0, 50.0, 1.0, 10.0) }.toTypedArray())
+
+    @Test
+    fun `capacity claims follow the brackets over every repetition`() {
+        val cap = capacity(450,
+            listOf("kafka/blocking", 1, 2, "wall"), listOf("kafka/blocking", 1, 2, "wall"), listOf("kafka/blocking", 1, 2, "wall"),
+            listOf("chronicle/original", 10, 12, "wall"), listOf("chronicle/original", 12, 15, "wall"), listOf("chronicle/original", 10, 13, "wall"))
+        val claims = messagingClaims(sweep("kafka/blocking" to 2000.0, "kafka/blocking" to 2100.0, "kafka/blocking" to 1900.0,
+            "chronicle/original" to 200.0, "chronicle/original" to 210.0, "chronicle/original" to 190.0), cap, pub)
+        assertEquals(Answer.HOLDS, claims[0].answer, claims[0].why)
+        val ratio = claims.single { "`kafka/blocking`" in it.original }
+        // Chronicle 4500..6750 msg/s over Kafka 450..900: 5x..15x, far below 400x
+        assertEquals(Answer.DOES_NOT_HOLD, ratio.answer, ratio.why)
+        assertTrue("between 5x and 15x" in ratio.here, ratio.here)
+        val cpu = claims.single { "CPU" in it.original }
+        assertEquals(Answer.HOLDS, cpu.answer, cpu.why)
+        assertTrue("below the original's 129x" in cpu.why, cpu.why)
+        assertEquals(Answer.DOES_NOT_HOLD, claims.last().answer, claims.last().why)
+        assertTrue("80% to 93.3%" in claims.last().here, claims.last().here)
+    }
+
+    @Test
+    fun `a search that could not measure Kafka leaves the ratio unbounded and says why`() {
+        val cap = capacity(1000,
+            listOf("kafka/original", null, 1, "not measurable on this host"),
+            listOf("chronicle/original", 4, null, "lower bound"))
+        val claims = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0), cap, pub)
+        assertEquals(Answer.CANNOT_TELL, claims[0].answer)
+        assertTrue("1 of 1 search(es) not measurable on this host" in claims[0].why, claims[0].why)
+        val ratio = claims.single { "`kafka/original`" in it.original }
+        assertEquals(Answer.CANNOT_TELL, ratio.answer)
+        assertTrue("one repetition" !in ratio.why && "Chronicle 1 of 1 search(es) lower bound" in ratio.why, ratio.why)
+        val cpu = claims.single { "CPU" in it.original }
+        assertEquals(Answer.CANNOT_TELL, cpu.answer, "one repetition a side is a range")
+    }
+
+    @Test
+    fun `a ratio holds only when its least favourable end clears the threshold`() {
+        val a = capacityBracket(listOf(ForkBracket(1, 500.0, 600.0, "wall")), "msg/s")
+        val b = capacityBracket(listOf(ForkBracket(1, 1.0, 2.0, "wall")), "msg/s")
+        assertEquals(RatioBounds(250.0, 600.0), ratioBounds(a, b))
+        assertEquals(Answer.HOLDS, answerAbove(ratioBounds(a, b), 250.0))
+        assertEquals(Answer.CANNOT_TELL, answerAbove(ratioBounds(a, b), 400.0))
+        assertEquals(Answer.DOES_NOT_HOLD, answerAbove(ratioBounds(a, b), 601.0))
+        val open = capacityBracket(listOf(ForkBracket(1, 500.0, null, "lower bound")), "msg/s")
+        assertNull(ratioBounds(open, b).high, "a lower bound leaves the ratio open above")
+        assertEquals(Answer.HOLDS, answerAbove(ratioBounds(open, b), 250.0))
+    }
+
+    @Test
+    fun `the per-instance table sets the original's rows beside this host's medians`() {
+        val text = perInstanceTable(sweep("kafka/blocking" to 2000.0, "kafka/blocking" to 2100.0), pub, "kafka", "kafka/blocking").text
+        val one = text.lines().single { it.startsWith("| 1 |") }
+        assertTrue("| 30 |" in one && "| 670 |" in one && "| 90 | 2 |" in one, one)
+    }
+}
