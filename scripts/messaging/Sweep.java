@@ -209,7 +209,9 @@ final class Sweep {
                 + "A step that misses while the machine is saturated (system CPU >= " + (int) (VERDICT.saturatedFraction() * 100)
                 + "% of all cores) or with steal above " + (int) VERDICT.maxStealPct() + "% of a core is 'not measurable on this host'; "
                 + "if the first step is, so is the capacity (never 0). A step whose driver fell behind or that lost messages is invalid.");
-        n.put("saturation", "the sweep stops growing when a step meets the SLO on a saturated machine; that capacity is a lower bound");
+        n.put("saturation", "a step that meets the SLO on a saturated machine does not end the search: the original asked how many chains fit on its "
+                + "hardware, where services and driver share the cores (its Kafka broke the SLA at 700%, saturated). The first step above the last one met "
+                + "closes the bracket of this host's capacity (capacity.csv first_missed_*) whatever its verdict; the verdict stays in sweep.csv");
     }
 
     private CapacitySearch.Result sweepCell(Search search, double budget) throws Exception {
@@ -217,9 +219,11 @@ final class Sweep {
         Cell cell = search.cell();
         try (Broker broker = broker(cell)) {
             double planned = p.seconds("warmup") + measure + STEP_OVERHEAD_SECONDS;
-            CapacitySearch.Plan plan = cell.system().equals("chronicle")
+            // the original asked how many chains fit on its hardware, services and driver sharing it: a saturated machine
+            // ends nothing, and the step that misses above it closes the bracket of this host's capacity
+            CapacitySearch.Plan plan = (cell.system().equals("chronicle")
                     ? CapacitySearch.Plan.grid(p.list("chronicle-grid").stream().map(Integer::valueOf).toList(), maxInstances, BRACKET_RESOLUTION)
-                    : new CapacitySearch.Plan(CapacitySearch.Plan.doubling(maxInstances).ladder(), BRACKET_RESOLUTION);
+                    : new CapacitySearch.Plan(CapacitySearch.Plan.doubling(maxInstances).ladder(), BRACKET_RESOLUTION)).throughSaturation();
             return CapacitySearch.search(plan, budget, () -> (System.nanoTime() - cellStart) / 1e9,
                     () -> Math.max(planned, lastStepSeconds), n -> step(search, n, broker.bootstrap()), n -> n + " instance(s)");
         }

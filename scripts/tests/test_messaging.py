@@ -224,10 +224,7 @@ def test_one_jvm_per_instance(tmp_path):
                            "--out", str(tmp_path)))
     m = manifest(run)
     rows = read_csv(run / "sweep.csv")
-    if rows[0]["saturated"] == "true":  # the saturation stop is right to end the sweep here; nothing left to check
-        (c,) = read_csv(run / "capacity.csv")
-        assert [r["instances"] for r in rows] == ["1"] and c["stop_reason"] == "machine saturated at 1 instance(s)"
-        pytest.skip("the machine (shared) was saturated at 1 instance: the sweep stopped before 2 JVMs")
+    # a saturated machine does not end the search (how many chains fit on this host): both steps run
     assert [r["instances"] for r in rows] == ["1", "2"]
     assert all(r["isolation"] == "jvm" and r["lost"] == "0" for r in rows)
     logs = latency_files(m, "chronicle/original/n2", "e2e")

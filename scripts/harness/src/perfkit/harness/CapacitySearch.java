@@ -104,9 +104,14 @@ public final class CapacitySearch {
     /**
      * How a search grows and when its bracket is narrow enough. {@code ladder}: the counts tried while every step met
      * (ascending, ending at the limit); {@code resolution}: bisection stops once the first miss is within this fraction
-     * of the last met count (0: adjacent counts), so a large capacity is bracketed in a few steps.
+     * of the last met count (0: adjacent counts), so a large capacity is bracketed in a few steps; {@code stopWhenSaturated}:
+     * whether a step that met the SLO on a saturated machine ends the search (see {@link #throughSaturation}).
      */
-    public record Plan(List<Integer> ladder, double resolution) {
+    public record Plan(List<Integer> ladder, double resolution, boolean stopWhenSaturated) {
+        public Plan(List<Integer> ladder, double resolution) {
+            this(ladder, resolution, true);
+        }
+
         public Plan {
             if (ladder.isEmpty() || ladder.get(0) < 1) throw new IllegalArgumentException("a ladder starts at a count >= 1");
             for (int i = 1; i < ladder.size(); i++)
@@ -130,6 +135,13 @@ public final class CapacitySearch {
             return new Plan(ladder, resolution);
         }
 
+        /**
+         * The same plan, going on past a step that met the SLO on a saturated machine: for "how much fits on this host",
+         * where the driver and the system share the host by design (as in the original), and a miss at saturation is the
+         * host's capacity, not a measurement error.
+         */
+        public Plan throughSaturation() { return new Plan(ladder, resolution, false); }
+
         int limit() { return ladder.get(ladder.size() - 1); }
 
         int above(int n) { return ladder.stream().filter(c -> c > n).findFirst().orElse(limit()); }
@@ -150,7 +162,7 @@ public final class CapacitySearch {
             steps.add(s);
             if (s.verdict().meets()) {
                 good = n;
-                if (s.verdict().saturated()) return end(good, bad, steps, Status.LOWER_BOUND, "machine saturated at " + name.apply(n));
+                if (s.verdict().saturated() && plan.stopWhenSaturated()) return end(good, bad, steps, Status.LOWER_BOUND, "machine saturated at " + name.apply(n));
                 if (n >= plan.limit()) return end(good, bad, steps, Status.LOWER_BOUND, "reached the limit of " + name.apply(plan.limit()));
             } else {
                 bad = s;

@@ -73,6 +73,21 @@ class CapacitySearchTest {
     }
 
     @Test
+    void throughSaturationTheFirstStepNotMetClosesTheBracket() throws Exception {
+        // meets up to 5 on a saturated machine, then cannot be measured: by default the search stops at the first saturated
+        // step met; through saturation it goes on and brackets this host's capacity
+        CapacitySearch.Runner host = n -> n <= 5 ? MET_SATURATED : NOT_MEASURABLE;
+        CapacitySearch.Plan plan = CapacitySearch.Plan.doubling(1024);
+        CapacitySearch.Result stopped = CapacitySearch.search(plan, 1e9, () -> 0, () -> 10, host, n -> n + "");
+        assertEquals(1, stopped.capacity());
+        assertNull(stopped.firstNotMet());
+        CapacitySearch.Result through = CapacitySearch.search(plan.throughSaturation(), 1e9, () -> 0, () -> 10, host, n -> n + "");
+        assertEquals(5, through.capacity());
+        assertEquals(6, through.firstNotMet());
+        assertEquals(CapacitySearch.Status.LOWER_BOUND, through.status(), "the system's own wall was not seen: the host's was");
+    }
+
+    @Test
     void aPlainMissAtOneIsBelowOneNeverZero() throws Exception {
         CapacitySearch.Result r = new Fake().search(1024, 1e9, n -> MISSED);
         assertNull(r.capacity(), "no count met: there is no last met, and certainly no 0");

@@ -55,16 +55,18 @@ class MessagingTest {
     }
 
     @Test
-    fun `a search that could not measure Kafka leaves the ratio unbounded and says why`() {
+    fun `a miss on a saturated host is this host's wall, and an open bracket leaves the ratio open`() {
         val cap = capacity(1000,
             listOf("kafka/original", null, 1, "not measurable on this host"),
             listOf("chronicle/original", 4, null, "lower bound"))
         val claims = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0), cap, pub)
-        assertEquals(Answer.CANNOT_TELL, claims[0].answer)
-        assertTrue("1 of 1 search(es) not measurable on this host" in claims[0].why, claims[0].why)
+        // one spinning Kafka chain saturates the host: on this hardware it does not carry even one
+        assertEquals(Answer.DOES_NOT_HOLD, claims[0].answer, claims[0].why)
+        assertTrue("missed the SLO at 1 chain" in claims[0].why, claims[0].why)
         val ratio = claims.single { "`kafka/original`" in it.original }
         assertEquals(Answer.CANNOT_TELL, ratio.answer)
-        assertTrue("one repetition" !in ratio.why && "Chronicle 1 of 1 search(es) lower bound" in ratio.why, ratio.why)
+        assertTrue("more than 4x" in ratio.here, ratio.here)
+        assertTrue("Chronicle 1 of 1 search(es) lower bound" in ratio.why, ratio.why)
         val cpu = claims.single { "CPU" in it.original }
         assertEquals(Answer.CANNOT_TELL, cpu.answer, "one repetition a side is a range")
     }
