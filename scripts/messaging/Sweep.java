@@ -218,7 +218,7 @@ final class Sweep {
         long cellStart = System.nanoTime();
         Cell cell = search.cell();
         try (Broker broker = broker(cell)) {
-            double planned = p.seconds("warmup") + measure + STEP_OVERHEAD_SECONDS;
+            double planned = warmup + measure + STEP_OVERHEAD_SECONDS;
             // the original asked how many chains fit on its hardware, services and driver sharing it: a saturated machine
             // ends nothing, and the step that misses above it closes the bracket of this host's capacity
             CapacitySearch.Plan plan = (cell.system().equals("chronicle")
