@@ -1,0 +1,52 @@
+package perfkit.kit
+
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.io.TempDir
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.io.path.name
+import kotlin.io.path.readLines
+import kotlin.io.path.writeLines
+import kotlin.test.assertEquals
+import kotlin.test.assertTrue
+
+class ThreeTierTest {
+    private val repoData: Path = generateSequence(Path.of("").toAbsolutePath()) { it.parent }
+        .first { Files.exists(it.resolve("data/schema/run.schema.json")) }.resolve("data")
+    private val reference: Path = Files.list(repoData.resolve("reference/three-tier")).use { it.toList().single() }
+
+    @TempDir
+    lateinit var tmp: Path
+
+    /** The reference run's manifest and saturation table, with every templates step marked [warm] as given. */
+    private fun referenceWithTemplatesWarm(warm: Boolean): Run {
+        val dir = Files.createDirectories(tmp.resolve("three-tier").resolve(reference.name))
+        for (table in listOf("run.json", "inserts.csv", "open.csv", "chain.csv", "capacity.csv")) Files.copy(reference.resolve(table), dir.resolve(table))
+        val lines = reference.resolve("saturation.csv").readLines()
+        val warmAt = lines.first().split(",").indexOf("warm")
+        dir.resolve("saturation.csv").writeLines(listOf(lines.first()) + lines.drop(1).map { line ->
+            val cells = line.split(",").toMutableList()
+            if (cells[1] == "templates") cells[warmAt] = warm.toString()
+            cells.joinToString(",")
+        })
+        return loadRun(dir)
+    }
+
+    private fun templateClaims(run: Run) = threeTierClaims(listOf(run), published("three-tier", repoData))
+        .filter { "JSP" in it.original || "FreeMarker" in it.original }
+
+    @Test
+    fun `the template claims are answered from warm steps`() {
+        val claims = templateClaims(referenceWithTemplatesWarm(true))
+        assertEquals(3, claims.size)
+        assertTrue(claims.all { "Fieller interval" in it.why || "range" in it.why }, claims.joinToString { it.why })
+    }
+
+    @Test
+    fun `a templates round with only cold steps still names the original's claims and says why it cannot answer`() {
+        val claims = templateClaims(referenceWithTemplatesWarm(false))
+        assertEquals(3, claims.size, "each claim stays in the table")
+        assertTrue("0.733" in claims.first().original, claims.first().original)
+        assertTrue(claims.all { it.answer == Answer.CANNOT_TELL && "JIT still compiled" in it.why }, claims.joinToString { it.why })
+    }
+}
