@@ -553,3 +553,17 @@ def test_unreadable_runs_are_skipped_unless_named_and_a_failure_keeps_the_good_c
     assert len(lines) == 2 and "Traceback" not in r.stderr and "\tat " not in r.stderr, r.stderr
     assert (out / "overhead.ipynb").read_bytes() == good_copy, "the last good executed copy is kept"
     assert not list(out.glob(".*.tmp")), "no temp file left"
+
+
+def test_notebooks_run_side_by_side_and_one_failure_spares_the_others(tmp_path):
+    broken = tmp_path / "broken.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('error("boom")')])
+    nb.metadata["kernelspec"] = {"name": "kotlin", "display_name": "Kotlin", "language": "kotlin"}
+    nbformat.write(nb, broken)
+    out = tmp_path / "executed"
+    r = bench("notebooks", "--runs", "reference", "--out", str(out), str(broken), str(ROOT / "notebooks/overhead.ipynb"))
+    assert r.returncode == 1, r.stderr[-3000:]
+    assert "notebook broken.ipynb failed in cell 1: " in r.stderr and "boom" in r.stderr, r.stderr
+    executed_ok(out / "overhead.ipynb")
+    assert not (out / "broken.ipynb").exists()
+    assert "[notebooks] total: 2 notebook(s)" in r.stderr

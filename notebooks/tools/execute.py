@@ -1,15 +1,16 @@
 """Executes notebooks headlessly with the Kotlin kernel and writes the executed copies.
 
-Usage: python execute.py [--log-dir DIR] [--timings] OUT_DIR NOTEBOOK...
+Usage: python execute.py [--log-dir DIR] [--timings] [--jobs N] OUT_DIR NOTEBOOK...
 
 Every notebook runs with the notebooks folder as its working directory, so `%use @file[kit/perfkit.json]`
 resolves. Run selection reaches the notebooks through the environment (PERFKIT_RUNS). An executed copy is
 written to a temp file and renamed only on success, so a failed run never replaces the last good copy.
 On a failing cell it prints one line (notebook, cell number, the kernel's error) and the path of a log
 with the full kernel output, and exits 1. It prints the time per notebook and the total; --timings adds
-the kernel start and the slowest cells.
+the kernel start and the slowest cells. Two notebooks run at once (--jobs), each in a kernel of its own.
 """
 import argparse
+import concurrent.futures
 import datetime
 import os
 import pathlib
@@ -139,10 +140,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="execute.py")
     parser.add_argument("--log-dir", type=pathlib.Path, default=NOTEBOOKS.parent / "build" / "logs")
     parser.add_argument("--timings", action="store_true")
+    parser.add_argument("--jobs", type=int, default=0, help="notebooks executed at once (default: 2, or 1 on one core)")
     parser.add_argument("out_dir", type=pathlib.Path)
     parser.add_argument("notebooks", nargs="+", type=pathlib.Path)
     args = parser.parse_args()
     out_dir = args.out_dir
+    if args.jobs < 0:
+        print("bench: notebooks: --jobs must be at least 1", file=sys.stderr)
+        return 2
     if out_dir.exists() and not out_dir.is_dir():
         print(f"bench: notebooks: --out {out_dir} is a file, not a folder", file=sys.stderr)
         return 2
@@ -151,9 +156,15 @@ def main() -> int:
     except OSError as e:
         print(f"bench: notebooks: cannot create --out {out_dir}: {e.strerror or e}", file=sys.stderr)
         return 2
-    started, ok = time.time(), True
-    for name in args.notebooks:
-        ok = execute(name.resolve(), out_dir, args.log_dir, args.timings) is not None and ok
+    started = time.time()
+    # kernels spend most of their time starting up, single-threaded: two at a time use both cores of a small host
+    jobs = args.jobs or min(2, os.cpu_count() or 1)
+    work = [(name.resolve(), out_dir, args.log_dir, args.timings) for name in args.notebooks]
+    if jobs == 1 or len(work) == 1:
+        ok = all([execute(*w) is not None for w in work])
+    else:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+            ok = all([elapsed is not None for elapsed in pool.map(execute, *zip(*work))])
     print(f"[notebooks] total: {len(args.notebooks)} notebook(s) in {time.time() - started:.1f} s"
           " (a benchmark, not a check: timings on a shared machine vary)", file=sys.stderr)
     return 0 if ok else 1

@@ -51,7 +51,7 @@ public class ThreeTier {
             + "HTTP load: Hyperfoil 0.25.2 in its own JVM (closed model at saturation, open model for capacity at --slo-ms).")
             .choices("rounds", ROUNDS, "templates,inserts,chain", "rounds to run, comma-separated")
             // load shared by the HTTP rounds
-            .seconds("warmup", 10, 2.0, "warm-up before each measured step, seconds (not in the histograms)")
+            .seconds("warmup", 10, 1.0, "warm-up before each measured step, seconds (not in the histograms)")
             .seconds("measure", 15, 3.0, 0.1, "measurement window of each step, seconds")
             .integer("forks", 3, 1L, 1, 100, "repetitions: each starts fresh server JVMs (and fresh databases), so the spread across forks shows")
             .millis("slo-ms", 100, null, "open model: SLO on p99 response time from the scheduled start, milliseconds")

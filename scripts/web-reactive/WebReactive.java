@@ -51,7 +51,7 @@ public class WebReactive {
             .integers("users", "10,25,50,100,150,200,250,500,1000", "10,50", 1, 10_000, "closed model: concurrent users per step (siege -c N)")
             .integer("repeats", 5, null, 1, 10_000, "closed model: requests each user makes back to back per step (siege -r)")
             .millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no thread while waiting)")
-            .seconds("warmup", 10, 2.0, "the driver's own warm-up before each closed sweep and each open-model step (at the step's rate), seconds; "
+            .seconds("warmup", 10, 1.0, "the driver's own warm-up before each closed sweep and each open-model step (at the step's rate), seconds; "
                     + "also the least time the servers are warmed up by rule")
             .seconds("server-warmup-max", 180, 10.0, 1, "longest warm-up by rule per app before anything is measured (JIT under 50 ms/s over 10 s "
                     + "and steady throughput), seconds; an app that never settles is recorded as such")
