@@ -90,4 +90,14 @@ class QueuesTest {
         assertEquals("within 10%", t["abq-1"]!!["verdict"])
         assertEquals(3, t["abq-1"]!!["forks"])
     }
+
+    @Test
+    fun `a bistable minimal program leaves the verdict open and says how far it spread`() {
+        // both programs in the slow mode in one fork and the fast one in the others, as under yielding on 2 vCPUs
+        val dir = calibrationRun("20260101T000000Z-h1-bbbbbb", listOf(
+            Triple("disruptor-1/yielding", 106.0, 108.0), Triple("disruptor-1/yielding", 24.0, 25.0), Triple("disruptor-1/yielding", 112.0, 114.0),
+            Triple("disruptor-1/yielding", 101.0, 117.0)))
+        val row = harnessCalibration(listOf(loadRun(dir))).rows().single()
+        assertEquals("cannot tell: the minimal program itself spans 4.68x across forks", row["verdict"])
+    }
 }
