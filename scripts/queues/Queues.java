@@ -282,7 +282,6 @@ public class Queues {
 
     // ---- fork: one cell, one fresh JVM ----------------------------------------------------------------
 
-    /** The event both paths carry: a value and, in fixed-rate mode, when it should have been and was published. */
     /**
      * What travels: one long, like the minimal program's slot. At a fixed rate a {@link TimedEvent} also carries its
      * intended and actual send times; in throughput mode those 16 bytes would cost about 0.6x of the Disruptor's
