@@ -188,17 +188,17 @@ fun threeTierClaims(runs: List<Run>, pub: AnyFrame): List<Claim> {
         val templates = runs.roundRows("saturation.csv", "templates")
         fun ratio(a: String, b: String) = if (templates.isEmptyFrame()) null else ratioOf(templates, "variant", "throughput_rps", a, b)
         val unjudged = if (templates.isEmptyFrame()) runs.nothingToShow("saturation.csv", "templates").text else null
-        fun why(e: Estimate?, holds: String, unclear: String, answer: Answer) = unjudged ?: because(e, answer, holds, unclear)
+        fun why(e: Estimate?, answer: Answer, holds: String, unclear: String) = unjudged ?: because(e, answer, holds, unclear)
         val plain = pub.publishedValue("plain", "throughput")
         val jsp = ratio("jsp", "plain")
         val fm = ratio("freemarker", "plain")
         val fmOverJsp = ratio("freemarker", "jsp")
         claims += Claim("JSP renders at about ${formatNumber(pub.publishedValue("jsp", "throughput") / plain)}× plain HTML's throughput: templates cost",
-            "JSP / plain ${ratioText(jsp)}", answerBelow(jsp, 1.0), why(jsp, "below 1", "it reaches 1", answerBelow(jsp, 1.0)))
+            "JSP / plain ${ratioText(jsp)}", answerBelow(jsp, 1.0), why(jsp, answerBelow(jsp, 1.0), "below 1", "it reaches 1"))
         claims += Claim("FreeMarker is almost free (${formatNumber(pub.publishedValue("freemarker", "throughput") / plain)}× plain)",
-            "FreeMarker / plain ${ratioText(fm)}", answerAbove(fm, 0.9), why(fm, "above 0.9", "it straddles 0.9", answerAbove(fm, 0.9)))
+            "FreeMarker / plain ${ratioText(fm)}", answerAbove(fm, 0.9), why(fm, answerAbove(fm, 0.9), "above 0.9", "it straddles 0.9"))
         claims += Claim("FreeMarker is faster than JSP", "FreeMarker / JSP ${ratioText(fmOverJsp)}", answerAbove(fmOverJsp, 1.0),
-            why(fmOverJsp, "above 1", "it includes 1", answerAbove(fmOverJsp, 1.0)))
+            why(fmOverJsp, answerAbove(fmOverJsp, 1.0), "above 1", "it includes 1"))
     }
     val inserts = runs.roundRows("inserts.csv")
     if (!inserts.isEmptyFrame()) {
