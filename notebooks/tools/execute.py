@@ -140,12 +140,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="execute.py")
     parser.add_argument("--log-dir", type=pathlib.Path, default=NOTEBOOKS.parent / "build" / "logs")
     parser.add_argument("--timings", action="store_true")
-    parser.add_argument("--jobs", type=int, default=0, help="notebooks executed at once (default: 2, or 1 on one core)")
+    parser.add_argument("--jobs", type=int, default=None, help="notebooks executed at once (default: 2, or 1 on one core)")
     parser.add_argument("out_dir", type=pathlib.Path)
     parser.add_argument("notebooks", nargs="+", type=pathlib.Path)
     args = parser.parse_args()
     out_dir = args.out_dir
-    if args.jobs < 0:
+    if args.jobs is not None and args.jobs < 1:
         print("bench: notebooks: --jobs must be at least 1", file=sys.stderr)
         return 2
     if out_dir.exists() and not out_dir.is_dir():
@@ -158,7 +158,7 @@ def main() -> int:
         return 2
     started = time.time()
     # kernels spend most of their time starting up, single-threaded: two at a time use both cores of a small host
-    jobs = args.jobs or min(2, os.cpu_count() or 1)
+    jobs = args.jobs if args.jobs is not None else min(2, os.cpu_count() or 1)
     work = [(name.resolve(), out_dir, args.log_dir, args.timings) for name in args.notebooks]
     if jobs == 1 or len(work) == 1:
         ok = all([execute(*w) is not None for w in work])
