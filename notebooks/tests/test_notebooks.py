@@ -81,6 +81,18 @@ def test_queues_notebook_shows_published_numbers_and_latency(executed_reference)
     assert re.search(r"cannot be told apart|faster than|slower than", text), "a conclusion that follows the intervals"
 
 
+def test_web_reactive_post_answers_the_virtual_thread_questions(executed_reference):
+    """The reference ran MVC on virtual threads (a JDK 21+ is on every machine of this kind): the post asks two
+    questions of it beyond the original, each with a judged answer."""
+    nb = executed_ok(executed_reference / "web-reactive.ipynb")
+    text = "\n".join(outputs(nb, "text/markdown"))
+    assert "| the question | on this host | answer | why |" in text
+    for question in ("WebFlux still answers faster than MVC on virtual threads, with 1 call(s)",
+                     "MVC on virtual threads does not queue where MVC on its thread pool did, with 2 call(s)"):
+        row = next(line for line in text.splitlines() if line.startswith(f"| {question} |"))
+        assert re.search(r"\*\*(holds|does not hold|cannot tell here)\*\*", row), row
+
+
 def test_a_new_run_shows_up_with_no_edits(tmp_path):
     run = bench("run", "queues", "--quick", "--warmup", "0.5", "--measure", "1", "--tag", "notebook-rerun-test", timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -17,10 +17,11 @@ data class Claim(val original: String, val here: String, val answer: Answer, val
 
 /**
  * The table a post opens with: each of the original's claims, this host's answer to it, and why. Every answer must
- * follow from an interval or a bracket in the data; [Answer.CANNOT_TELL] says what stood in the way.
+ * follow from an interval or a bracket in the data; [Answer.CANNOT_TELL] says what stood in the way. A question of
+ * the kit's own (beyond the original) names its first column with [heading].
  */
-fun claimsTable(claims: List<Claim>): Markdown =
-    Markdown("| the original's claim | on this host | answer | why |\n|---|---|---|---|\n" + claims.joinToString("\n") { c ->
+fun claimsTable(claims: List<Claim>, heading: String = "the original's claim"): Markdown =
+    Markdown("| $heading | on this host | answer | why |\n|---|---|---|---|\n" + claims.joinToString("\n") { c ->
         "| ${c.original} | ${c.here} | **${c.answer.words}** | ${c.why} |"
     })
 

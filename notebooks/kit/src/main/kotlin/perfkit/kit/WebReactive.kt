@@ -97,3 +97,62 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
         })
     return claims
 }
+
+/**
+ * Beyond the original: its future work asks about other schedulers for the reactive side; the nearer question today is
+ * the imperative style on JDK 21+ virtual threads (`mvc-virtual`), one per request, on as many carriers as cores.
+ * Per number of calls, two questions, judged at the largest N both stacks measured with enough warm forks:
+ * - does WebFlux still answer faster than MVC on virtual threads (the original's thesis, with the pool taken away)?
+ * - does MVC on virtual threads stay within 1.25 x its external wait where platform-thread MVC queued?
+ * Empty when no `mvc-virtual` step was measured (a JDK under 21 ran the apps, or the variant was not selected).
+ */
+fun virtualThreadClaims(closed: AnyFrame, delayMs: Double): List<Claim> {
+    if (closed.rows().none { it["stack"] == "mvc-virtual" }) return emptyList()
+    val est = estimates(closed, listOf("stack", "calls", "users"), "mean_ms")
+    val calls = closed.rows().map { (it["calls"] as Number).toLong() }.distinct().sorted()
+    val users = closed.rows().map { (it["users"] as Number).toLong() }.distinct().sorted()
+    fun e(stack: String, c: Long, n: Long) = est[listOf(stack, c, n)]
+    return calls.flatMap { c ->
+        val top = users.lastOrNull { n -> e("mvc-virtual", c, n)?.range == false && e("webflux", c, n)?.range == false }
+            ?: users.lastOrNull { n -> e("mvc-virtual", c, n) != null && e("webflux", c, n) != null }
+        val v = top?.let { e("mvc-virtual", c, it) }
+        val w = top?.let { e("webflux", c, it) }
+        val race = Claim("WebFlux still answers faster than MVC on virtual threads, with $c call(s)",
+            if (v != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC on virtual threads ${formatNumber(v.mean)} ms"
+            else "not measured on both at any N",
+            when {
+                v == null || w == null || v.range || w.range -> Answer.CANNOT_TELL
+                differs(w, v) && w.mean < v.mean -> Answer.HOLDS
+                differs(w, v) -> Answer.DOES_NOT_HOLD
+                else -> Answer.CANNOT_TELL
+            },
+            when {
+                v == null || w == null -> "Both stacks need measured steps at one N."
+                v.range || w.range -> "${minOf(v.n, w.n)} fork(s) give a range, not an interval: at least $MIN_REPETITIONS_FOR_CLAIM are needed."
+                differs(w, v) && w.mean < v.mean -> "WebFlux is faster at N = $top with a Welch t-test's support (5%)."
+                differs(w, v) -> "MVC on virtual threads is faster at N = $top with a Welch t-test's support (5%)."
+                else -> "The forks support no difference at N = $top (Welch, 5%): virtual threads close the gap the pool opened, as far as this host can tell."
+            })
+        val wait = c * delayMs
+        val queued = users.firstOrNull { n -> (e("mvc-virtual", c, n)?.mean ?: 0.0) > 1.25 * wait }
+        val platformQueued = users.firstOrNull { n -> (e("mvc", c, n)?.mean ?: 0.0) > 1.25 * wait }
+        val last = users.lastOrNull { n -> e("mvc-virtual", c, n) != null }
+        val noPool = Claim("MVC on virtual threads does not queue where MVC on its thread pool did, with $c call(s)",
+            listOf(queued?.let { "virtual threads pass 1.25 x the ${formatNumber(wait)} ms wait first at N = $it" }
+                ?: last?.let { "virtual threads stay within 1.25 x the ${formatNumber(wait)} ms wait up to N = $it" } ?: "not measured",
+                platformQueued?.let { "the pool first at N = $it" } ?: "the pool within it throughout").joinToString("; "),
+            when {
+                last == null || platformQueued == null -> Answer.CANNOT_TELL
+                queued == null || queued > platformQueued -> Answer.HOLDS
+                else -> Answer.DOES_NOT_HOLD
+            },
+            when {
+                last == null -> "No measured step of MVC on virtual threads."
+                platformQueued == null -> "MVC on its pool never queued in this sweep, so there is nothing for virtual threads to remove."
+                queued == null -> "Up to N = $last no request waited for a thread; the host's CPU is the next limit."
+                queued > platformQueued -> "They queue too, but later (N = $queued against $platformQueued): a limit other than the pool, the host's CPU or the external service."
+                else -> "They queue no later than the pool did (N = $queued against $platformQueued): what limits them is not a pool."
+            })
+        listOf(race, noPool)
+    }
+}

@@ -23,4 +23,41 @@ class WebReactiveTest {
         assertEquals(Answer.HOLDS, claim.answer, claim.why)
         assertTrue("N = 500" in claim.here && "N = 1000 left out" in claim.why, claim.here + " / " + claim.why)
     }
+
+    private val three = listOf(0.0, 1.0, 2.0)
+
+    @Test
+    fun `virtual threads that match WebFlux where the pool queued answer both questions from the forks`() {
+        val df = closed(
+            ("mvc" to 100L) to three.map { 104 + it }, ("webflux" to 100L) to three.map { 103 + it }, ("mvc-virtual" to 100L) to three.map { 103 + it },
+            ("mvc" to 500L) to three.map { 260 + it }, ("webflux" to 500L) to three.map { 140 + it }, ("mvc-virtual" to 500L) to three.map { 120 + it },
+        )
+        val (race, noPool) = virtualThreadClaims(df, 100.0)
+        assertEquals(Answer.DOES_NOT_HOLD, race.answer, race.why) // virtual threads are the faster ones at N = 500
+        assertTrue("N = 500" in race.here, race.here)
+        assertEquals(Answer.HOLDS, noPool.answer, noPool.why)
+        assertTrue("up to N = 500" in noPool.here && "the pool first at N = 500" in noPool.here, noPool.here)
+    }
+
+    @Test
+    fun `virtual threads that queue as early as the pool, and lose to WebFlux, answer the other way`() {
+        val df = closed(
+            ("mvc" to 100L) to three.map { 104 + it }, ("webflux" to 100L) to three.map { 103 + it }, ("mvc-virtual" to 100L) to three.map { 150 + it },
+            ("mvc" to 500L) to three.map { 260 + it }, ("webflux" to 500L) to three.map { 140 + it }, ("mvc-virtual" to 500L) to three.map { 300 + it },
+        )
+        val (race, noPool) = virtualThreadClaims(df, 100.0)
+        assertEquals(Answer.HOLDS, race.answer, race.why)
+        assertEquals(Answer.DOES_NOT_HOLD, noPool.answer, noPool.why)
+        assertTrue("N = 100" in noPool.why, noPool.why)
+    }
+
+    @Test
+    fun `no virtual-thread step means no virtual-thread question, and two forks give no answer`() {
+        val without = closed(("mvc" to 100L) to three.map { 104 + it }, ("webflux" to 100L) to three.map { 103 + it })
+        assertTrue(virtualThreadClaims(without, 100.0).isEmpty())
+        val twoForks = closed(("mvc" to 100L) to three.map { 300 + it }, ("webflux" to 100L) to listOf(103.0, 104.0), ("mvc-virtual" to 100L) to listOf(150.0, 151.0))
+        val (race, _) = virtualThreadClaims(twoForks, 100.0)
+        assertEquals(Answer.CANNOT_TELL, race.answer, race.why)
+        assertTrue("range" in race.why, race.why)
+    }
 }
