@@ -60,6 +60,7 @@ def test_each_job_type_commits_every_job_exactly_once(each_job_type):
         assert r["committed"] == r["commit_events"] == r["wait_arrivals"] == r["at_wait_state"] == r["jobs"] == "300", r
         assert r["left"] == r["dead_letters"] == r["failed"] == "0"
     assert rows[0]["body_runs"] == "300" and rows[1]["body_runs"] == rows[2]["body_runs"] == ""
+    assert all(r["lock_poll_ms"] == "" for r in rows), "the lock's poll plays no part with the lock off"
 
 
 def test_threads_come_from_the_calibration_rule(each_job_type):
@@ -115,13 +116,18 @@ def test_database_and_engines_are_gone_after_the_run(each_job_type):
     assert len(rows) == 3 and all(int(r["commit_events"]) == 300 for r in rows)
 
 
-def test_two_engines_share_the_backlog_with_the_lock_on(tmp_path):
+def test_two_engines_share_the_backlog_with_the_lock_on_at_each_poll(tmp_path):
     run = run_dir_of(bench("run", "workflow", *QUICK, "--job-types", "noop", "--threads", "8", "--instances", "2", "--locks", "on",
-                           "--out", str(tmp_path), timeout=600))
-    (row,) = read_csv(run / "throughput.csv")
-    assert row["valid"] == "true" and row["lock"] == "on" and row["instances"] == "2", row
+                           "--lock-poll-ms", "100,500", "--out", str(tmp_path), timeout=600))
+    rows = read_csv(run / "throughput.csv")
+    # the poll is a factor: one lock-on cell per value, each named and recorded apart
+    assert sorted(r["lock_poll_ms"] for r in rows) == ["100", "500"], rows
+    assert len({r["cell"] for r in rows}) == 2
+    assert all(r["valid"] == "true" and r["lock"] == "on" and r["instances"] == "2" for r in rows), rows
     engines = read_csv(run / "engines.csv")
-    assert len(engines) == 2 and sum(int(e["commit_events"]) for e in engines) == 300
+    assert len(engines) == 4
+    for row in rows:
+        assert sum(int(e["commit_events"]) for e in engines if e["cell"] == row["cell"]) == 300
     assert not (run / "calibration.csv").exists(), "an explicit --threads needs no calibration"
     assert_nothing_left(run)
 
@@ -140,6 +146,8 @@ def one_error_line(result):
     (["--instances", "1,x"], "--instances"),
     (["--acquire-sizes", "0"], "--acquire-sizes"),
     (["--locks", "maybe"], "--locks"),
+    (["--lock-poll-ms", "0"], "--lock-poll-ms"),
+    (["--lock-poll-ms", "100,x"], "--lock-poll-ms"),
     (["--threads", "many"], "--threads"),
     (["--threads", "0"], "--threads"),
     (["--headroom", "101"], "--headroom"),

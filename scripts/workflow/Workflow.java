@@ -51,8 +51,8 @@ public class Workflow {
             .integers("instances", "1,2,4", "1", 1, 64, "engine instances (JVMs) per cell, comma-separated")
             .integers("acquire-sizes", "32,512", "32", 1, 100_000, "jobs fetched per acquisition, comma-separated")
             .text("locks", "off,on", "off", "global acquire lock, comma-separated: off, on")
-            .integer("lock-poll-ms", 500, null, 1, 60_000, "with the lock on: how often an engine waiting for the global acquire lock tries again "
-                    + "(Flowable's default 500 ms; compare runs with --tag)")
+            .integers("lock-poll-ms", "500", null, 1, 60_000, "with the lock on: how often an engine waiting for the global acquire lock tries again, "
+                    + "in ms, comma-separated; every lock-on cell runs at each (Flowable's default 500; the original: a shorter wait adds a few hundred jobs/s)")
             .text("threads", "auto", "executor threads per instance: a number (the original: 128), or auto: sized by a no-op calibration "
                     + "drain so that the fixed jobs' theoretical maximum at the most --instances is --headroom percent of what this host serves")
             .integer("headroom", 50, null, 1, 100, "with --threads auto: percent of the calibrated no-op rate that the theoretical maximum may ask for")
@@ -132,13 +132,14 @@ public class Workflow {
         List<String> types = p.list("job-types");
         List<Integer> instances = p.ints("instances"), acquires = p.ints("acquire-sizes");
         List<String> locks = List.copyOf(new LinkedHashSet<>(p.list("locks")));
+        List<Integer> polls = p.ints("lock-poll-ms");
         run.mode("drain");
         run.variants(types);
         run.measurement(p.seconds("warmup"), 0, p.integer("repetitions"), "step");
 
         Database db = Database.open(run, usesH2(p));
         describe(run, db);
-        String[] columns = {"cell", "repetition", "job_type", "instances", "threads", "acquire_size", "lock", "jobs", "generate_seconds",
+        String[] columns = {"cell", "repetition", "job_type", "instances", "threads", "acquire_size", "lock", "lock_poll_ms", "jobs", "generate_seconds",
                 "drain_seconds", "jobs_per_s", "steady_jobs_per_s", "theoretical_max_per_s", "pct_of_max", "committed", "commit_events",
                 "failed", "wait_arrivals", "body_runs", "left", "dead_letters", "at_wait_state", "valid", "invalid_reason",
                 "cpu_engines_pct", "cpu_db_pct", "cpu_system_pct", "cpu_other_pct", "cores", "threads_busy_pct", "queued_mean",
@@ -153,14 +154,17 @@ public class Workflow {
                 for (String type : types)
                     for (int k : instances)
                         for (int acquire : acquires)
-                            for (String lock : locks) {
-                                String name = type + "-k" + k + "-a" + acquire + "-lock" + lock + "-r" + rep;
-                                Cell cell = new Cell(run, db, ++index, name, rep, type, k, acquire, lock, threads, p.integer("jobs"));
-                                Outcome o = cell.drain();
-                                o.write(cells, engines);
-                                // a failed check means jobs were lost or ran twice: the run cannot be trusted
-                                if (!o.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", o.reasons()));
-                            }
+                            for (String lock : locks)
+                                // the poll matters only while an engine waits for the lock: lock-off cells run once
+                                for (Integer poll : lock.equals("on") ? polls : Collections.<Integer>singletonList(null)) {
+                                    // one poll keeps the names runs had before the poll was a factor, so compare still pairs them
+                                    String name = type + "-k" + k + "-a" + acquire + "-lock" + lock + (poll == null || polls.size() == 1 ? "" : "-p" + poll) + "-r" + rep;
+                                    Cell cell = new Cell(run, db, ++index, name, rep, type, k, acquire, lock, poll, threads, p.integer("jobs"));
+                                    Outcome o = cell.drain();
+                                    o.write(cells, engines);
+                                    // a failed check means jobs were lost or ran twice: the run cannot be trusted
+                                    if (!o.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", o.reasons()));
+                                }
         }
     }
 
@@ -174,7 +178,7 @@ public class Workflow {
         Params p = run.typed();
         Outcome o;
         try (Table t = new Table(run, "calibration.csv", "the no-op drain that sized --threads auto (same columns as throughput.csv)", columns)) {
-            o = new Cell(run, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", CALIBRATION_THREADS,
+            o = new Cell(run, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", null, CALIBRATION_THREADS,
                     p.integer("calibration-jobs")).drain();
             o.write(t, null);
         }
@@ -209,7 +213,7 @@ public class Workflow {
         n.put("process", "start -> job -> receive task (wait state) -> end; history level none; a fresh schema per cell");
         n.put("jobs", "fixed: async service task sleeping --job-ms; timer: intermediate timer due in the past; noop: async service task ${true}");
         n.put("executor", "acquire and timer wait 100 ms, queue-full wait 100 ms (the 8.x defaults of 10 s and 5 s make a drain crawl); "
-                + "global acquire lock wait time at Flowable's default (1 min), its poll rate --lock-poll-ms");
+                + "global acquire lock wait time at Flowable's default (1 min), its poll rate --lock-poll-ms (lock_poll_ms per lock-on cell)");
         n.put("completions", "committed completions, counted from the database by a separate connection: jobs minus the rows left in "
                 + "ACT_RU_JOB, ACT_RU_TIMER_JOB and ACT_RU_DEADLETTER_JOB (a job's row goes only when its transaction commits), polled "
                 + "every 0.1-1 s (10x the query's own time); checked at the end against the executions resting at the wait state");
@@ -318,7 +322,7 @@ public class Workflow {
         void write(Table cells, Table engineTable) throws Exception {
             Cell c = cell;
             cells.write(Table.row().set("cell", c.name()).set("repetition", c.repetition()).set("job_type", c.type()).set("instances", c.instances())
-                    .set("threads", c.threads()).set("acquire_size", c.acquire()).set("lock", c.lock()).set("jobs", c.jobs())
+                    .set("threads", c.threads()).set("acquire_size", c.acquire()).set("lock", c.lock()).set("lock_poll_ms", c.lockPollMs()).set("jobs", c.jobs())
                     .set("generate_seconds", generateSeconds).set("drain_seconds", drainSeconds).set("jobs_per_s", rate)
                     .set("steady_jobs_per_s", steady).set("theoretical_max_per_s", theoreticalMax).set("pct_of_max", 100 * rate / theoreticalMax)
                     .set("committed", committed).set("commit_events", commitEvents).set("failed", failed).set("wait_arrivals", arrivals)
@@ -341,8 +345,9 @@ public class Workflow {
     }
 
     /** One cell: generate, drain with K engines, check. */
+    /** One configuration's drain; {@code lockPollMs} is null with the lock off, where it plays no part. */
     record Cell(Run run, Database db, int index, String name, int repetition, String type, int instances, int acquire, String lock,
-                int threads, long jobs) {
+                Integer lockPollMs, int threads, long jobs) {
         Outcome drain() throws Exception {
             // the run id's time and random suffix: unique per run even on a shared database, and under PostgreSQL's 63 characters
             String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
@@ -353,6 +358,8 @@ public class Workflow {
             base.putAll(Map.of("db-url", url, "db-user", db.credentials.user(), "db-password", db.credentials.password(),
                     "db-schema", db.h2 ? "" : schema, "job-type", type, "acquire-size", String.valueOf(acquire), "lock", lock, "cell", name,
                     "threads", String.valueOf(threads), "jobs", String.valueOf(jobs)));
+            if (lockPollMs != null) base.put("lock-poll-ms", String.valueOf(lockPollMs));
+            else base.put("lock-poll-ms", run.typed().list("lock-poll-ms").get(0)); // unused with the lock off; one value for the engine
             List<String> jvm = Sys.jvmArgs(run.param("fork-jvm-args"));
             try {
                 Map<String, String> gen = new LinkedHashMap<>(base);

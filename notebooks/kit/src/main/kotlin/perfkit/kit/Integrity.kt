@@ -13,9 +13,14 @@ import kotlin.io.path.exists
 
 /**
  * The tables a study writes, as declared in `data/schema/tables/<study>.json`: for each table file, its columns and
- * their types. Notebooks rely on these columns; a run whose tables lack one is damaged (or from another kit).
+ * their types. Notebooks rely on these columns; a run whose tables lack one is damaged (or from another kit). A column
+ * added later names the instant it came in ([since], ISO-8601 UTC): runs started before it lack it and are whole.
  */
-class TableDeclarations(val study: String, val tables: Map<String, Map<String, String>>) {
+class TableDeclarations(val study: String, val tables: Map<String, Map<String, String>>, val since: Map<String, Map<String, String>> = emptyMap()) {
+    /** The columns of [table] a run started at [startedAt] (ISO-8601) must have. */
+    fun required(table: String, startedAt: String): Set<String> =
+        tables[table].orEmpty().keys.filter { c -> since[table]?.get(c)?.let { startedAt.isEmpty() || startedAt >= it } ?: true }.toSet()
+
     companion object {
         private val cache = ConcurrentHashMap<Path, TableDeclarations>()
 
@@ -25,8 +30,11 @@ class TableDeclarations(val study: String, val tables: Map<String, Map<String, S
             return cache.computeIfAbsent(file) {
                 if (!file.exists()) return@computeIfAbsent TableDeclarations(study, emptyMap())
                 val doc: JsonNode = ObjectMapper().readTree(file.toFile())
-                TableDeclarations(study, doc.path("tables").properties().associate { (table, spec) ->
+                val tables = doc.path("tables").properties()
+                TableDeclarations(study, tables.associate { (table, spec) ->
                     table to spec.path("columns").properties().associate { (column, c) -> column to c.path("type").asText() }
+                }, tables.associate { (table, spec) ->
+                    table to spec.path("columns").properties().filter { it.value.has("since") }.associate { (column, c) -> column to c.path("since").asText() }
                 })
             }
         }
@@ -41,14 +49,14 @@ class TableDeclarations(val study: String, val tables: Map<String, Map<String, S
  */
 fun Run.damage(root: Path = dataRoot()): String? {
     if (schemaVersion < 2) return null // the compatibility reader copes with what version 1 wrote
-    val declared = TableDeclarations.of(study, root).tables
+    val declared = TableDeclarations.of(study, root)
     for (f in files) {
         val path = dir.resolve(f.path)
         if (!path.exists()) return "lists ${f.path} but it is missing"
         when (f.kind) {
             "table" -> {
                 val table = try { readCsv(path) } catch (e: RunFormatException) { return e.message }
-                val missing = declared[f.path]?.keys?.minus(table.columnNames().toSet()).orEmpty()
+                val missing = declared.required(f.path, startedAt) - table.columnNames().toSet()
                 if (missing.isNotEmpty()) return "table ${f.path} has no column ${missing.joinToString { "'$it'" }}"
             }
             "hlog" -> lastIntervalProblem(path)?.let { return "latency log ${f.path}: $it" }

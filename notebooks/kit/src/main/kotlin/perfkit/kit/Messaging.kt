@@ -28,7 +28,7 @@ fun messagingBrackets(capacity: AnyFrame, chains: Boolean = false): Map<String, 
             val missed = num(r[if (chains) "first_missed_instances" else "first_missed_msgs_per_s"])
             ForkBracket(num(r["repetition"])?.toInt() ?: 1, num(r[if (chains) "capacity_instances" else "capacity_msgs_per_s"]), missed,
                 if (missed != null) "wall" else r["capacity_status"].toString())
-        }, if (chains) "chain(s)" else "msg/s")
+        }, if (chains) "chain(s)" else "msg/s", repetition = "search")
     }
 
 /** The two ends of a ratio of capacity brackets; an open end is null. */

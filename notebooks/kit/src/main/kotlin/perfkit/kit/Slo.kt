@@ -29,16 +29,17 @@ data class ForkBracket(val fork: Int, val lastMet: Double?, val firstMissed: Dou
 /**
  * A cell's capacity over its forks, as a bracket: at least [low] in every fork (null: some fork met nothing), and, when
  * every fork found its wall, below [high]. Forks differ, so the bracket is their union, never a mean of grid values.
- * [text] says it in words, a bound as a bound.
+ * [text] says it in words, a bound as a bound, calling each repetition a [repetition] ("search" where a study repeats
+ * a whole capacity search rather than a JVM fork).
  */
-data class CapacityBracket(val low: Double?, val high: Double?, val forks: List<ForkBracket>, val unit: String) {
+data class CapacityBracket(val low: Double?, val high: Double?, val forks: List<ForkBracket>, val unit: String, val repetition: String = "fork") {
     val wall: Boolean get() = forks.isNotEmpty() && forks.all { it.wall }
     val text: String get() = when {
         forks.isEmpty() -> "not run"
-        low != null && high != null -> "${formatNumber(low)} to under ${formatNumber(high)} $unit (a wall in every fork)"
-        low != null -> "at least ${formatNumber(low)} $unit (no wall found in ${forks.count { !it.wall }} of ${forks.size} fork(s))"
+        low != null && high != null -> "${formatNumber(low)} to under ${formatNumber(high)} $unit (a wall in every $repetition)"
+        low != null -> "at least ${formatNumber(low)} $unit (no wall found in ${forks.count { !it.wall }} of ${forks.size} ${repetition}${if (repetition.endsWith("ch")) "(es)" else "(s)"})"
         high != null -> "below ${formatNumber(high)} $unit (no load met the SLO)"
-        else -> forks.sortedBy { it.fork }.joinToString("; ") { "fork ${it.fork}: ${mdText(it.status)}" }
+        else -> forks.sortedBy { it.fork }.joinToString("; ") { "$repetition ${it.fork}: ${mdText(it.status)}" }
     }
 
     /** Each fork's own bracket, e.g. "600..1200 (wall); 600..1200 (wall); at least 2400". */
@@ -52,10 +53,10 @@ data class CapacityBracket(val low: Double?, val high: Double?, val forks: List<
     }
 }
 
-fun capacityBracket(forks: List<ForkBracket>, unit: String): CapacityBracket {
+fun capacityBracket(forks: List<ForkBracket>, unit: String, repetition: String = "fork"): CapacityBracket {
     val low = if (forks.isNotEmpty() && forks.all { it.lastMet != null }) forks.minOf { it.lastMet!! } else null
     val high = if (forks.isNotEmpty() && forks.all { it.wall && it.firstMissed != null }) forks.maxOf { it.firstMissed!! } else null
-    return CapacityBracket(low, high, forks, unit)
+    return CapacityBracket(low, high, forks, unit, repetition)
 }
 
 /** The brackets of a capacity.csv (columns fork, last_met_rps, first_missed_rps, status), one per value of [key]. */

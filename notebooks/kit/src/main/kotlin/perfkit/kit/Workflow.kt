@@ -2,8 +2,11 @@ package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.DataRow
+import org.jetbrains.kotlinx.dataframe.api.add
+import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.filter
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.remove
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.toColumn
 
@@ -12,12 +15,33 @@ private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
 /** How much of one instance's % of the theoretical maximum more instances may lose and still count as "stable". */
 const val STABLE_SHARE = 0.9
 
+/**
+ * [lock_poll_ms] on every lock-on row: how often its engines polled for the global lock (null with the lock off). Runs
+ * before it was a column polled at their --lock-poll-ms ([pollMsByRun], run id to ms), or at Flowable's default.
+ */
+fun AnyFrame.withLockPoll(pollMsByRun: Map<String, Double> = emptyMap()): AnyFrame {
+    val has = "lock_poll_ms" in columnNames()
+    val hasRun = "run_id" in columnNames()
+    val polls = rows().map { r ->
+        when {
+            r["lock"] != "on" -> null
+            has && r["lock_poll_ms"] != null -> num(r["lock_poll_ms"])!!.toInt()
+            else -> ((if (hasRun) pollMsByRun[r["run_id"]] else null) ?: DEFAULT_LOCK_POLL_MS).toInt()
+        }
+    }
+    return (if (has) remove("lock_poll_ms") else this).add(polls.toColumn("lock_poll_ms"))
+}
+
+/** A drain's lock setting, the poll included: "off", or "on, polled every 500 ms" (rows from [withLockPoll]). */
+private fun DataRow<*>.lockSetting(): String =
+    if (this["lock"] == "on") "on, polled every ${num(this["lock_poll_ms"])?.toInt() ?: DEFAULT_LOCK_POLL_MS.toInt()} ms" else this["lock"] as String
+
 /** The valid drains of one configuration, as [value] per repetition. */
 private fun AnyFrame.drains(type: String, instances: Int, acquire: Int, lock: String, value: String): List<Double> =
     rows().filter { it["valid"] == true && it["job_type"] == type && num(it["instances"])?.toInt() == instances &&
-        num(it["acquire_size"])?.toInt() == acquire && it["lock"] == lock }.mapNotNull { num(it[value]) }
+        num(it["acquire_size"])?.toInt() == acquire && it.lockSetting() == lock }.mapNotNull { num(it[value]) }
 
-private fun DataRow<*>.config() = Triple(num(this["instances"])!!.toInt(), num(this["acquire_size"])!!.toInt(), this["lock"] as String)
+private fun DataRow<*>.config() = Triple(num(this["instances"])!!.toInt(), num(this["acquire_size"])!!.toInt(), lockSetting())
 
 private fun Estimate.pct() = formatNumber(mean) + "% (" + (if (range) "range, $n repetition(s)" else "95% t") +
     " ${formatNumber(low)}..${formatNumber(high)})"
@@ -35,7 +59,7 @@ private fun whyNot(e: Estimate?, missing: String) = when {
  * 95% interval over repetitions; configurations a run did not drain are said to be missing.
  */
 fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
-    val valid = cells.filter { it["valid"] == true }
+    val valid = cells.withLockPoll().filter { it["valid"] == true }
     val fixed = valid.filter { it["job_type"] == "fixed" }
     val original = pub.publishedValue("fixed", "pct_of_theoretical_max")
     val claims = mutableListOf<Claim>()
@@ -71,13 +95,17 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
             else -> "The interval straddles ${formatNumber(STABLE_SHARE)}."
         })
 
-    // the lock and the acquire size, per job type, where the most instances ran both settings
+    // the lock and the acquire size, per job type, where the most instances ran both settings; the lock once per poll
+    // interval its engines used, since how often a waiting engine polls can decide which setting is faster
     val onOverOff = 1 / pub.publishedValue("lock-off/lock-on", "throughput_ratio")
-    for (type in valid.rows().map { it["job_type"] as String }.distinct().sorted()) {
-        val lock = pairedRatio(valid, type, { it.third == "on" }, { c -> c.copy(third = "off") })
+    val onSettings = valid.rows().map { it.lockSetting() }.filter { it != "off" }.distinct()
+        .sortedBy { it.filter(Char::isDigit).toIntOrNull() ?: 0 }.ifEmpty { listOf("on") }
+    for (type in valid.rows().map { it["job_type"] as String }.distinct().sorted()) for (on in onSettings) {
+        val lock = pairedRatio(valid, type, { it.third == on }, { c -> c.copy(third = "off") })
         val e = lock?.second
         val lockAnswer = answerAbove(e, 1.0)
-        claims += Claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs)",
+        val poll = if (onSettings.size > 1) on.removePrefix("on") else "" // ", polled every 100 ms"
+        claims += Claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs$poll)",
             lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}" } ?: "not measured", lockAnswer,
             whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: when (lockAnswer) {
                 Answer.HOLDS -> "The whole interval lies above 1: lock off is slower" +
@@ -114,29 +142,52 @@ private fun pairedRatio(cells: AnyFrame, type: String, isNumerator: (Triple<Int,
         }
 
 /**
- * Lock off over lock on, per job type, instance count and acquire size that ran both (valid drains of [cells]):
- * the ratio of mean jobs/s with its interval, beside the original's 1/6.
+ * Lock off over lock on, per job type, instance count, acquire size and lock poll that ran both (valid drains of
+ * [cells]; [pollMsByRun] as in [withLockPoll]): the ratio of mean jobs/s with its interval, beside the original's 1/6.
  */
-fun lockRatios(cells: AnyFrame): AnyFrame {
-    val valid = cells.filter { it["valid"] == true }
-    val rows = valid.rows().map { Triple(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt()) }.distinct()
-        .mapNotNull { (t, k, a) ->
-            val on = valid.drains(t, k, a, "on", "jobs_per_s"); val off = valid.drains(t, k, a, "off", "jobs_per_s")
-            if (on.isEmpty() || off.isEmpty()) null else ratioInterval(off, on).let { e -> listOf(t, k, a, e.mean, e.low, e.high, e.interval, e.n) }
+fun lockRatios(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): AnyFrame {
+    val valid = cells.withLockPoll(pollMsByRun).filter { it["valid"] == true }
+    val rows = valid.rows().filter { it["lock"] == "on" }
+        .map { listOf(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), num(it["lock_poll_ms"])!!.toInt()) }.distinct()
+        .mapNotNull { (t, k, a, poll) ->
+            val on = valid.drains(t as String, k as Int, a as Int, "on, polled every $poll ms", "jobs_per_s"); val off = valid.drains(t, k, a, "off", "jobs_per_s")
+            if (on.isEmpty() || off.isEmpty()) null else ratioInterval(off, on).let { e -> listOf(t, k, a, poll, e.mean, e.low, e.high, e.interval, e.n) }
         }
-    val names = listOf("job_type", "instances", "acquire_size", "off_over_on", "low", "high", "interval", "n")
+    val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "off_over_on", "low", "high", "interval", "n")
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+}
+
+/**
+ * What polling for the lock more often does: per job type, instance count and acquire size, lock-on jobs/s at each
+ * shorter poll over jobs/s at the longest one, with its interval (valid drains of [cells]; [pollMsByRun] as in
+ * [withLockPoll]). The original saw a shorter wait add a few hundred jobs/s. Empty when no configuration ran two polls.
+ */
+fun lockPollEffect(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): AnyFrame {
+    val valid = cells.withLockPoll(pollMsByRun).filter { it["valid"] == true && it["lock"] == "on" }
+    val rows = valid.rows().groupBy { listOf(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt()) }
+        .flatMap { (key, rs) ->
+            val (t, k, a) = key
+            val polls = rs.map { num(it["lock_poll_ms"])!!.toInt() }.distinct().sorted()
+            val longest = polls.last()
+            fun at(poll: Int) = valid.drains(t as String, k as Int, a as Int, "on, polled every $poll ms", "jobs_per_s")
+            polls.dropLast(1).map { poll ->
+                val e = ratioInterval(at(poll), at(longest))
+                listOf(t, k, a, poll, longest, at(poll).average() - at(longest).average(), e.mean, e.low, e.high, e.interval, e.n)
+            }
+        }
+    val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "against_poll_ms", "jobs_per_s_gained", "ratio", "low", "high", "interval", "n")
     return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
 }
 
 /**
  * Each lock-on configuration of [cells] beside the ceiling the lock's polling would set if an engine took one batch
- * per poll: instances x acquire size x 1000 / poll ms jobs/s, the poll from [pollMsByRun] (run id to --lock-poll-ms;
- * runs that predate the option polled at Flowable's default, 500 ms). A drain near 100% of its ceiling while CPU is
- * to spare was held back by the lock's polling; one far below it was limited by something else.
+ * per poll: instances x acquire size x 1000 / poll ms jobs/s, the poll from each row's lock_poll_ms (for runs before
+ * that column, from [pollMsByRun] as in [withLockPoll]). A drain near 100% of its ceiling while CPU is to spare was
+ * held back by the lock's polling; one far below it was limited by something else.
  */
-fun lockPollCeiling(cells: AnyFrame, pollMsByRun: Map<String, Double>): AnyFrame {
-    val rows = cells.rows().filter { it["valid"] == true && it["lock"] == "on" }
-        .groupBy { listOf(it["job_type"], num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), pollMsByRun[it["run_id"]] ?: DEFAULT_LOCK_POLL_MS) }
+fun lockPollCeiling(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): AnyFrame {
+    val rows = cells.withLockPoll(pollMsByRun).rows().filter { it["valid"] == true && it["lock"] == "on" }
+        .groupBy { listOf(it["job_type"], num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), num(it["lock_poll_ms"])!!) }
         .map { (key, rs) ->
             val (type, k, a, poll) = key
             val ceiling = (k as Int) * (a as Int) * 1000.0 / (poll as Double)

@@ -84,4 +84,22 @@ class IntegrityTest {
         Files.delete(run.resolve("throughput.csv"))
         assertEquals("lists throughput.csv but it is missing", loadRun(run).damage(root))
     }
+
+    @Test
+    fun `a column added later is required only of runs started after it came in`() {
+        val run = loadRun(copy("throughput", older))
+        /** A data root whose queues schema declares one more column in throughput.csv, added at [since]. */
+        fun declaredSince(since: String): Path {
+            val dataRoot = Files.createDirectories(root.resolve("schema-$since".replace(":", "")))
+            val doc = com.fasterxml.jackson.databind.ObjectMapper().readTree(repoData.resolve("schema/tables/queues.json").toFile())
+            (doc.path("tables").path("throughput.csv").path("columns") as com.fasterxml.jackson.databind.node.ObjectNode)
+                .putObject("added_later").put("type", "integer").put("since", since)
+            Files.createDirectories(dataRoot.resolve("schema/tables"))
+            Files.writeString(dataRoot.resolve("schema/tables/queues.json"), doc.toString())
+            return dataRoot
+        }
+        assertTrue(run.startedAt.startsWith("2026-11-25T04"), run.startedAt)
+        assertNull(run.damage(declaredSince("2026-11-25T07:30:00Z")), "started before the column came in: whole without it")
+        assertEquals("table throughput.csv has no column 'added_later'", run.damage(declaredSince("2026-11-25T04:00:00Z")))
+    }
 }

@@ -67,6 +67,8 @@ class MessagingTest {
         assertEquals(Answer.CANNOT_TELL, ratio.answer)
         assertTrue("more than 4x" in ratio.here, ratio.here)
         assertTrue("Chronicle 1 of 1 search(es) lower bound" in ratio.why, ratio.why)
+        // a repetition here is a whole capacity search, and the bracket says so
+        assertEquals("at least 4,000 msg/s (no wall found in 1 of 1 search(es))", messagingBrackets(cap).getValue("chronicle/original").text)
         val cpu = claims.single { "CPU" in it.original }
         assertEquals(Answer.CANNOT_TELL, cpu.answer, "one repetition a side is a range")
     }

@@ -86,4 +86,41 @@ class WorkflowTest {
         assertEquals(1, ratios.size)
         assertTrue((ratios[0]["off_over_on"] as Double) > 2.0)
     }
+
+    /** throughput.csv rows with the lock's poll as a column: (type, instances, acquire, lock, poll) per repetition. */
+    private fun polled(vararg drains: Pair<List<Any?>, List<Double>>): AnyFrame {
+        val rows = drains.flatMap { (c, xs) -> xs.map { x -> listOf(c[0], c[1], c[2], c[3], c[4], x, x / 2, true) } }
+        return dataFrameOf("job_type", "instances", "acquire_size", "lock", "lock_poll_ms", "jobs_per_s", "pct_of_max", "valid")(*rows.flatten().toTypedArray())
+    }
+
+    @Test
+    fun `the lock's poll is a factor, so the lock claim is answered at each poll and a shorter poll's gain has an interval`() {
+        val t = polled(
+            listOf("noop", 1, 32, "off", null) to listOf(200.0, 205.0, 210.0),
+            listOf("noop", 1, 32, "on", 500) to listOf(62.0, 63.0, 61.0),   // one batch of 32 per 500 ms poll: 64/s at most
+            listOf("noop", 1, 32, "on", 100) to listOf(300.0, 310.0, 305.0))
+        val lock = workflowClaims(t, pub).filter { "noop jobs" in it.original }
+        assertEquals(2, lock.size, lock.toString())
+        val slow = lock.single { "every 500 ms" in it.original }
+        val fast = lock.single { "every 100 ms" in it.original }
+        // the conclusion flips with the poll: at 500 ms lock off is the faster one, at 100 ms lock on is
+        assertEquals(Answer.DOES_NOT_HOLD, slow.answer, slow.why)
+        assertEquals(Answer.HOLDS, fast.answer, fast.why)
+        val effect = lockPollEffect(t).rows().single()
+        assertEquals(100, effect["lock_poll_ms"])
+        assertEquals(500, effect["against_poll_ms"])
+        assertEquals(243.0, effect["jobs_per_s_gained"] as Double, 0.01)
+        assertTrue((effect["low"] as Double) > 4.0, effect.toString())
+        assertEquals(2, lockRatios(t).rowsCount(), "one lock ratio per poll")
+    }
+
+    @Test
+    fun `rows from before the poll was a column take their run's poll, and one poll gives no effect to show`() {
+        val t = dataFrameOf("run_id", "job_type", "instances", "acquire_size", "lock", "jobs_per_s", "valid")(
+            "r1", "noop", 1, 32, "on", 62.0, true, "r2", "noop", 1, 32, "on", 90.0, true)
+        val filled = t.withLockPoll(mapOf("r2" to 100.0)).rows().map { it["lock_poll_ms"] }
+        assertEquals(listOf<Any?>(500, 100), filled)
+        assertEquals(1, lockPollEffect(t, mapOf("r2" to 100.0)).rowsCount())
+        assertEquals(0, lockPollEffect(t).rowsCount(), "both at the default poll: nothing to compare")
+    }
 }
