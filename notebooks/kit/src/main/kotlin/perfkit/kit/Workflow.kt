@@ -32,9 +32,12 @@ fun AnyFrame.withLockPoll(pollMsByRun: Map<String, Double> = emptyMap()): AnyFra
     return (if (has) remove("lock_poll_ms") else this).add(polls.toColumn("lock_poll_ms"))
 }
 
+/** The lock setting "on" at one poll interval, as [lockSetting] names it. */
+private fun lockOn(pollMs: Int) = "on, polled every $pollMs ms"
+
 /** A drain's lock setting, the poll included: "off", or "on, polled every 500 ms" (rows from [withLockPoll]). */
 private fun DataRow<*>.lockSetting(): String =
-    if (this["lock"] == "on") "on, polled every ${num(this["lock_poll_ms"])?.toInt() ?: DEFAULT_LOCK_POLL_MS.toInt()} ms" else this["lock"] as String
+    if (this["lock"] == "on") lockOn(num(this["lock_poll_ms"])?.toInt() ?: DEFAULT_LOCK_POLL_MS.toInt()) else this["lock"] as String
 
 /** The valid drains of one configuration, as [value] per repetition. */
 private fun AnyFrame.drains(type: String, instances: Int, acquire: Int, lock: String, value: String): List<Double> =
@@ -150,7 +153,7 @@ fun lockRatios(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): 
     val rows = valid.rows().filter { it["lock"] == "on" }
         .map { listOf(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), num(it["lock_poll_ms"])!!.toInt()) }.distinct()
         .mapNotNull { (t, k, a, poll) ->
-            val on = valid.drains(t as String, k as Int, a as Int, "on, polled every $poll ms", "jobs_per_s"); val off = valid.drains(t, k, a, "off", "jobs_per_s")
+            val on = valid.drains(t as String, k as Int, a as Int, lockOn(poll as Int), "jobs_per_s"); val off = valid.drains(t, k, a, "off", "jobs_per_s")
             if (on.isEmpty() || off.isEmpty()) null else ratioInterval(off, on).let { e -> listOf(t, k, a, poll, e.mean, e.low, e.high, e.interval, e.n) }
         }
     val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "off_over_on", "low", "high", "interval", "n")
@@ -169,7 +172,7 @@ fun lockPollEffect(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap(
             val (t, k, a) = key
             val polls = rs.map { num(it["lock_poll_ms"])!!.toInt() }.distinct().sorted()
             val longest = polls.last()
-            fun at(poll: Int) = valid.drains(t as String, k as Int, a as Int, "on, polled every $poll ms", "jobs_per_s")
+            fun at(poll: Int) = valid.drains(t as String, k as Int, a as Int, lockOn(poll), "jobs_per_s")
             polls.dropLast(1).map { poll ->
                 val e = ratioInterval(at(poll), at(longest))
                 listOf(t, k, a, poll, longest, at(poll).average() - at(longest).average(), e.mean, e.low, e.high, e.interval, e.n)
