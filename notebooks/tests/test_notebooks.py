@@ -354,33 +354,91 @@ def test_no_page_needs_a_script_or_the_network(site):
 def test_parameter_and_setup_cells_are_hidden(site):
     post = (site / "queues/index.md").read_text()
     assert "%use" not in post and "PERFKIT_RUNS" not in post
-    # Markdown's own characters in data are entities (an underscore too), so a reader sees them as text
-    assert "| label | variant | wait_strategy | n | mean | ci_low | ci_high | interval | pooled_runs |" in html.unescape(post), \
+    # tables are Markdown with titles for the kit's column names; the run label, the same on every row, is said once
+    assert "| variant | wait strategy | n | mean | interval low | interval high | interval | runs pooled |" in html.unescape(post), \
         "tables published as Markdown"
+    assert "wait_strategy" not in post.split("<details", 1)[0] and "ci_low" not in post.split("<details", 1)[0]
 
 
-def test_chromium_renders_the_svg_figures(site, tmp_path):
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    """One headless Chromium for the module's page checks."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={tmp_path / 'chromium'}"):
+                 "--window-size=1280,900", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    try:
-        for page, expected in (("index.html", len(NOTEBOOKS)), ("queues/index.html", 4)):
-            driver.get((site / page).as_uri())
-            images = driver.execute_script(
-                "return Array.from(document.images).map(i => ({src: i.src, complete: i.complete, natural: i.naturalWidth,"
-                " width: i.getBoundingClientRect().width, height: i.getBoundingClientRect().height}))")
-            svgs = [i for i in images if i["src"].endswith(".svg")]
-            assert len(svgs) >= expected, (page, images)
-            for i in svgs:
-                assert i["complete"] and i["natural"] > 0 and i["width"] > 0 and i["height"] > 0, i
-    finally:
-        driver.quit()
+    yield driver
+    driver.quit()
+
+
+def test_chromium_renders_the_svg_figures(site, chromium):
+    for page, expected in (("index.html", len(NOTEBOOKS)), ("queues/index.html", 4)):
+        chromium.get((site / page).as_uri())
+        images = chromium.execute_script(
+            "return Array.from(document.images).map(i => ({src: i.src, complete: i.complete, natural: i.naturalWidth,"
+            " width: i.getBoundingClientRect().width, height: i.getBoundingClientRect().height}))")
+        svgs = [i for i in images if i["src"].endswith(".svg")]
+        assert len(svgs) >= expected, (page, images)
+        for i in svgs:
+            assert i["complete"] and i["natural"] > 0 and i["width"] > 0 and i["height"] > 0, i
+
+
+# Every text of a figure (titles, axis titles, tick labels, legends) as drawn, against the figure's own box.
+TEXT_OUTSIDE_ITS_SVG = """
+const box = document.documentElement.getBoundingClientRect();
+return Array.from(document.querySelectorAll('text')).filter(t => t.textContent.trim()).map(t => {
+  const r = t.getBoundingClientRect();
+  return {text: t.textContent.trim(), left: r.left - box.left, top: r.top - box.top,
+          right: r.right - box.left, bottom: r.bottom - box.top};
+}).filter(r => r.left < -1 || r.top < -1 || r.right > box.width + 1 || r.bottom > box.height + 1);
+"""
+
+
+def test_no_text_of_a_figure_falls_outside_its_svg(site, chromium):
+    clipped = {}
+    for svg in sorted(site.rglob("figures/*.svg")):
+        chromium.get(svg.as_uri())
+        outside = chromium.execute_script(TEXT_OUTSIDE_ITS_SVG)
+        if outside:
+            clipped[str(svg.relative_to(site))] = outside
+    assert not clipped, f"text drawn outside its figure: {clipped}"
+
+
+# Visible text only: the content of a closed <details> is laid out but hidden (content-visibility), which
+# checkVisibility() sees and getClientRects() does not; innerText leaves it out as well.
+VISIBLE_KOTLIN = """
+const visible = e => e.checkVisibility();
+return {
+  code: Array.from(document.querySelectorAll('pre code')).filter(visible)
+            .map(c => c.textContent).filter(t => /\\b(val|fun|import) |findRuns\\(|%use /.test(t)),
+  openDetails: Array.from(document.querySelectorAll('details[open]')).length,
+  images: Array.from(document.images).map(i => ({src: i.getAttribute('src'), alt: (i.getAttribute('alt') || '').trim()})),
+  firstScreen: document.body.innerText.slice(0, 1500),
+};
+"""
+
+
+def test_posts_show_no_code_and_every_figure_is_described(site, chromium):
+    for post in sorted(site.glob("*/index.html")):
+        chromium.get(post.as_uri())
+        seen = chromium.execute_script(VISIBLE_KOTLIN)
+        assert not seen["code"], f"{post.parent.name}: Kotlin source shown outside a closed <details>: {seen['code'][0][:200]}"
+        assert "findRuns(" not in chromium.execute_script("return document.body.innerText"), post
+        assert seen["openDetails"] == 0, post
+        folded = chromium.execute_script("return document.querySelectorAll('details.code pre code').length")
+        assert folded > 0, f"{post.parent.name}: its code cells are not folded in the page"
+        for image in seen["images"]:
+            assert image["alt"], f"{post.parent.name}: figure {image['src']} has no alt text"
+        assert "Scale: reference, " in seen["firstScreen"], f"{post.parent.name}: the scale is not above the fold"
+    chromium.get((site / "index.html").as_uri())
+    listing = chromium.execute_script("return document.body.innerText")
+    assert listing.count("reference, ") >= len(NOTEBOOKS), listing
+    assert all(i["alt"] for i in chromium.execute_script(VISIBLE_KOTLIN)["images"])
 
 
 def execute_against_fresh_run(tmp_path, study, *run_args):
@@ -469,6 +527,16 @@ def assert_site_is_safe(site):
             assert not parser.bad, f"{f}: {parser.bad}"
 
 
+def published_post(tmp_path, nb, slug):
+    """Publishes one hand-made executed notebook into tmp_path/site and returns its post's HTML, checked safe."""
+    (tmp_path / "in").mkdir()
+    nbformat.write(nb, tmp_path / f"in/{slug}.ipynb")
+    r = bench("publish", "--from", str(tmp_path / "in"), "--out", str(tmp_path / "site"))
+    assert r.returncode == 0, r.stderr
+    assert_site_is_safe(tmp_path / "site")
+    return (tmp_path / f"site/{slug}/index.html").read_text()
+
+
 def test_publisher_escapes_and_sanitises_hostile_outputs(tmp_path):
     nb = nbformat.v4.new_notebook(metadata={"perfkit": {"slug": "hostile", "title": "t", "summary": "s", "tags": ["x"]}})
     runs = {"study": "x", "runIds": ["r"], "hosts": [HOST_PAYLOAD], "jdks": [PAYLOAD], "reference": False}
@@ -481,14 +549,32 @@ def test_publisher_escapes_and_sanitises_hostile_outputs(tmp_path):
         nbformat.v4.new_output("execute_result", {"text/plain": PAYLOAD}, execution_count=1),
     ]
     nb.cells = [nbformat.v4.new_markdown_cell("# t"), nbformat.v4.new_code_cell("x", outputs=outputs, execution_count=1)]
-    (tmp_path / "in").mkdir()
-    nbformat.write(nb, tmp_path / "in/hostile.ipynb")
-    r = bench("publish", "--from", str(tmp_path / "in"), "--out", str(tmp_path / "site"))
-    assert r.returncode == 0, r.stderr
-    assert_site_is_safe(tmp_path / "site")
-    post = (tmp_path / "site/hostile/index.html").read_text()
+    post = published_post(tmp_path, nb, "hostile")
     assert "&lt;img src=x onerror=alert(1)&gt;" in post, "the payload is shown as text"
     assert front_matter(tmp_path / "site/hostile/index.md")["host"] == HOST_PAYLOAD
+
+
+def test_a_quick_post_says_it_can_claim_nothing_and_folds_its_code(tmp_path):
+    nb = nbformat.v4.new_notebook(metadata={"perfkit": {"slug": "quick", "title": "t", "summary": "s", "tags": ["x"]}})
+    runs = {"study": "queues", "runIds": ["r"], "hosts": [HOST_PAYLOAD], "jdks": ["17"], "reference": False,
+            "scale": "quick", "forks": 1}
+    summary = nbformat.v4.new_output("display_data", {"text/x-perfkit-runs": json.dumps(runs), "text/markdown": "| a |\n|---|\n| b |"})
+    shown = nbformat.v4.new_code_cell("println(1 < 2)", execution_count=2)
+    shown.metadata["tags"] = ["show-code"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# The title\n\nThe intro."),
+                nbformat.v4.new_code_cell("val x = 1\n\nval y = x < 2 && true", outputs=[summary], execution_count=1), shown]
+    post = published_post(tmp_path, nb, "quick")
+    title, scale, intro = post.index("<h1>The title</h1>"), post.index('<p class="scale">'), post.index("The intro.")
+    assert title < scale < intro, "the scale line sits right under the title"
+    line = post[scale:post.index("</p>", scale)]
+    assert "<strong>Scale: quick demo</strong>, 1 fork per cell" in line and "can claim nothing" in line
+    assert "<code>./bench run queues</code>" in line and "&lt;script&gt;" in line
+    folded = post[post.index('<details class="code">'):post.index("</details>")]
+    assert "val y = x &lt; 2 &amp;&amp; true" in folded and "<details open" not in post
+    assert '<pre><code class="language-kotlin">println(1 &lt; 2)' in post.split("</details>", 1)[1], "show-code opts a cell in"
+    assert post.index("<td>b</td>") < post.index('<details class="code">'), "folded code sits under what it made"
+    assert front_matter(tmp_path / "site/quick/index.md")["scale"] == "quick demo"
+    assert "(quick demo, 1 fork)" in (tmp_path / "site/index.md").read_text()
 
 
 def test_publish_rejects_a_file_as_out(tmp_path):
@@ -552,7 +638,11 @@ def test_unreadable_runs_are_skipped_unless_named_and_a_failure_keeps_the_good_c
     r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/overhead.ipynb"))
     assert r.returncode == 0, r.stderr[-3000:]
     nb = executed_ok(out / "overhead.ipynb")
-    streamed = "".join(o["text"] for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream").splitlines()
+    def stream_of(cells):
+        return "".join(o["text"] for c in cells for o in c.get("outputs", []) if o.get("output_type") == "stream").splitlines()
+    parameters = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert stream_of(parameters) == [f'PERFKIT_RUNS = "{runs}" (from the environment: ./bench notebooks)'], "the value that won is said"
+    streamed = stream_of([c for c in nb.cells if c not in parameters])
     assert len(streamed) == 4 and all(l.startswith("perfkit: skipping an unreadable run: ") for l in streamed[:3]), streamed
     assert streamed[3] == f"perfkit: skipping a damaged run {damaged.name}: table summary.csv has no column 'median_ns'", streamed
     assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [good.name]

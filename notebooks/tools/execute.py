@@ -156,6 +156,8 @@ def main() -> int:
     except OSError as e:
         print(f"bench: notebooks: cannot create --out {out_dir}: {e.strerror or e}", file=sys.stderr)
         return 2
+    # the kernels inherit it: a notebook parameter then takes PERFKIT_RUNS and the like from the environment (the kit's param)
+    os.environ["PERFKIT_HEADLESS"] = "1"
     started = time.time()
     # kernels spend most of their time starting up, single-threaded: two at a time use both cores of a small host
     jobs = args.jobs if args.jobs is not None else min(2, os.cpu_count() or 1)

@@ -3,9 +3,10 @@
 Usage: python publish.py EXECUTED_DIR SITE_DIR
 
 For every executed notebook: SITE_DIR/<slug>/index.md (front matter + Markdown), index.html (the same,
-standalone), and figures/<name>.svg. Cells tagged `setup` or `parameters` are left out. Figures keep
-the name given in the notebook (figure("name", ...)). Tables arrive as Markdown. SITE_DIR/index.html
-lists the posts.
+standalone), and figures/<name>.svg. A post shows prose, tables and figures: each code cell is folded in a
+closed <details> under its output, a cell tagged `show-code` is printed open above it, and cells tagged
+`setup` or `parameters` are left out. Under the title, one line says at what scale the runs were made and where. Figures keep the name
+given in the notebook (figure("name", ...)). Tables arrive as Markdown. SITE_DIR/index.html lists the posts.
 """
 import datetime
 import html
@@ -20,6 +21,7 @@ import nbformat
 import nh3
 
 HIDDEN_TAGS = {"setup", "parameters"}
+SHOWN_CODE_TAG = "show-code"
 FIGURE_NAME = re.compile(r'data-perfkit-figure="([a-z0-9-]+)"')
 STYLE = """
 body { font-family: Georgia, 'DejaVu Serif', serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.55; color: #222; }
@@ -33,6 +35,9 @@ figure { margin: 1.5rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .9rem; color: #555; }
 .meta { color: #666; font-size: .9rem; }
+.scale { border-left: 4px solid #b8860b; background: #fbf8ef; padding: .5rem .8rem; }
+details.code { margin: .4rem 0; color: #555; font-size: .85rem; }
+details.code summary { cursor: pointer; }
 .post { display: flex; gap: 1rem; margin: 1.5rem 0; align-items: flex-start; }
 .post img { width: 14rem; height: auto; border: 1px solid #eee; }
 """
@@ -40,11 +45,12 @@ figcaption { font-size: .9rem; color: #555; }
 
 # What a post may contain once Markdown is rendered: no scripts, no event handlers, no frames or objects,
 # no inline styles (which can carry url()); links and images only to http(s), mailto or relative URLs.
-ALLOWED_TAGS = {"a", "article", "blockquote", "br", "code", "del", "div", "em", "figcaption", "figure", "h1", "h2",
-                "h3", "h4", "h5", "h6", "hr", "img", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table",
+ALLOWED_TAGS = {"a", "article", "blockquote", "br", "code", "del", "details", "div", "em", "figcaption", "figure", "h1", "h2",
+                "h3", "h4", "h5", "h6", "hr", "img", "li", "ol", "p", "pre", "span", "strong", "sub", "summary", "sup", "table",
                 "tbody", "td", "th", "thead", "tr", "ul"}
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title", "width", "height"},
-                      "th": {"align"}, "td": {"align"}, "p": {"class"}, "div": {"class"}, "span": {"class"}}
+                      "th": {"align"}, "td": {"align"}, "p": {"class"}, "div": {"class"}, "span": {"class"},
+                      "details": {"class"}, "code": {"class"}}
 
 
 class NotExecuted(Exception):
@@ -66,24 +72,65 @@ def text_md(text: str) -> str:
 MARKDOWN_SYNTAX = set("\\`*_[]|~#")
 
 
-def md_text(text: str) -> str:
+def md_text(text: str, at_line_start: bool = True) -> str:
     """Data as Markdown that reads as itself (the kit's mdText): no HTML, no link, emphasis, code or new block."""
     out = []
     for i, ch in enumerate(text):
         if ch in "&<>":
             out.append(html.escape(ch, quote=False))
-        elif ch in MARKDOWN_SYNTAX or (i == 0 and ch in "+-="):
+        elif ch in MARKDOWN_SYNTAX or (at_line_start and i == 0 and ch in "+-="):
             out.append(f"&#{ord(ch)};")
         elif ord(ch) < 32 or ord(ch) == 127:
             out.append(" ")
         else:
             out.append(ch)
-    return re.sub(r"^(\d+)([.)])", lambda m: f"{m.group(1)}&#{ord(m.group(2))};", "".join(out))
+    text = "".join(out)
+    return re.sub(r"^(\d+)([.)])", lambda m: f"{m.group(1)}&#{ord(m.group(2))};", text) if at_line_start else text
 
 
 def text_block(text: str) -> str:
     """Plain text output as an escaped <pre> block, so not even index.md holds a raw tag."""
     return "<pre><code>" + html.escape(text.rstrip(), quote=False) + "</code></pre>"
+
+
+def folded_code(source: str) -> str:
+    """A code cell as a closed <details>: the reader sees the story, and the code is one click away. The blank
+    lines around <pre> keep it one HTML block in CommonMark too, even when the code has blank lines."""
+    return ("<details class=\"code\"><summary>Code</summary>\n\n<pre><code class=\"language-kotlin\">"
+            + html.escape(source.strip(), quote=False) + "</code></pre>\n\n</details>")
+
+
+SCALE_NAMES = {"quick": "quick demo", "reference": "reference", "full": "full"}
+
+
+def scale_line(runs: dict, study: str) -> str:
+    """One line under the title, from the runs' manifests (the kit's text/x-perfkit-runs): the scale, the forks
+    per cell and the host; under 3 forks, that the post can claim nothing and what to run for an answer."""
+    scale, forks = runs.get("scale"), runs.get("forks")
+    if scale not in SCALE_NAMES:
+        return ""
+    where = html.escape("; ".join(runs.get("hosts", [])) or "an unnamed host", quote=False)
+    jdks = html.escape(", ".join(runs.get("jdks", [])), quote=False)
+    forks_text = f"{forks} fork{'' if forks == 1 else 's'} per cell" if isinstance(forks, int) and forks > 0 else "forks unknown"
+    line = f"<strong>Scale: {SCALE_NAMES[scale]}</strong>, {forks_text}, on {where}" + (f" with JDK {jdks}" if jdks else "") + "."
+    if scale == "quick" or not isinstance(forks, int) or forks < 3:
+        command = f"./bench run {study}" if re.fullmatch(r"[a-z0-9-]+", study or "") else "./bench run STUDY"
+        line += (" With under 3 forks per cell this post can claim nothing: it shows shapes, not answers. For an answer,"
+                 f" run <code>{command}</code> (full scale) or read the committed reference runs"
+                 " (<code>./bench notebooks --runs reference</code>).")
+    return f'<p class="scale">{line}</p>'
+
+
+def at_title(blocks: list, heading: str = "", after: str = "") -> list:
+    """The blocks with their first `# ` heading replaced by [heading] (when given) and [after] right under it."""
+    for i, block in enumerate(blocks):
+        lines = block.split("\n")
+        for j, text in enumerate(lines):
+            if text.startswith("# "):
+                head = "\n".join(lines[:j] + [heading or text])
+                tail = "\n".join(lines[j + 1:]).strip("\n")
+                return blocks[:i] + [head] + ([after] if after else []) + ([tail] if tail else []) + blocks[i + 1:]
+    return ([heading] if heading else []) + ([after] if after else []) + blocks
 
 
 def yaml_value(value) -> str:
@@ -117,7 +164,10 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
             continue
         if cell.get("execution_count") is None and cell.source.strip():
             raise NotExecuted(f"{nb_path.name}: cell {index} was never executed; run ./bench notebooks first")
-        blocks.append("```kotlin\n" + cell.source.strip() + "\n```")
+        # a cell tagged show-code prints its code before its result; any other folds it after, under what it made
+        shown = SHOWN_CODE_TAG in cell.metadata.get("tags", [])
+        if cell.source.strip() and shown:
+            blocks.append("```kotlin\n" + cell.source.strip() + "\n```")
         for o in cell.get("outputs", []):
             kind = o.get("output_type")
             if kind == "error":
@@ -140,8 +190,11 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
                 blocks.append(text_md(data["text/markdown"]))
             elif "text/plain" in data:
                 blocks.append(text_block(data["text/plain"]))
-    title = meta.get("title") or next((l[2:] for c in nb.cells if c.cell_type == "markdown"
-                                       for l in c.source.splitlines() if l.startswith("# ")), slug)
+        if cell.source.strip() and not shown:
+            blocks.append(folded_code(cell.source))
+    # a title the runs give (compare: what was compared) wins over the notebook's, in the page and its heading
+    title = runs.get("title") or meta.get("title") or next((l[2:] for c in nb.cells if c.cell_type == "markdown"
+                                                             for l in c.source.splitlines() if l.startswith("# ")), slug)
     info = {
         "title": title,
         "date": datetime.date.today().isoformat(),
@@ -151,7 +204,11 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
         "jdk": ", ".join(runs.get("jdks", [])),
         "runs": runs.get("runIds", []),
         "data": "committed reference runs" if runs.get("reference") else "runs on the host above",
+        "scale": SCALE_NAMES.get(runs.get("scale"), ""),
+        "forks": runs.get("forks", 0),
     }
+    blocks = at_title(blocks, heading="# " + md_text(runs["title"]) if runs.get("title") else "",
+                      after=scale_line(runs, runs.get("study", slug).split(",")[0].strip()))
     body_md = "\n\n".join(b.strip("\n") for b in blocks) + "\n"
     (out / "index.md").write_text(front_matter(info) + "\n" + body_md, encoding="utf-8")
     meta_line = (f"<p class=\"meta\">{html.escape(info['date'])} · {html.escape(info['host'])} · JDK {html.escape(info['jdk'])}"
@@ -161,17 +218,25 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
     return dict(info, slug=slug, figures=figures)
 
 
+def scale_word(post: dict) -> str:
+    """"quick demo, 1 fork · " for the index: the scale is the first thing a reader needs of a post."""
+    if not post.get("scale"):
+        return ""
+    forks = post.get("forks")
+    return post["scale"] + (f", {forks} fork{'' if forks == 1 else 's'}" if isinstance(forks, int) and forks > 0 else "") + " · "
+
+
 def index(posts: list, site: pathlib.Path) -> None:
     items = []
     for p in sorted(posts, key=lambda p: p["title"]):
-        thumb = f"<img src=\"{p['slug']}/figures/{p['figures'][0]}.svg\" alt=\"\">" if p["figures"] else ""
+        thumb = f"<img src=\"{p['slug']}/figures/{p['figures'][0]}.svg\" alt=\"{html.escape(p['title'] + ': first figure')}\">" if p["figures"] else ""
         items.append(f"<div class=\"post\">{thumb}<div><h2><a href=\"{p['slug']}/index.html\">{html.escape(p['title'])}</a></h2>"
-                     f"<p class=\"meta\">{html.escape(p['date'])} · {html.escape(p['host'])}</p><p>{html.escape(p['summary'])}</p></div></div>")
+                     f"<p class=\"meta\">{html.escape(p['date'])} · {html.escape(scale_word(p))}{html.escape(p['host'])}</p><p>{html.escape(p['summary'])}</p></div></div>")
     # thumbnails and titles are ours, but the allow-list applies to every page all the same
     items = [sanitize(i) for i in items]
     (site / "index.html").write_text(page("perfkit studies", "<h1>perfkit studies</h1>\n" + "\n".join(items)), encoding="utf-8")
     (site / "index.md").write_text("# perfkit studies\n\n" + "".join(
-        f"- [{md_text(p['title'])}]({p['slug']}/index.md): {md_text(p['summary'])}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
+        f"- [{md_text(p['title'])}]({p['slug']}/index.md) ({md_text(scale_word(p).rstrip(' ·'), at_line_start=False) or 'scale unknown'}): {md_text(p['summary'], at_line_start=False)}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
 
 
 def main() -> int:

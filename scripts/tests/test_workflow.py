@@ -52,6 +52,7 @@ def test_each_job_type_commits_every_job_exactly_once(each_job_type):
     validate(m)
     assert m["status"] == "complete" and m["mode"] == "drain" and m["variants"] == ["fixed", "timer", "noop"]
     assert "private PostgreSQL cluster" in m["notes"]["database"]
+    assert re.fullmatch(r"PostgreSQL \d+\.\d+ .+", m["notes"]["postgresqlServer"]), "the server's own version, for the post"
     assert "dropped ACT_IDX_RU_ACTI_END" in m["notes"]["indexFix"]
     rows = read_csv(each_job_type / "throughput.csv")
     assert [r["job_type"] for r in rows] == ["fixed", "timer", "noop"]

@@ -71,7 +71,22 @@ public final class PrivatePostgres implements AutoCloseable {
         PrivatePostgres pg = new PrivatePostgres(run, root, Sys.freePort(), Base64.getUrlEncoder().withoutPadding().encodeToString(secret));
         pg.initdb(bin, asRoot);
         pg.launch(bin, asRoot, settings);
+        run.notes().put("postgresqlServer", serverVersion(bin));
         return pg;
+    }
+
+    /** "PostgreSQL 15.18 (Debian 15.18-0+deb12u1)", from the binary itself: a post names the server a run used. */
+    static String serverVersion(Path bin) {
+        try {
+            Process p = new ProcessBuilder(bin.resolve("postgres").toString(), "--version").redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes()).strip();
+            if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 && out.startsWith("postgres (PostgreSQL) "))
+                return "PostgreSQL " + out.substring("postgres (PostgreSQL) ".length());
+        } catch (IOException | InterruptedException e) {
+            if (e instanceof InterruptedException) Thread.currentThread().interrupt();
+        }
+        return "PostgreSQL " + bin.getParent().getFileName(); // the major version, from the install folder
     }
 
     private void initdb(Path bin, boolean asRoot) throws Exception {

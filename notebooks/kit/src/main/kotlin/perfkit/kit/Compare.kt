@@ -109,6 +109,12 @@ fun factorOf(field: String): String = when {
     else -> field
 }
 
+/**
+ * A kernel's release without its build string: "6.18.44-fc-v669" is 6.18.44. A rebuilt kernel of the same release
+ * is the same host for a comparison; a new release is not.
+ */
+internal fun kernelRelease(kernel: String): String = Regex("""^\d+(\.\d+)*""").find(kernel)?.value ?: kernel
+
 /** What a comparison should hold equal, per run: host, JVMs, flags, kit, mode and scale, and every parameter. */
 fun Run.fingerprint(): Map<String, String> {
     val h = manifest.path("host"); val j = manifest.path("jvm"); val m = manifest.path("measurement")
@@ -116,7 +122,7 @@ fun Run.fingerprint(): Map<String, String> {
     val out = linkedMapOf(
         "host name" to hostname, "host CPU" to text(h.path("cpuModel")), "host cores" to text(h.path("logicalCores")),
         "host memory GiB" to (h.path("memoryBytes").asDouble() / (1L shl 30)).let { "%.1f".format(java.util.Locale.ROOT, it) },
-        "host CPU limit" to text(h.path("containerCpuLimit")), "host OS" to text(h.path("os")), "host kernel" to text(h.path("kernel")),
+        "host CPU limit" to text(h.path("containerCpuLimit")), "host OS" to text(h.path("os")), "host kernel" to kernelRelease(text(h.path("kernel"))),
         "JVM (run)" to "${text(j.path("vendor"))} ${text(j.path("version"))}".trim(),
         "JVM (forks)" to j.path("fork").let { f -> if (f.isObject) "${text(f.path("vendor"))} ${text(f.path("version"))} ${text(f.path("vmName"))}".trim() else "same as run" },
         "fork flags" to j.path("forkInputArguments").map { it.asText() }.filterNot { RUN_SCRATCH_FLAG.matches(it) }.joinToString(" "),
@@ -173,22 +179,41 @@ fun fingerprintDiff(groups: List<Group>): FingerprintDiff {
 
 // ---- the measured value --------------------------------------------------------------------------------
 
-/** What a study's comparison reads: one row per cell and repetition in [table], the number in [value]. */
-data class CompareMetric(val table: String, val value: String, val unit: String, val higherIsBetter: Boolean = true)
+/**
+ * What a study's comparison reads: one row per cell and repetition in [table], the number in [value]; [keys] are
+ * the columns that name a cell (a closed sweep's cell is its stack and N). [table] [FORK_P99] reads latency
+ * logs instead: the p99 of each fork's corrected histogram.
+ */
+data class CompareMetric(val table: String, val value: String, val unit: String, val higherIsBetter: Boolean = true,
+                         val keys: List<String> = listOf("cell"))
 
-/** The headline metric of each study; other studies: the first table with a `*_per_s` column. */
-fun compareMetric(study: String, run: Run): CompareMetric = when (study) {
-    "queues" -> CompareMetric("throughput.csv", "events_per_s", "events/s")
-    "workflow" -> CompareMetric("throughput.csv", "jobs_per_s", "jobs/s")
-    "messaging" -> CompareMetric("capacity.csv", "capacity_msgs_per_s", "msg/s at the SLO")
-    "overhead" -> CompareMetric("jmh.csv", "ns_per_sample", "ns per sample", higherIsBetter = false)
+/** The metric read from latency logs, not a table: each fork's p99 from the intended start. */
+const val FORK_P99 = "latency logs"
+
+/**
+ * The number that answers each study's question, for the run's mode: throughput at saturation, latency at a fixed
+ * rate, capacity at the SLO. A fixed-rate run's achieved rate is its target, so it is never the headline. Other
+ * studies: the first table with a `*_per_s` rate column (not a JIT or GC time per second).
+ */
+fun compareMetric(study: String, run: Run): CompareMetric = when {
+    study == "queues" && run.mode == "fixed-rate" -> CompareMetric(FORK_P99, "p99_ms", "ms p99 from the intended publish time", higherIsBetter = false)
+    study == "queues" -> CompareMetric("throughput.csv", "events_per_s", "events/s")
+    study == "workflow" -> CompareMetric("throughput.csv", "jobs_per_s", "jobs/s")
+    study == "messaging" -> CompareMetric("capacity.csv", "capacity_msgs_per_s", "msg/s at the SLO")
+    study == "overhead" -> CompareMetric("jmh.csv", "ns_per_sample", "ns per sample", higherIsBetter = false)
+    study == "web-reactive" && run.hasRows("capacity.csv") -> CompareMetric("capacity.csv", "last_met_rps", "req/s at the SLO (last rate met)")
+    study == "web-reactive" -> CompareMetric("closed.csv", "mean_ms", "ms mean response time", higherIsBetter = false, keys = listOf("cell", "users"))
+    study == "three-tier" -> CompareMetric("saturation.csv", "throughput_rps", "req/s at saturation")
     else -> run.filesOfKind("table").firstNotNullOfOrNull { t ->
-        run.table(t).columnNames().firstOrNull { it.endsWith("_per_s") }?.let { CompareMetric(t, it, it.replace('_', ' ')) }
+        run.table(t).columnNames().firstOrNull { it.endsWith("_per_s") && !it.endsWith("ms_per_s") }?.let { CompareMetric(t, it, it.replace('_', ' ')) }
     } ?: throw RunFormatException("compare: no table with a *_per_s column in $study run ${run.id}")
 }
 
-/** The cell a row belongs to: the `cell` column (schema 2), else what older runs had in its place. */
-private fun cellOf(row: org.jetbrains.kotlinx.dataframe.DataRow<*>, names: List<String>): String = when {
+private fun Run.hasRows(path: String) = files.any { it.path == path } && table(path).rowsCount() > 0
+
+/** The cell a row belongs to: the metric's key columns (schema 2), else what older runs had in its place. */
+private fun cellOf(row: org.jetbrains.kotlinx.dataframe.DataRow<*>, names: List<String>, keys: List<String>): String = when {
+    keys.size > 1 && keys.all { it in names } -> keys.joinToString(" · ") { k -> if (k == "cell") row[k].toString() else "$k ${row[k]}" }
     "cell" in names -> row["cell"].toString()
     "variant" in names -> row["variant"].toString()
     "system" in names -> row["system"].toString()
@@ -200,15 +225,21 @@ private fun cellOf(row: org.jetbrains.kotlinx.dataframe.DataRow<*>, names: List<
 /** One row per group, run, cell and repetition: group, run_id, cell, value (runs without the table are skipped). */
 fun compareValues(groups: List<Group>, metric: CompareMetric): AnyFrame {
     val rows = groups.flatMap { g ->
-        g.runs.filter { r -> r.files.any { it.path == metric.table } }.flatMap { run ->
+        if (metric.table == FORK_P99) g.runs.flatMap { run -> forkP99s(run).map { (cell, p99) -> listOf(g.name, run.id, cell, p99) } }
+        else g.runs.filter { r -> r.files.any { it.path == metric.table } }.flatMap { run ->
             val t = run.table(metric.table); val names = t.columnNames()
             if (metric.value !in names) emptyList() else t.rows().mapNotNull { row ->
-                (row[metric.value] as? Number)?.toDouble()?.takeIf { it.isFinite() }?.let { listOf(g.name, run.id, cellOf(row, names), it) }
+                (row[metric.value] as? Number)?.toDouble()?.takeIf { it.isFinite() }?.let { listOf(g.name, run.id, cellOf(row, names, metric.keys), it) }
             }
         }
     }
     return dataFrameOf(listOf("group", "run_id", "cell", "value").mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })
 }
+
+/** Each fork's p99 (ms) per series, from its corrected latency log: the producer's own lateness is not a cell. */
+private fun forkP99s(run: Run): List<Pair<String, Double>> =
+    run.latencyLogs().filter { it.corrected && !it.series.endsWith("/lateness") }.groupBy { it.series to it.fork }
+        .mapNotNull { (key, logs) -> merge(logs.flatMap { it.measuredIntervals() }).takeIf { it.totalCount > 0 }?.let { key.first to it.percentilesMs(listOf(99.0)).getValue(99.0) } }
 
 /** Per cell present in the baseline (the first group) and another group: the ratio other/baseline with its interval, and what the data supports. */
 fun compareRatios(values: AnyFrame, groups: List<Group>, metric: CompareMetric): AnyFrame {
@@ -229,7 +260,7 @@ fun compareRatios(values: AnyFrame, groups: List<Group>, metric: CompareMetric):
  * a Welch t-test at the 5% level): the kit's [describeDifference] for rates, "higher"/"lower" otherwise.
  */
 fun differenceSentence(nameA: String, a: Estimate, nameB: String, b: Estimate, metric: CompareMetric): String {
-    if (metric.higherIsBetter && metric.value.endsWith("_per_s")) return describeDifference(nameA, a, nameB, b)
+    if (metric.higherIsBetter && (metric.value.endsWith("_per_s") || metric.value.endsWith("_rps"))) return describeDifference(nameA, a, nameB, b)
     val pct = kotlin.math.abs(100.0 * (a.mean / b.mean - 1))
     val dir = if (a.mean >= b.mean) "higher" else "lower"
     return when {
@@ -243,13 +274,14 @@ fun differenceSentence(nameA: String, a: Estimate, nameB: String, b: Estimate, m
 
 /**
  * Merged histograms per (group, series, corrected): every measured interval of every fork of every run in
- * the group added together, for the [series] given (default: those every group has, at most [limit]).
+ * the group added together, for the [series] given (default: every series all groups have, else every series; a
+ * choice is the caller's to make and to say, never a silent cut).
  */
-fun groupLatency(groups: List<Group>, series: List<String>? = null, limit: Int = 3): Map<Triple<String, String, Boolean>, Histogram> {
+fun groupLatency(groups: List<Group>, series: List<String>? = null): Map<Triple<String, String, Boolean>, Histogram> {
     val logs = groups.associate { g -> g.name to g.runs.flatMap { it.latencyLogs() } }
     val common = logs.values.map { l -> l.map { it.series }.toSet() }.filter { it.isNotEmpty() }
-    val chosen = series ?: common.reduceOrNull { a, b -> a intersect b }?.sorted()?.filterNot { it.endsWith("/lateness") }?.take(limit)
-        ?.ifEmpty { null } ?: common.flatten().distinct().sorted().take(limit)
+    val chosen = series ?: common.reduceOrNull { a, b -> a intersect b }?.sorted()?.filterNot { it.endsWith("/lateness") }
+        ?.ifEmpty { null } ?: common.flatten().distinct().sorted()
     return logs.flatMap { (g, l) -> l.filter { it.series in chosen }.map { g to it } }
         .groupBy { (g, log) -> Triple(g, log.series, log.corrected) }
         .mapValues { (_, pairs) -> merge(pairs.flatMap { it.second.measuredIntervals() }) }
@@ -299,7 +331,24 @@ fun List<Group>.summaryJson(): String {
         "jdks" to runs.map { it.forkJdk }.distinct(),
         "groups" to map { it.name },
         "reference" to runs.all { it.isReference },
-    ))
+        "title" to compareTitle(),
+    ) + scaleFields(runs))
+}
+
+/**
+ * The post's title from what was compared: the study, the groups, and the factor families that differ between them
+ * (one VM against itself says so, rather than "two hosts").
+ */
+fun List<Group>.compareTitle(): String {
+    val diff = fingerprintDiff(this)
+    val study = allRuns().map { it.study }.distinct().joinToString()
+    val what = when {
+        diff.factors.isEmpty() -> "no recorded difference"
+        else -> "differing in " + diff.factors.joinToString(", ")
+    }
+    val hosts = allRuns().map { it.hostname }.distinct()
+    val where = if (hosts.size == 1) "on one host (${hosts.single()})" else "on ${hosts.size} hosts"
+    return "Side by side: $study, ${joinToString(" vs ") { it.name }} ($where, $what)"
 }
 
 /** Which runs make up each group, in one table. */

@@ -15,3 +15,21 @@ fun AnyFrame.longer(keep: List<String>, columns: List<String>, key: String = "se
     val names = keep + listOf(key, value)
     return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })
 }
+
+/**
+ * One [metric] of timeseries.csv with its series renamed for a reader by [name] (null drops a series). Series that
+ * take one name are summed per second: forks that run one after another become one line, "the fork running".
+ */
+fun AnyFrame.seriesAs(metric: String, name: (String) -> String?): AnyFrame {
+    val sums = linkedMapOf<Pair<Double, String>, Double>()
+    for (row in rows()) {
+        if (row["metric"] != metric) continue
+        val shown = name(row["series"] as String) ?: continue
+        val key = (row["elapsed_s"] as Number).toDouble() to shown
+        sums[key] = (sums[key] ?: 0.0) + ((row["value"] as? Number)?.toDouble() ?: continue)
+    }
+    return dataFrameOf(listOf(
+        sums.keys.map { it.first }.toColumn("elapsed_s"), sums.keys.map { it.second }.toColumn("series"),
+        sums.keys.map { metric }.toColumn("metric"), sums.values.toList().toColumn("value"),
+    ))
+}

@@ -4,6 +4,7 @@ import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.filter
 import org.jetbrains.kotlinx.dataframe.api.values
+import org.jetbrains.kotlinx.dataframe.api.map
 import org.jetbrains.kotlinx.dataframe.api.toMap
 import org.jetbrains.letsPlot.Stat
 import org.jetbrains.letsPlot.geom.geomBar
@@ -21,8 +22,8 @@ import org.jetbrains.letsPlot.scale.scaleYLog10
 import org.jetbrains.letsPlot.themes.theme
 import org.jetbrains.letsPlot.themes.themeLight
 
-/** One look for every figure the kit draws. */
-fun houseTheme() = themeLight() + theme().legendPositionBottom()
+/** One look for every figure the kit draws; the legend sits on the right, where a long one grows down, never off the figure. */
+fun houseTheme() = themeLight() + theme().legendPositionRight()
 
 /** Where the "nines" axis puts its labels: x = log10(1 / (1 - p)). */
 private val NINES_BREAKS = listOf(0.30103, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
@@ -50,13 +51,40 @@ fun spectrumPlot(spectra: AnyFrame, title: String = "Latency by percentile"): Pl
     return p
 }
 
-/** Mean per group as bars, with the confidence interval (or the range, under 3 repetitions) as error bars (columns of [summarize]). */
+/**
+ * Mean per group as bars, with the confidence interval (or the range, under 3 repetitions) as error bars (columns of
+ * [summarize]). A group of one repetition has no spread, so it gets no error bar rather than a flat line.
+ * [published] marks the original's values as hollow diamonds at their category of [x] (see [publishedMarks]).
+ */
 fun throughputBars(summary: AnyFrame, x: String = "variant", fill: String = "label",
-                   title: String = "Throughput", yLabel: String = "events per second"): Plot =
-    letsPlot(summary.toMap()) +
+                   title: String = "Throughput", yLabel: String = "events per second",
+                   published: Map<String, Double> = emptyMap()): Plot {
+    val bars = summary.toMap().toMutableMap()
+    val hasN = "n" in summary.columnNames()
+    val withSpread = summary.map { row -> !hasN || ((row["n"] as? Number)?.toInt() ?: 2) >= 2 }
+    for (bound in listOf("ci_low", "ci_high")) bars[bound] = bars.getValue(bound).mapIndexed { i, v -> if (withSpread[i]) v else null }
+    var p = letsPlot(bars) +
         geomBar(stat = Stat.identity, position = positionDodge(0.9)) { this.x = x; y = "mean"; this.fill = fill } +
         geomErrorBar(width = 0.3, position = positionDodge(0.9)) { this.x = x; ymin = "ci_low"; ymax = "ci_high"; group = fill } +
         labs(title = title, x = x, y = yLabel, fill = "") + houseTheme()
+    // a published value marks only a category the figure shows: a new one would add an empty bar
+    val shown = summary[x].values().map { it.toString() }.toSet()
+    published.filterKeys { it in shown }.takeIf { it.isNotEmpty() }?.let { p += publishedMarks(x, it) }
+    return p
+}
+
+/**
+ * The original's values as hollow black diamonds over categorical bars, one per category of [x]; a figure's
+ * caption says "diamonds: published". Categories the plot does not show are left out by the caller.
+ */
+fun publishedMarks(x: String, values: Map<String, Double>) =
+    geomPoint(data = mapOf(x to values.keys.toList(), "published" to values.values.toList()), shape = 23, size = 4.0,
+        color = "black", fill = "white", showLegend = false) { this.x = x; y = "published" }
+
+/** Small whole-number x values (instances 1, 2, 4) get ticks at the values themselves, never at 1.5. */
+private fun wholeNumberTicks(values: List<Any?>) = values.mapNotNull { (it as? Number)?.toDouble() }.distinct().sorted()
+    .takeIf { xs -> xs.isNotEmpty() && xs.last() <= 16 && xs.all { it == Math.rint(it) } }
+    ?.let { xs -> scaleXContinuous(breaks = xs, labels = xs.map { formatNumber(it) }) }
 
 /**
  * A metric against a swept parameter, one line per [color] group, with the SLO as a dashed line and
@@ -68,6 +96,7 @@ fun scalingCurve(df: AnyFrame, x: String, y: String, color: String, slo: Double?
         geomLine { this.x = x; this.y = y; this.color = color } +
         geomPoint { this.x = x; this.y = y; this.color = color } +
         labs(title = title, x = xLabel, y = yLabel, color = "") + houseTheme()
+    wholeNumberTicks(df[x].values().toList())?.let { p += it }
     if (logY) p += scaleYLog10()
     if (slo != null) {
         p += geomHLine(yintercept = slo, linetype = "dashed", color = "#b22222")

@@ -1,14 +1,12 @@
 package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
-import org.jetbrains.kotlinx.dataframe.api.columnNames
-import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.take
-import org.jetbrains.letsPlot.commons.encoding.UnsupportedRGBEncoder
-import org.jetbrains.letsPlot.commons.geometry.DoubleVector
-import org.jetbrains.letsPlot.core.util.PlotSvgExportCommon
+import org.jetbrains.letsPlot.export.ggsave
+import org.jetbrains.letsPlot.ggsize
 import org.jetbrains.letsPlot.intern.Plot
-import org.jetbrains.letsPlot.intern.toSpec
+import java.nio.file.Files
+import java.nio.file.Path
 import java.util.Locale
 
 /**
@@ -21,9 +19,13 @@ class Figure(val name: String, val caption: String, val svg: String) {
 
 fun figure(name: String, caption: String, plot: Plot, width: Int = 720, height: Int = 400): Figure {
     require(Regex("[a-z0-9][a-z0-9-]*").matches(name)) { "figure name '$name': use lowercase letters, digits and dashes" }
-    val svg = PlotSvgExportCommon.buildSvgImageFromRawSpecs(
-        plot.toSpec(), DoubleVector(width.toDouble(), height.toDouble()), UnsupportedRGBEncoder(), false,
-    )
+    // Lets-Plot's public export (ggsave) writes files only, so the SVG passes through a private temp folder
+    val dir = Files.createTempDirectory("perfkit-figure")
+    val svg = try {
+        Files.readString(Path.of(ggsave(plot + ggsize(width, height), "$name.svg", path = dir.toString())))
+    } finally {
+        dir.toFile().deleteRecursively()
+    }
     // The publisher finds the name in the SVG itself, so it survives any notebook tooling.
     return Figure(name, caption, svg.replaceFirst("<svg ", "<svg data-perfkit-figure=\"$name\" "))
 }
@@ -34,16 +36,6 @@ class Markdown(val text: String) {
 }
 
 fun md(text: String) = Markdown(text.trimIndent())
-
-/** A DataFrame as a Markdown table; numbers get thousands separators and [digits] significant digits. */
-fun AnyFrame.toMarkdown(digits: Int = 3): Markdown {
-    val names = columnNames()
-    val sb = StringBuilder()
-    sb.append("| ").append(names.joinToString(" | ") { formatCell(it) }).append(" |\n")
-    sb.append("|").append(names.joinToString("|") { "---" }).append("|\n")
-    for (row in rows()) sb.append("| ").append(names.joinToString(" | ") { formatCell(row[it], digits) }).append(" |\n")
-    return Markdown(sb.toString())
-}
 
 /** The first [rows] rows as a Markdown table, with a note of how many more there are: how the kernel shows a frame. */
 fun AnyFrame.preview(rows: Int = 20): Markdown {

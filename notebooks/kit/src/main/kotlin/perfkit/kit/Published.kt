@@ -17,3 +17,11 @@ fun DataFrame<*>.publishedValue(variant: String, metric: String, source: String?
         else -> throw RunFormatException("${matches.size} published numbers for $what (sources: ${matches.map { it["source"] }.distinct().joinToString()}): name the source")
     }
 }
+
+/**
+ * The published [metric] of each of [variants] that has one (variant -> value), for [publishedMarks]: a
+ * figure marks only what was published, and says so in its caption.
+ */
+fun DataFrame<*>.publishedFor(metric: String, variants: Collection<String>): Map<String, Double> =
+    rows().filter { it["metric"] == metric && it["variant"] in variants }
+        .mapNotNull { r -> (r["value"] as? Number)?.toDouble()?.let { r["variant"] as String to it } }.toMap()

@@ -237,6 +237,14 @@ fun List<Run>.manifests(): AnyFrame {
     ))
 }
 
+/**
+ * Every whole run a notebook of [study] can read, yours (data/runs) and the committed reference runs, newest first,
+ * with the label its rows carry: what the parameters cell may choose from (a run id, `reference`, `all`, ...).
+ */
+fun availableRuns(study: String, root: Path = dataRoot()): AnyFrame =
+    findRuns(study, "all", root).sortedByDescending { it.id }.manifests()
+        .select("run_id", "label", "mode", "quick", "repetitions", "started_at", "reference")
+
 /** The published numbers of a study (data/published/<study>.csv). */
 fun published(study: String, root: Path = dataRoot()): AnyFrame = readCsv(root.resolve("published/$study.csv"))
 
@@ -254,8 +262,21 @@ class RunsSummary(val runs: List<Run>) {
         "hosts" to runs.map { "${it.hostname} (${it.cores} cores, ${it.cpuModel})" }.distinct(),
         "jdks" to runs.map { it.jdk }.distinct(),
         "reference" to runs.all { it.isReference },
-    ))
+    ) + scaleFields(runs))
 }
+
+/**
+ * How much a post's runs can say, for the line under its title: `scale` is "quick" when any run was quick,
+ * "reference" when all are committed reference runs, else "full"; `forks` is the fewest forks per cell.
+ */
+internal fun scaleFields(runs: List<Run>): Map<String, Any> = mapOf(
+    "scale" to when {
+        runs.any { it.quick } -> "quick"
+        runs.isNotEmpty() && runs.all { it.isReference } -> "reference"
+        else -> "full"
+    },
+    "forks" to (runs.minOfOrNull { it.repetitions } ?: 0),
+)
 
 fun List<Run>.summary() = RunsSummary(this)
 

@@ -6,6 +6,8 @@ import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.toColumn
+import org.apache.commons.statistics.distribution.TDistribution
+import org.apache.commons.statistics.inference.TTest
 import kotlin.math.abs
 import kotlin.math.sqrt
 
@@ -105,9 +107,8 @@ fun welchTest(a: Estimate, b: Estimate): WelchTest {
     val va = a.sd * a.sd / a.n; val vb = b.sd * b.sd / b.n
     // no spread on either side (every fork gave one grid value, say): there is nothing to test, so no p either
     if (va + vb == 0.0) return WelchTest(if (a.mean == b.mean) 0.0 else Double.POSITIVE_INFINITY, Double.NaN, if (a.mean == b.mean) 1.0 else Double.NaN)
-    val t = (a.mean - b.mean) / sqrt(va + vb)
-    val df = welchDf(va, a.n, vb, b.n)
-    return WelchTest(t, df, 2 * (1 - tCdf(abs(t), df)))
+    val r = TTest.withDefaults().test(a.mean, a.sd * a.sd, a.n.toLong(), b.mean, b.sd * b.sd, b.n.toLong()) // Welch: unequal variances
+    return WelchTest(r.statistic, r.degreesOfFreedom, r.pValue)
 }
 
 fun welchTest(a: List<Double>, b: List<Double>): WelchTest = welchTest(meanInterval(a), meanInterval(b))
@@ -184,67 +185,13 @@ fun bootstrapMean(values: List<Double>, level: Double = 0.95, resamples: Int = 1
 fun bootstrapRatio(numerator: List<Double>, denominator: List<Double>, level: Double = 0.95, resamples: Int = 10_000, seed: Int = 42): Estimate =
     ratioInterval(numerator, denominator, level)
 
-// ---- Student's t distribution (no statistics library in the kernel's classpath) ---------------------
+// ---- Student's t distribution, from Apache Commons Statistics --------------------------------------
 
 /** P(T <= t) for Student's t with [df] degrees of freedom. */
-fun tCdf(t: Double, df: Double): Double {
-    if (t.isInfinite()) return if (t > 0) 1.0 else 0.0
-    val x = df / (df + t * t)
-    val tail = 0.5 * regularizedBeta(x, df / 2, 0.5)
-    return if (t >= 0) 1 - tail else tail
-}
+fun tCdf(t: Double, df: Double): Double = TDistribution.of(df).cumulativeProbability(t)
 
-/** The [p] quantile of Student's t with [df] degrees of freedom (bisection on [tCdf]). */
+/** The [p] quantile of Student's t with [df] degrees of freedom. */
 fun tQuantile(p: Double, df: Double): Double {
     require(p > 0 && p < 1) { "p must be in (0, 1)" }
-    if (p < 0.5) return -tQuantile(1 - p, df)
-    var lo = 0.0; var hi = 1.0
-    while (tCdf(hi, df) < p) hi *= 2
-    repeat(100) { val mid = (lo + hi) / 2; if (tCdf(mid, df) < p) lo = mid else hi = mid }
-    return (lo + hi) / 2
-}
-
-/** I_x(a, b), by the continued fraction of Numerical Recipes (Lentz's method). */
-private fun regularizedBeta(x: Double, a: Double, b: Double): Double {
-    if (x <= 0) return 0.0
-    if (x >= 1) return 1.0
-    val front = kotlin.math.exp(lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * kotlin.math.ln(x) + b * kotlin.math.ln(1 - x))
-    return if (x < (a + 1) / (a + b + 2)) front * betaFraction(x, a, b) / a
-    else 1 - front * betaFraction(1 - x, b, a) / b
-}
-
-private fun betaFraction(x: Double, a: Double, b: Double): Double {
-    val tiny = 1e-300
-    var c = 1.0
-    var d = 1 - (a + b) * x / (a + 1)
-    if (abs(d) < tiny) d = tiny
-    d = 1 / d
-    var h = d
-    for (m in 1..300) {
-        val m2 = 2 * m
-        var aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2))
-        d = 1 + aa * d; if (abs(d) < tiny) d = tiny
-        c = 1 + aa / c; if (abs(c) < tiny) c = tiny
-        d = 1 / d; h *= d * c
-        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))
-        d = 1 + aa * d; if (abs(d) < tiny) d = tiny
-        c = 1 + aa / c; if (abs(c) < tiny) c = tiny
-        d = 1 / d
-        val del = d * c
-        h *= del
-        if (abs(del - 1) < 1e-15) break
-    }
-    return h
-}
-
-/** ln Γ(x), Lanczos approximation (g = 7, n = 9), accurate to about 1e-15 for x > 0. */
-private fun lnGamma(x: Double): Double {
-    val g = doubleArrayOf(0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-        -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
-    if (x < 0.5) return kotlin.math.ln(Math.PI / kotlin.math.sin(Math.PI * x)) - lnGamma(1 - x)
-    val xx = x - 1
-    var sum = g[0]
-    for (i in 1 until 9) sum += g[i] / (xx + i)
-    val t = xx + 7.5
-    return 0.5 * kotlin.math.ln(2 * Math.PI) + (xx + 0.5) * kotlin.math.ln(t) - t + kotlin.math.ln(sum)
+    return TDistribution.of(df).inverseCumulativeProbability(p)
 }

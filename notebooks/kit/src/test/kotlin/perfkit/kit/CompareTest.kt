@@ -18,7 +18,8 @@ class CompareTest {
 
     /** A schema-2 queues run with one throughput row per fork, and optionally a latency log per fork. */
     private fun run(id: String, rates: List<Double>, tag: String = "", forkJdk: String? = null, kernel: String = "6.1",
-                    forkFlags: List<String> = listOf("-Djava.io.tmpdir=/runs/queues/$id/scratch/tmp"), params: Map<String, String> = emptyMap(), latencyNs: List<Long>? = null): Path {
+                    forkFlags: List<String> = listOf("-Djava.io.tmpdir=/runs/queues/$id/scratch/tmp"), params: Map<String, String> = emptyMap(), latencyNs: List<Long>? = null,
+                    mode: String = "throughput"): Path {
         val dir = root.resolve("runs/queues/$id")
         Files.createDirectories(dir.resolve("latency"))
         Files.writeString(dir.resolve("throughput.csv"), "cell,fork,events_per_s\n" + rates.mapIndexed { i, r -> "abq-1,${i + 1},$r" }.joinToString("\n") + "\n")
@@ -31,7 +32,7 @@ class CompareTest {
         val fork = forkJdk?.let { ""","fork":{"vendor":"Eclipse Adoptium","version":"$it","vmName":"OpenJDK 64-Bit Server VM"}""" } ?: ""
         val allParams = mapOf("variants" to "abq-1", "forks" to "${rates.size}", "tag" to tag) + params
         Files.writeString(dir.resolve("run.json"), """
-            {"schemaVersion":2,"study":"queues","runId":"$id","mode":"throughput","tag":"$tag","quick":true,"variants":["abq-1"],
+            {"schemaVersion":2,"study":"queues","runId":"$id","mode":"$mode","tag":"$tag","quick":true,"variants":["abq-1"],
              "params":{${allParams.entries.joinToString(",") { (k, v) -> "\"$k\":\"$v\"" }}},
              "status":"complete","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":null,"pid":1,
              "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1073741824,"os":"Linux","kernel":"$kernel","containerCpuLimit":null},
@@ -129,6 +130,29 @@ class CompareTest {
         val metric = compareMetric("queues", groups[0].runs[0])
         val verdict = compareRatios(compareValues(groups, metric), groups, metric).rows().single()["verdict"] as String
         assertTrue("cannot be told apart" in verdict, verdict)
+    }
+
+    @Test
+    fun `a rebuilt kernel of the same release is the same host, and the title says what was compared`() {
+        run(a1, listOf(1.0), tag = "a", kernel = "6.18.44-fc-v669"); run(b1, listOf(1.0), tag = "b", kernel = "6.18.44-fc-v670")
+        val pool = findRuns("queues", "all", root)
+        val groups = listOf("tag=a", "tag=b").map { Group(it, selectGroup("queues", pool, it, root)) }
+        assertEquals(emptyList(), fingerprintDiff(groups).factors)
+        assertEquals("Side by side: queues, tag=a vs tag=b (on one host (h1), no recorded difference)", groups.compareTitle())
+        assertEquals("6.18.44", kernelRelease("6.18.44-fc-v669"))
+    }
+
+    @Test
+    fun `a fixed-rate run is compared by its latency, not by its target rate`() {
+        run(a1, listOf(1000.0, 1000.0), tag = "a", latencyNs = List(100) { 1_000_000L }, mode = "fixed-rate")
+        run(b1, listOf(1000.0, 1000.0), tag = "b", latencyNs = List(100) { 3_000_000L }, mode = "fixed-rate")
+        val groups = listOf("tag=a", "tag=b").map { Group(it, selectGroup("queues", findRuns("queues", "all", root), it, root)) }
+        val metric = compareMetric("queues", groups[0].runs[0])
+        assertEquals(FORK_P99, metric.table)
+        val values = compareValues(groups, metric).rows().groupBy({ it["group"] }, { it["value"] as Double })
+        assertEquals(2, values.getValue("tag=a").size, "one p99 per fork")
+        assertEquals(1.0, values.getValue("tag=a").first(), 0.01)
+        assertEquals(3.0, values.getValue("tag=b").first(), 0.01)
     }
 
     @Test

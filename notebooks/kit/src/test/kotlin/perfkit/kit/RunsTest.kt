@@ -2,6 +2,7 @@ package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.toList
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import org.junit.jupiter.api.io.TempDir
@@ -19,13 +20,13 @@ class RunsTest {
 
     private fun run(where: String, id: String, status: String = "complete", mode: String = "max-throughput",
                     files: Map<String, String> = mapOf("t.csv" to "variant,fork,value\na,1,1.5\n"),
-                    params: String = "{}", tag: String = ""): Path {
+                    params: String = "{}", tag: String = "", quick: Boolean = false): Path {
         val dir = root.resolve(where).resolve("queues").resolve(id)
         Files.createDirectories(dir)
         files.forEach { (name, text) -> Files.createDirectories(dir.resolve(name).parent); Files.writeString(dir.resolve(name), text) }
         val listed = files.keys.joinToString(",") { """{"path":"$it","kind":"table","description":"test"}""" }
         Files.writeString(dir.resolve("run.json"), """
-            {"schemaVersion":1,"study":"queues","runId":"$id","tag":"$tag","quick":false,"variants":["a"],"params":$params,
+            {"schemaVersion":1,"study":"queues","runId":"$id","tag":"$tag","quick":$quick,"variants":["a"],"params":$params,
              "status":"$status","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":null,"pid":1,
              "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1,"os":"Linux","kernel":"6","containerCpuLimit":null},
              "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[]},"kit":{"commit":"abc","dirty":false},
@@ -37,6 +38,46 @@ class RunsTest {
     private val id1 = "20260101T000000Z-h1-aaaaaa"
     private val id2 = "20260102T000000Z-h1-bbbbbb"
     private val id3 = "20260103T000000Z-h1-cccccc"
+
+    @Test
+    fun `the hardware phrase comes from the manifest and the steal series`() {
+        val series = "epoch_ms,elapsed_s,phase,series,metric,value\n1,1,measure,system,steal_pct,0.5\n2,2,measure,system,steal_pct,6.5\n" +
+            "3,3,measure,system,cpu_pct,150\n4,4,measure,proc:x,cpu_pct,80\n"
+        run("runs", id1, files = mapOf("timeseries.csv" to series))
+        val phrase = findRuns("queues", id1, root).hardware()
+        assertEquals("h1: 2 logical cores (cpu), steal 3.5% of a core on average, at most 6.5% in a second " +
+            "(visible: other guests took CPU during the runs)", phrase)
+        run("runs", id2)
+        assertTrue(findRuns("queues", id2, root).hardware().endsWith("steal not recorded"))
+    }
+
+    @Test
+    fun `a post's scale comes from its runs`() {
+        run("runs", id1); run("reference", id2)
+        assertEquals(mapOf("scale" to "full", "forks" to 1), scaleFields(findRuns("queues", id1, root)))
+        assertEquals("reference", scaleFields(findRuns("queues", "reference", root))["scale"])
+        run("runs", id3, quick = true)
+        assertEquals("quick", scaleFields(findRuns("queues", "all", root))["scale"], "one quick run makes the post quick")
+    }
+
+    @Test
+    fun `the runs a notebook can read are listed newest first with their labels`() {
+        run("runs", id1); run("reference", id2); run("runs", id3, status = "interrupted")
+        val listed = availableRuns("queues", root)
+        assertEquals(listOf(id2, id1), listed["run_id"].toList(), "an interrupted run is not offered")
+        assertEquals(listOf(true, false), listed["reference"].toList())
+        assertTrue(listed.columnNames().containsAll(listOf("label", "mode", "quick")))
+    }
+
+    @Test
+    fun `the lab's parameters cell wins, headless runs take the environment, and each says so`() {
+        val lab = chooseParam("PERFKIT_RUNS", "latest", mapOf("PERFKIT_RUNS" to "reference"))
+        assertEquals("latest", lab.value)
+        assertTrue("ignored" in lab.source, lab.toString())
+        val headless = chooseParam("PERFKIT_RUNS", "latest", mapOf("PERFKIT_RUNS" to "reference", "PERFKIT_HEADLESS" to "1"))
+        assertEquals("reference", headless.value)
+        assertEquals("PERFKIT_RUNS = \"latest\" (this cell)", chooseParam("PERFKIT_RUNS", "latest", emptyMap()).toString())
+    }
 
     @Test
     fun `latest is the newest complete run of each mode`() {
@@ -170,6 +211,17 @@ class RunsTest {
         assertEquals(2, t.rows().count())
         assertEquals(1.5, t.rows().first()["value"])
         assertEquals("h1 · JDK 17.0.15", t.rows().first()["label"])
+    }
+
+    @Test
+    fun `a quoted newline is part of its field, as Table writes it`() {
+        val dir = run("runs", id1, files = mapOf("q.csv" to "cell,note\nabq-1,\"two\nlines, and a comma\"\nabq-3,plain\n"))
+        val rows = loadRun(dir).table("q.csv").rows().toList()
+        assertEquals(2, rows.size)
+        assertEquals("two\nlines, and a comma", rows[0]["note"])
+        assertEquals("plain", rows[1]["note"])
+        val broken = run("runs", id2, files = mapOf("q.csv" to "cell,note\nabq-1,\"never closed\n"))
+        assertTrue(assertThrows<RunFormatException> { loadRun(broken).table("q.csv") }.message!!.startsWith("corrupt table"))
     }
 
     @Test
