@@ -61,7 +61,7 @@ private fun whyNot(e: Estimate?, missing: String) = when {
  * (throughput.csv rows under one label) and the published numbers [pub]. Each answer comes from a mean's or a ratio's
  * 95% interval over repetitions; configurations a run did not drain are said to be missing.
  */
-fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
+fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): List<Claim> {
     val valid = cells.withLockPoll().filter { it["valid"] == true }
     val fixed = valid.filter { it["job_type"] == "fixed" }
     val original = pub.publishedValue("fixed", "pct_of_theoretical_max")
@@ -89,10 +89,15 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
         val one = fixed.drains("fixed", 1, a, l, "pct_of_max")
         if (many.isEmpty() || one.isEmpty()) null else ratioInterval(many, one)
     }
-    val stableAnswer = answerAbove(scaled, STABLE_SHARE)
+    // a backlog under two batches per engine leaves some engines without a batch: that is the scale, not the engines
+    val jobs = if ("jobs" in fixed.columnNames()) fixed.rows().mapNotNull { num(it["jobs"]) }.minOrNull() else null
+    val starved = best != null && most != null && jobs != null && jobs < 2.0 * most * best.key.second
+    val stableAnswer = if (starved && scaled != null && !scaled.range) Answer.CANNOT_TELL else answerAbove(scaled, STABLE_SHARE)
     claims += Claim("… and stays there as instances are added",
         scaled?.let { "$most instances keep ${ratioText(it)} of one instance's share" } ?: "not measured", stableAnswer,
-        whyNot(scaled, "These runs do not drain fixed jobs on more than one instance in the best one-instance configuration.") ?: when (stableAnswer) {
+        whyNot(scaled, "These runs do not drain fixed jobs on more than one instance in the best one-instance configuration.") ?: if (starved)
+            "Each drain had ${formatNumber(jobs!!)} jobs, under two batches of ${best!!.key.second} per engine at $most engines, so some " +
+                "engines got no batch: drain more jobs (--jobs) or compare at a smaller acquire size." else when (stableAnswer) {
             Answer.HOLDS -> "The whole interval lies above ${formatNumber(STABLE_SHARE)}: at most a tenth is lost."
             Answer.DOES_NOT_HOLD -> "The whole interval lies at or below ${formatNumber(STABLE_SHARE)}: more instances lose more than a tenth."
             else -> "The interval straddles ${formatNumber(STABLE_SHARE)}."
@@ -106,11 +111,17 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
     for (type in valid.rows().map { it["job_type"] as String }.distinct().sorted()) for (on in onSettings) {
         val lock = pairedRatio(valid, type, { it.third == on }, { c -> c.copy(third = "off") })
         val e = lock?.second
-        val lockAnswer = answerAbove(e, 1.0)
+        // with the lock off, one engine may take the whole backlog into its queue: then the drain measures the hoard
+        val hoard = lock?.first?.takeIf { it.first > 1 }?.let { c -> engines?.let { busiestShare(it, valid, type, c.copy(third = "off")) } }
+        val hoarded = hoard != null && hoard >= HOARDED_SHARE
+        val lockAnswer = if (hoarded) Answer.CANNOT_TELL else answerAbove(e, 1.0)
         val poll = if (onSettings.size > 1) on.removePrefix("on") else "" // ", polled every 100 ms"
         claims += Claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs$poll)",
             lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}" } ?: "not measured", lockAnswer,
-            whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: when (lockAnswer) {
+            whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: if (hoarded)
+                "With the lock off one engine committed ${formatNumber(100 * hoard!!)}% of the jobs and the others idled: the backlog " +
+                    "fits one engine's queue (--queue-size), so this measures one engine, not the lock. Drain more jobs than " +
+                    "instances × queue size (--jobs), or give a smaller --queue-size." else when (lockAnswer) {
                 Answer.HOLDS -> "The whole interval lies above 1: lock off is slower" +
                     if (e!!.high >= onOverOff) ", and the interval reaches the original's ${formatNumber(onOverOff)}x." else ", but by less than the original's ${formatNumber(onOverOff)}x."
                 Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 1: lock off is not slower here."
@@ -133,6 +144,24 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame): List<Claim> {
  * The ratio of [type]'s jobs/s in a configuration that [isNumerator] picks to the one [denominatorOf] names, at the
  * largest instance count (then acquire size) where both were drained; null when no configuration has both.
  */
+/** A configuration is a hoard when its busiest engine committed at least this share of the jobs, on average over its drains. */
+private const val HOARDED_SHARE = 0.9
+
+/**
+ * The busiest engine's share of the committed jobs in the valid drains of one configuration (engines.csv: commit_events
+ * per cell and instance), averaged over its drains; null when engines.csv has none of them.
+ */
+internal fun busiestShare(engines: AnyFrame, valid: AnyFrame, type: String, config: Triple<Int, Int, String>): Double? {
+    // a drain is its run and cell: runs pooled under one label reuse cell names
+    fun drain(row: DataRow<*>) = (if ("run_id" in row.df().columnNames()) row["run_id"] else null) to row["cell"]
+    val drained = valid.rows().filter { it["job_type"] == type && it.config() == config }.map { drain(it) }.toSet()
+    val shares = engines.rows().filter { drain(it) in drained }.groupBy { drain(it) }.values.mapNotNull { rows ->
+        val commits = rows.map { num(it["commit_events"]) ?: 0.0 }
+        commits.sum().takeIf { it > 0 }?.let { commits.max() / it }
+    }
+    return shares.takeIf { it.isNotEmpty() }?.average()
+}
+
 private fun pairedRatio(cells: AnyFrame, type: String, isNumerator: (Triple<Int, Int, String>) -> Boolean,
                         denominatorOf: (Triple<Int, Int, String>) -> Triple<Int, Int, String>): Pair<Triple<Int, Int, String>, Estimate>? =
     cells.rows().filter { it["job_type"] == type }.map { it.config() }.distinct().filter(isNumerator)
