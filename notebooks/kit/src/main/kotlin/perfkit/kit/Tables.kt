@@ -20,7 +20,7 @@ fun columnTitle(name: String): String {
 }
 
 private val COLUMN_TITLES = mapOf(
-    "run_id" to "run", "n" to "n", "ci_low" to "interval low", "ci_high" to "interval high",
+    "run_id" to "run", "ci_low" to "interval low", "ci_high" to "interval high",
     "pooled_runs" to "runs pooled", "pct_of_max" to "% of the maximum", "warmup_s" to "warm-up (s)",
     "fairness_min_over_max" to "fairness (slowest / fastest consumer)", "cpu_us_per_msg" to "CPU per message (µs)",
     "fork_jdk" to "fork JDK", "db_lock_waiters_mean" to "DB lock waiters (mean)", "jobs_per_s_per_vcpu" to "jobs per second per vCPU",
