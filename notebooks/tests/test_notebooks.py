@@ -669,3 +669,34 @@ def test_notebooks_run_side_by_side_and_one_failure_spares_the_others(tmp_path):
     executed_ok(out / "overhead.ipynb")
     assert not (out / "broken.ipynb").exists()
     assert "[notebooks] total: 2 notebook(s)" in r.stderr
+
+
+def test_a_kernel_that_dies_while_starting_is_started_once_more_and_its_output_kept(tmp_path):
+    kernels = tmp_path / "jupyter" / "kernels" / "kotlin"
+    kernels.mkdir(parents=True)
+    real = json.loads((ROOT / ".venv/share/perfkit/jupyter/kernels/kotlin/kernel.json").read_text())
+    marker = tmp_path / "started-once"
+    flaky = tmp_path / "flaky_launch.py"
+    flaky.write_text(
+        "import os, pathlib, sys\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        "if not marker.exists():\n"
+        "    marker.write_text('x')\n"
+        "    print('first start: dying before kernel_info', file=sys.stderr)\n"
+        "    sys.exit(3)\n"
+        f"os.execv(sys.executable, [sys.executable, {real['argv'][1]!r}] + sys.argv[1:])\n")
+    spec = dict(real, argv=[real["argv"][0], str(flaky)] + real["argv"][2:])
+    (kernels / "kernel.json").write_text(json.dumps(spec))
+    nb_path = tmp_path / "one.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('println(6 * 7)')])
+    nb.metadata["kernelspec"] = {"name": "kotlin", "display_name": "Kotlin", "language": "kotlin"}
+    nbformat.write(nb, nb_path)
+    env = dict(os.environ, JUPYTER_PATH=str(tmp_path / "jupyter"))
+    r = subprocess.run([str(ROOT / ".venv/bin/python"), str(ROOT / "notebooks/tools/execute.py"), "--log-dir",
+                        str(tmp_path / "logs"), str(tmp_path / "out"), str(nb_path)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "one.ipynb: the kernel died while starting" in r.stderr and "first start: dying before kernel_info" in r.stderr, r.stderr
+    executed = nbformat.read(tmp_path / "out" / "one.ipynb", as_version=4)
+    assert executed.cells[0].outputs[0]["text"].strip() == "42"
+    assert "first start: dying before kernel_info" in (tmp_path / "logs" / "one.log").read_text()

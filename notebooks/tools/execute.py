@@ -95,12 +95,36 @@ def write_atomically(nb, target: pathlib.Path) -> None:
             os.unlink(tmp)
 
 
-def execute(path: pathlib.Path, out_dir: pathlib.Path, log_dir: pathlib.Path, timings: bool):
-    """Runs one notebook; returns its wall time in seconds, or None when it failed."""
-    nb = nbformat.read(path, as_version=4)
+def make_client(nb):
     client = nbclient.NotebookClient(
         nb, kernel_name="kotlin", timeout=600, startup_timeout=300,
         resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client.perfkit_cells_started = False
+
+    def cell_started(**_):
+        client.perfkit_cells_started = True
+    client.on_cell_start = cell_started
+    return client
+
+
+def run_in_kernel(client, log: pathlib.Path, earlier: str = "") -> None:
+    # the kernel's own output (protocol errors, JVM warnings) goes to the log, not the terminal
+    with open(log, "w") as kernel_output:
+        if earlier:
+            kernel_output.write(earlier + "\n---- the first kernel died while starting; the second one's output ----\n")
+            kernel_output.flush()
+        client.execute(stdout=kernel_output, stderr=kernel_output)
+
+
+def tail(text: str, lines: int = 5) -> str:
+    kept = [l.strip() for l in ANSI.sub("", text).splitlines() if l.strip()][-lines:]
+    return " | ".join(kept) if kept else "(none)"
+
+
+def execute(path: pathlib.Path, out_dir: pathlib.Path, log_dir: pathlib.Path, timings: bool):
+    """Runs one notebook; returns its wall time in seconds, or None when it failed."""
+    nb = nbformat.read(path, as_version=4)
+    client = make_client(nb)
     meter = CpuMeter(client)
     if timings:
         client.on_cell_executed = meter
@@ -108,9 +132,22 @@ def execute(path: pathlib.Path, out_dir: pathlib.Path, log_dir: pathlib.Path, ti
     log = log_dir / f"{path.stem}.log"
     started = time.time()
     try:
-        # the kernel's own output (protocol errors, JVM warnings) goes to the log, not the terminal
-        with open(log, "w") as kernel_output:
-            client.execute(stdout=kernel_output, stderr=kernel_output)
+        try:
+            run_in_kernel(client, log)
+        except (DeadKernelError, RuntimeError) as e:
+            if client.perfkit_cells_started:
+                raise
+            # a kernel that dies before its first reply ran none of the notebook (CI saw one of two kernels
+            # started together do so, once): start one more, and keep the first one's output for the record
+            first = log.read_text(errors="replace")
+            print(f"[notebooks] {path.name}: the kernel died while starting ({ANSI.sub('', str(e)).strip()}); "
+                  f"starting another. Its output: {tail(first)}", file=sys.stderr)
+            nb = nbformat.read(path, as_version=4)
+            client = make_client(nb)
+            meter = CpuMeter(client)
+            if timings:
+                client.on_cell_executed = meter
+            run_in_kernel(client, log, earlier=first)
     except (CellExecutionError, DeadKernelError, RuntimeError, TimeoutError) as e:
         cell, line = failure(nb, e)
         partial = log_dir / f"{path.stem}.failed.ipynb"
