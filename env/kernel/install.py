@@ -9,6 +9,7 @@ through launch.py, which binds the kernel's sockets to the connection file's loo
 interface. The launcher puts KERNELS_DIR's parent first on JUPYTER_PATH so Lab and headless runs both pick it.
 Idempotent: files are rewritten only when their content changes.
 """
+import importlib.util
 import json
 import pathlib
 import sys
@@ -19,6 +20,15 @@ import run_kotlin_kernel.run_kernel as run_kernel
 def write_if_changed(path: pathlib.Path, text: str) -> None:
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
+
+
+def lets_plot_js() -> dict:
+    """Lets-Plot's JavaScript, as the PyPI `lets-plot` package (environment.yml) ships it, when it is installed."""
+    spec = importlib.util.find_spec("lets_plot")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    js = pathlib.Path(list(spec.submodule_search_locations)[0]) / "package_data" / "lets-plot.min.js"
+    return {"PERFKIT_LETS_PLOT_JS": str(js)} if js.is_file() else {}
 
 
 def main() -> int:
@@ -39,7 +49,9 @@ def main() -> int:
         # - C1 only: a notebook's kernel lives for a minute, and C2 compiling the Kotlin compiler cost about
         #   half of its CPU (kernel CPU for a small notebook: 25.8 s with C2, 12.0 s without; measured on a
         #   loaded 2-vCPU machine, so read the ratio, not the numbers). Long computations in Lab run slower.
-        "env": {"KOTLIN_JUPYTER_KERNEL_EXTRA_JVM_OPTS": f"-Dlogback.configurationFile={logback} -XX:TieredStopAtLevel=1"},
+        # - PERFKIT_LETS_PLOT_JS: the lab's interactive figures (the kit's Lab.kt), from the `lets-plot` wheel
+        "env": {"KOTLIN_JUPYTER_KERNEL_EXTRA_JVM_OPTS": f"-Dlogback.configurationFile={logback} -XX:TieredStopAtLevel=1",
+                **lets_plot_js()},
         "metadata": {"perfkit": "no debugger port, sockets on loopback; see env/kernel/install.py"},
     }
     write_if_changed(target / "kernel.json", json.dumps(spec, indent=2) + "\n")

@@ -700,3 +700,90 @@ def test_a_kernel_that_dies_while_starting_is_started_once_more_and_its_output_k
     executed = nbformat.read(tmp_path / "out" / "one.ipynb", as_version=4)
     assert executed.cells[0].outputs[0]["text"].strip() == "42"
     assert "first start: dying before kernel_info" in (tmp_path / "logs" / "one.log").read_text()
+
+
+def test_the_lab_draws_an_interactive_figure_in_chromium(tmp_path, chromium):
+    """./bench lab serves a study notebook; Chromium runs all its cells; Lets-Plot's script draws the figures.
+
+    The notebook is a copy in a folder of its own (the lab autosaves), with the kit linked beside it; the runs
+    are the kit's (PERFKIT_DATA), so "latest" finds the committed reference runs or newer ones."""
+    lab_dir = tmp_path / "lab"
+    lab_dir.mkdir()
+    shutil.copy(ROOT / "notebooks/queues.ipynb", lab_dir / "queues.ipynb")
+    (lab_dir / "kit").symlink_to(ROOT / "notebooks/kit")
+    port, token = free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_TOKEN=token, PERFKIT_DATA=str(ROOT / "data"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    env.pop("PERFKIT_HEADLESS", None)
+    proc = subprocess.Popen([str(ROOT / "bench"), "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+                             f"--ServerApp.root_dir={lab_dir}", "--LabApp.expose_app_in_browser=True"],
+                            cwd=ROOT, stdout=(tmp_path / "lab.log").open("w"), stderr=subprocess.STDOUT, text=True,
+                            env=env, start_new_session=True)
+    shot = ROOT / "build" / "test-reports" / "lab-queues.png"
+    try:
+        deadline = time.time() + 900
+        while True:
+            assert proc.poll() is None, (tmp_path / "lab.log").read_text()[-3000:]
+            try:
+                api(port, token, "GET", "/api/status")
+                break
+            except OSError:
+                assert time.time() < deadline, "lab did not start"
+                time.sleep(1)
+        chromium.get(f"http://127.0.0.1:{port}/lab/tree/queues.ipynb?token={token}")
+        wait_for(chromium, "return !!(window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle')", 300)
+        chromium.execute_script("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        # the last cell has run when no cell is queued or running: JupyterLab marks those with [*]
+        wait_for(chromium, "const p = document.querySelectorAll('.jp-InputPrompt');"
+                           "return p.length > 0 && ![...p].some(e => e.textContent.includes('*'))"
+                           " && document.querySelectorAll('.jp-OutputArea-output').length > 5", 600)
+        drawn = chromium.execute_script(
+            "const outs = [...document.querySelectorAll('.jp-RenderedHTMLCommon')];"
+            "return {figures: outs.filter(o => o.querySelector('svg') && !o.querySelector('[id^=perfkit-static-]')).length,"
+            " fallbacks: document.querySelectorAll('[id^=perfkit-static-]').length,"
+            " errors: document.querySelectorAll('.jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"]').length}")
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        chromium.execute_script("const f = document.querySelector('.jp-RenderedHTMLCommon .plt-container');"
+                                "if (f) f.scrollIntoView({block: 'center'})")
+        chromium.save_screenshot(str(shot))
+        assert drawn["figures"] >= 3 and drawn["fallbacks"] == 0, drawn
+        assert drawn["errors"] == 0, drawn
+        # Lets-Plot's own drawing answers the pointer (its tooltips): the static SVG has no such layer
+        assert chromium.execute_script("return document.querySelectorAll('.jp-RenderedHTMLCommon .plt-container').length") >= 3
+    finally:
+        try:
+            os.killpg(proc.pid, 15)
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            pass  # it had already stopped
+
+
+def wait_for(driver, script, seconds):
+    deadline = time.time() + seconds
+    while not driver.execute_script(script):
+        assert time.time() < deadline, f"timed out: {script}"
+        time.sleep(1)
+
+
+def test_use_dataframe_beside_the_kit_adds_no_second_copy_of_its_classes(tmp_path):
+    """The kernel resolves DataFrame for the kit (perfkit.json), so `%use dataframe` at the same version adds the
+    same jar files, not a second copy. (`%use lets-plot` cannot resolve here: the mirror has no lets-plot-kotlin-kernel.)"""
+    copies = ('println(listOf("org/jetbrains/kotlinx/dataframe/DataFrame.class", "org/jetbrains/letsPlot/Figure.class")'
+              '.map { Thread.currentThread().contextClassLoader.getResources(it).toList().size })')
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (
+        "%use @file[kit/perfkit.json]", copies, "%use dataframe(0.15.0)", copies, 'dataFrameOf("a")(1, 2).rowsCount()')])
+    nb.metadata["kernelspec"] = {"name": "kotlin", "display_name": "Kotlin", "language": "kotlin"}
+    nbformat.write(nb, tmp_path / "use.ipynb")
+    r = subprocess.run([str(ROOT / ".venv/bin/python"), str(ROOT / "notebooks/tools/execute.py"), "--log-dir",
+                        str(tmp_path / "logs"), str(tmp_path / "out"), str(tmp_path / "use.ipynb")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    cells = nbformat.read(tmp_path / "out" / "use.ipynb", as_version=4).cells
+    printed = lambda cell: "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream").strip()
+    assert printed(cells[1]) == "[1, 1]", "the kit alone: one copy of each"
+    assert printed(cells[3]) == "[1, 1]", "after %use dataframe(0.15.0): still one copy of each"

@@ -5,6 +5,7 @@ import org.jetbrains.kotlinx.dataframe.api.take
 import org.jetbrains.letsPlot.export.ggsave
 import org.jetbrains.letsPlot.ggsize
 import org.jetbrains.letsPlot.intern.Plot
+import org.jetbrains.letsPlot.intern.toSpec
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.Locale
@@ -13,7 +14,11 @@ import java.util.Locale
  * A plot rendered to static SVG (no JavaScript), with a stable [name] that the publisher uses as the
  * figure's file name. The kernel shows it through the renderer registered in perfkit.json.
  */
-class Figure(val name: String, val caption: String, val svg: String) {
+class Figure(
+    val name: String, val caption: String, val svg: String,
+    /** The plot's Lets-Plot specification, for the lab's interactive view ([Lab]); the post uses the SVG. */
+    val spec: Map<String, Any>? = null, val width: Int = 720, val height: Int = 400,
+) {
     override fun toString() = caption
 }
 
@@ -27,7 +32,8 @@ fun figure(name: String, caption: String, plot: Plot, width: Int = 720, height: 
         dir.toFile().deleteRecursively()
     }
     // The publisher finds the name in the SVG itself, so it survives any notebook tooling.
-    return Figure(name, caption, svg.replaceFirst("<svg ", "<svg data-perfkit-figure=\"$name\" "))
+    return Figure(name, caption, svg.replaceFirst("<svg ", "<svg data-perfkit-figure=\"$name\" "),
+        (plot + ggsize(width, height)).toSpec(), width, height)
 }
 
 /** Markdown text, shown rendered in Jupyter and copied as-is into the published post. */
