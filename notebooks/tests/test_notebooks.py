@@ -787,3 +787,21 @@ def test_use_dataframe_beside_the_kit_adds_no_second_copy_of_its_classes(tmp_pat
     printed = lambda cell: "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream").strip()
     assert printed(cells[1]) == "[1, 1]", "the kit alone: one copy of each"
     assert printed(cells[3]) == "[1, 1]", "after %use dataframe(0.15.0): still one copy of each"
+
+
+def test_an_slo_parameter_re_reads_the_recorded_searches_and_a_bad_one_is_one_line(tmp_path):
+    env = dict(os.environ, PERFKIT_SLO_MS="20")
+    r = subprocess.run([str(ROOT / "bench"), "notebooks", "--runs", "reference", "--out", str(tmp_path / "out"),
+                        str(ROOT / "notebooks/messaging.ipynb")], cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    nb = executed_ok(tmp_path / "out" / "messaging.ipynb")
+    text = "\n".join(o.get("text", "") + o.get("data", {}).get("text/markdown", "") for c in nb.cells for o in c.get("outputs", []))
+    assert 'PERFKIT_SLO_MS = "20" (from the environment: ./bench notebooks)' in text
+    assert "re-read at p99.9 &lt;= 20 ms from the" in text and "(the run's SLO: 100 ms)" in text
+    env["PERFKIT_SLO_MS"] = "fast"
+    r = subprocess.run([str(ROOT / "bench"), "notebooks", "--runs", "reference", "--out", str(tmp_path / "bad"),
+                        str(ROOT / "notebooks/messaging.ipynb")], cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+    assert r.returncode == 1
+    lines = [l for l in r.stderr.splitlines() if not l.startswith("[")]
+    assert lines[0].endswith("PERFKIT_SLO_MS: 'fast' is not a positive number of milliseconds (or \"run\" for the run's own SLO)"), r.stderr
+    assert "\tat " not in r.stderr

@@ -33,3 +33,7 @@ fun AnyFrame.seriesAs(metric: String, name: (String) -> String?): AnyFrame {
         sums.keys.map { metric }.toColumn("metric"), sums.values.toList().toColumn("value"),
     ))
 }
+
+/** A frame from [names] and rows of values in that order, each column's type inferred. */
+fun frameOf(names: List<String>, rows: List<List<Any?>>): AnyFrame =
+    dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })

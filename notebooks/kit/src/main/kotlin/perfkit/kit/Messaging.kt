@@ -2,6 +2,7 @@ package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.DataRow
+import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.toColumn
@@ -237,4 +238,32 @@ fun capacityRatioAnswer(capacity: AnyFrame, pub: AnyFrame): String {
     return "At the SLO, Chronicle Queue's capacity over Kafka's is " + bounded.entries.joinToString("; ") { (cell, r) -> "${r.text} against `$cell`" } +
         (if (bounded.size < ratios.size) " (no bound against " + (ratios.keys - bounded.keys).joinToString { "`$it`" } + ")" else "") +
         ", over $searches search(es) each, beside $beside."
+}
+
+/**
+ * The run's sweep and capacity tables as they would read at another p99.9 SLO ([sloMs], the run's own being
+ * [recordedSloMs]): each step's `meets_slo` judged again (a step lost messages, or on a saturated machine, still
+ * misses), and each search's bracket re-read from its steps ([forkBracketAtSlo]). At the recorded SLO both come back
+ * as they are.
+ */
+fun messagingAtSlo(sweep: AnyFrame, capacity: AnyFrame, sloMs: Double, recordedSloMs: Double): Pair<AnyFrame, AnyFrame> {
+    if (sloMs == recordedSloMs) return sweep to capacity
+    fun step(r: DataRow<*>): SearchStep {
+        val usable = r["valid"] == true && r["saturated"] != true
+        return SearchStep(num(r["target_rate"])!!, if (usable) num(r["p99_9_ms"]) ?: Double.POSITIVE_INFINITY else Double.POSITIVE_INFINITY)
+    }
+    val judged = sweep.rows().map { r -> r to step(r).meets(sloMs) }
+    val newSweep = frameOf(sweep.columnNames(), judged.map { (r, met) -> sweep.columnNames().map { c -> if (c == "meets_slo") met else r[c] } })
+    val searches = sweep.rows().groupBy { Triple(it["run_id"], it["variant"], it["repetition"]) }
+    val names = listOf("run_id", "cell", "system", "policy", "repetition", "rate_per_chain", "capacity_instances", "capacity_msgs_per_s",
+        "first_missed_instances", "first_missed_msgs_per_s", "capacity_status", "slo_ms", "steps", "stop_reason")
+    val rows = searches.map { (key, steps) ->
+        val first = steps.first()
+        val b = forkBracketAtSlo(num(key.third)?.toInt() ?: 1, steps.map(::step), sloMs, recordedSloMs)
+        fun instancesAt(load: Double?) = load?.let { l -> steps.first { num(it["target_rate"]) == l }["instances"] }
+        listOf(key.first, key.second, first["system"], first["policy"], key.third, first["rate_per_chain"], instancesAt(b.lastMet), b.lastMet,
+            instancesAt(b.firstMissed), b.firstMissed, b.status, sloMs, steps.size,
+            "re-read at p99.9 <= ${formatNumber(sloMs)} ms from the ${steps.size} recorded step(s) (the run's SLO: ${formatNumber(recordedSloMs)} ms)")
+    }
+    return newSweep to frameOf(names, rows)
 }

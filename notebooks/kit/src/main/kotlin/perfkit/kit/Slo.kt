@@ -79,3 +79,38 @@ fun costBracket(pricePerHour: Double, c: CapacityBracket): String {
 
 /** The ratio of two capacity brackets as a bracket: A / B lies in (A.low / B.high, A.high / B.low); open ends stay open. */
 fun bracketRatio(a: CapacityBracket, b: CapacityBracket): String = ratioBounds(a, b).text
+
+/**
+ * One step of a recorded capacity search, to be read again at another SLO: its [load], the latency the SLO is on, and
+ * the driver's own lateness where the study bounds it (a step whose driver ran late by more than a tenth of the SLO
+ * cannot say whether the system met it). A step that was invalid or not measurable carries an infinite latency.
+ */
+data class SearchStep(val load: Double, val latencyMs: Double, val latenessMs: Double? = null) {
+    fun meets(sloMs: Double) = latencyMs <= sloMs && (latenessMs == null || latenessMs <= 0.1 * sloMs)
+}
+
+/**
+ * A fork's bracket at [sloMs] from the steps its search measured at [recordedSloMs], read in order of load: the first
+ * step that misses is the wall. The search chose its steps for the recorded SLO, so at a looser one it may have
+ * stopped before the new wall: a fork whose every step meets it is a lower bound, and says why.
+ */
+fun forkBracketAtSlo(fork: Int, steps: List<SearchStep>, sloMs: Double, recordedSloMs: Double): ForkBracket {
+    var lastMet: Double? = null
+    for (s in steps.sortedBy { it.load }) {
+        if (!s.meets(sloMs)) return ForkBracket(fork, lastMet, s.load, "wall")
+        lastMet = s.load
+    }
+    val why = if (sloMs > recordedSloMs) "lower bound (the search stopped at the run's own SLO, ${formatNumber(recordedSloMs)} ms)" else "lower bound"
+    return ForkBracket(fork, lastMet, null, why)
+}
+
+/**
+ * The SLO a notebook applies: its parameter ([value], "run" for the run's own) or the run's [runSloMs]. Anything else
+ * is refused in one line that names the parameter.
+ */
+fun sloFrom(value: String, runSloMs: Double, name: String = "PERFKIT_SLO_MS"): Double {
+    if (value.isBlank() || value == "run") return runSloMs
+    val ms = value.toDoubleOrNull()
+    require(ms != null && ms > 0 && ms.isFinite()) { "$name: '$value' is not a positive number of milliseconds (or \"run\" for the run's own SLO)" }
+    return ms
+}

@@ -1,6 +1,7 @@
 package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.DataRow
 import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.filter
 import org.jetbrains.kotlinx.dataframe.api.rows
@@ -155,4 +156,31 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double): List<Claim> {
             })
         listOf(race, noPool)
     }
+}
+
+/**
+ * The open-model steps and capacity brackets as they would read at another SLO per external call ([sloMsPerCall], the
+ * run's own being [recordedSloMsPerCall]; a cell's SLO scales with its calls, as the study applies it). A step meets it
+ * when it was valid, its p99 from the scheduled start is within it and the driver ran late by at most a tenth of it,
+ * the study's own rule; each fork's bracket is re-read from its steps ([forkBracketAtSlo]).
+ */
+fun webReactiveAtSlo(open: AnyFrame, sloMsPerCall: Double, recordedSloMsPerCall: Double, capacity: AnyFrame): Pair<AnyFrame, AnyFrame> {
+    if (sloMsPerCall == recordedSloMsPerCall) return open to capacity
+    fun sloOf(r: DataRow<*>) = (num(r["calls"])?.takeIf { it >= 1 } ?: 1.0) * sloMsPerCall
+    fun step(r: DataRow<*>) = SearchStep(num(r["rate_rps"])!!,
+        if (r["valid"] == true) num(r["p99_ms"]) ?: Double.POSITIVE_INFINITY else Double.POSITIVE_INFINITY, num(r["lateness_p99_ms"]))
+    val names = open.columnNames()
+    val newOpen = frameOf(names, open.rows().map { r ->
+        val met = step(r).meets(sloOf(r))
+        names.map { c -> when (c) { "slo_ms" -> sloOf(r); "meets_slo" -> met; "verdict" -> if (r["valid"] != true) r[c] else if (met) "met" else "missed"; else -> r[c] } }
+    })
+    val capNames = listOf("run_id", "cell", "stack", "calls", "fork", "slo_ms", "last_met_rps", "first_missed_rps", "status", "stop_reason", "steps")
+    val rows = open.rows().groupBy { Triple(it["run_id"], it["cell"], it["fork"]) }.map { (key, steps) ->
+        val first = steps.first()
+        val b = forkBracketAtSlo(num(key.third)?.toInt() ?: 1, steps.map(::step), sloOf(first), num(first["slo_ms"])!!)
+        listOf(key.first, key.second, first["stack"], first["calls"], key.third, sloOf(first), b.lastMet, b.firstMissed, b.status,
+            "re-read at p99 <= ${formatNumber(sloOf(first))} ms from the ${steps.size} recorded step(s) (the run's SLO: ${formatNumber(num(first["slo_ms"])!!)} ms)",
+            steps.joinToString(" ") { "${formatNumber(num(it["rate_rps"])!!)}:${if (step(it).meets(sloOf(it))) "met" else "missed"}" })
+    }
+    return newOpen to frameOf(capNames, rows)
 }
