@@ -31,14 +31,14 @@ class CompareTest {
         }
         val fork = forkJdk?.let { ""","fork":{"vendor":"Eclipse Adoptium","version":"$it","vmName":"OpenJDK 64-Bit Server VM"}""" } ?: ""
         val allParams = mapOf("variants" to "abq-1", "forks" to "${rates.size}", "tag" to tag) + params
-        Files.writeString(dir.resolve("run.json"), """
+        Files.writeString(dir.resolve("run.json"), completeManifest("""
             {"schemaVersion":2,"study":"queues","runId":"$id","mode":"$mode","tag":"$tag","quick":true,"variants":["abq-1"],
              "params":{${allParams.entries.joinToString(",") { (k, v) -> "\"$k\":\"$v\"" }}},
              "status":"complete","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":null,"pid":1,
              "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1073741824,"os":"Linux","kernel":"$kernel","containerCpuLimit":null},
              "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[],"forkInputArguments":[${forkFlags.joinToString(",") { "\"$it\"" }}]$fork},"kit":{"commit":"abc","dirty":false},
              "measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":${rates.size},"repetitionKind":"jvm-fork","warmupExcluded":true},
-             "valid":true,"invalidReasons":[],"notes":{},"files":[${files.joinToString(",")}]}""".trimIndent())
+             "valid":true,"invalidReasons":[],"notes":{},"files":[${files.joinToString(",")}]}""".trimIndent()))
         return dir
     }
 

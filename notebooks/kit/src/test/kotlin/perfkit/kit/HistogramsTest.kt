@@ -78,11 +78,11 @@ class HistogramsTest {
         val run = dir.resolve("queues/20260101T000000Z-h1-aaaaaa")
         Files.createDirectories(run.resolve("latency"))
         writeLog(run.resolve("latency/x.hlog"), List(5) { i -> List(10) { if (i < 2) 99_000_000L else 1_000_000L } })
-        Files.writeString(run.resolve("run.json"), """
+        Files.writeString(run.resolve("run.json"), completeManifest("""
             {"schemaVersion":2,"mode":"fixed-rate","study":"queues","runId":"20260101T000000Z-h1-aaaaaa","status":"complete","params":{},
              "host":{"hostname":"h1","logicalCores":2},"jvm":{"version":"17"},
              "files":[{"path":"latency/x.hlog","kind":"hlog","description":"d","cell":"abq-1@10000","series":"abq-1","fork":2,
-                       "timing":"corrected","window":{"startMs":${T0 + 2000},"endMs":${T0 + 5000}}}]}""")
+                       "timing":"corrected","window":{"startMs":${T0 + 2000},"endMs":${T0 + 5000}}}]}"""))
         val log = loadRun(run).latencyLogs().single()
         assertEquals("abq-1", log.series); assertEquals("abq-1@10000", log.cell); assertEquals(2, log.fork); assertTrue(log.corrected)
         assertEquals(3, log.measuredIntervals().size)

@@ -44,13 +44,13 @@ class LoadBenchmarkTest {
             }
             """{"path":"latency/$v.hlog","kind":"hlog","description":"d","cell":"$v","series":"$v","fork":1,"timing":"corrected","window":{"startMs":${T0 + 2000},"endMs":${T0 + 10000}}}"""
         }
-        Files.writeString(dir.resolve("run.json"), """
+        Files.writeString(dir.resolve("run.json"), completeManifest("""
             {"schemaVersion":2,"mode":"fixed-rate","study":"queues","runId":"$id","tag":"","quick":false,"status":"complete",
              "params":{"rate":"10000"},"host":{"hostname":"bench","cpuModel":"cpu","logicalCores":2},"jvm":{"version":"17"},
              "kit":{"commit":"abc","dirty":false},"measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":3},
              "valid":true,"invalidReasons":[],"startedAt":"2026-01-01T00:00:00Z",
              "files":[{"path":"throughput.csv","kind":"table","description":"d"},{"path":"timeseries.csv","kind":"timeseries","description":"d"},
-                      ${hlogs.joinToString(",")}]}""")
+                      ${hlogs.joinToString(",")}]}"""))
     }
 
     @Test

@@ -68,14 +68,14 @@ class QueuesTest {
         val dir = Files.createDirectories(root.resolve("runs/queues/$id"))
         Files.writeString(dir.resolve("calibration.csv"), "cell,variant,wait_strategy,fork,harness_events_per_s,minimal_events_per_s,harness_over_minimal,minimal_exactly_once\n" +
             rows.mapIndexed { i, (cell, h, m) -> "$cell,${cell.substringBefore('/')},${cell.substringAfter('/', "")},${i + 1},$h,$m,${h / m},true" }.joinToString("\n") + "\n")
-        Files.writeString(dir.resolve("run.json"), """
+        Files.writeString(dir.resolve("run.json"), completeManifest("""
             {"schemaVersion":2,"study":"queues","runId":"$id","mode":"throughput","tag":"","quick":false,"variants":["a"],"params":{},
              "status":"complete","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":"2026-01-01T00:01:00Z","pid":1,
              "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1,"os":"Linux","kernel":"6","containerCpuLimit":null},
              "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[]},"kit":{"commit":"abc","dirty":false},
              "measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":3,"repetitionKind":"jvm-fork","warmupExcluded":true},
              "valid":true,"invalidReasons":[],"notes":{},
-             "files":[{"path":"calibration.csv","kind":"table","description":"test"}]}""".trimIndent())
+             "files":[{"path":"calibration.csv","kind":"table","description":"test"}]}""".trimIndent()))
         return dir
     }
 

@@ -184,12 +184,31 @@ class RunsTest {
         val v2 = Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":2,\"mode\":\"throughput\"")
             .replace("\"kind\":\"table\",\"description\":\"test\"}",
                 "\"kind\":\"table\",\"description\":\"test\",\"cell\":null,\"series\":null,\"fork\":null,\"timing\":null}")
-        Files.writeString(dir.resolve("run.json"), v2)
+        val complete = completeManifest(v2)
+        Files.writeString(dir.resolve("run.json"), complete)
         val r = loadRun(dir)
         assertEquals("throughput", r.mode)
         assertEquals(RunFile("t.csv", "table", "test", null, null, null, null, null), r.files.single())
-        Files.writeString(dir.resolve("run.json"), v2.replace("\"mode\":\"throughput\",", ""))
-        assertTrue(assertThrows<RunFormatException> { loadRun(dir) }.message!!.contains("no 'mode'"))
+        Files.writeString(dir.resolve("run.json"), complete.replace("\"mode\":\"throughput\",", ""))
+        assertTrue(assertThrows<RunFormatException> { loadRun(dir) }.message!!.contains(": required property 'mode' not found"))
+    }
+
+    @Test
+    fun `a version 2 manifest is held to run schema json and each complaint names its place`() {
+        val dir = run("runs", id1)
+        val good = completeManifest(Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":2,\"mode\":\"throughput\""))
+        for ((broken, complaint) in listOf(
+            good.replace("\"startedAt\":\"2026-01-01T00:00:00Z\"", "\"startedAt\":\"yesterday\"") to "/startedAt: does not match the date-time pattern",
+            good.replace("\"logicalCores\":2", "\"logicalCores\":\"two\"") to "/host/logicalCores: string found, integer expected",
+            good.replace("\"status\":\"complete\"", "\"status\":\"done\"") to "/status: does not have a value in the enumeration",
+            good.replace("\"kind\":\"table\"", "\"kind\":\"spreadsheet\"") to "/files/0/kind: does not have a value in the enumeration",
+        )) {
+            Files.writeString(dir.resolve("run.json"), broken)
+            val message = assertThrows<RunFormatException> { loadRun(dir) }.message!!
+            assertTrue(message.startsWith("corrupt manifest ${dir.resolve("run.json")}: ") && complaint in message && "\n" !in message, message)
+        }
+        Files.writeString(dir.resolve("run.json"), good)
+        assertEquals(id1, loadRun(dir).id)
     }
 
     @Test
