@@ -435,6 +435,16 @@ def test_posts_show_no_code_and_every_figure_is_described(site, chromium):
         for image in seen["images"]:
             assert image["alt"], f"{post.parent.name}: figure {image['src']} has no alt text"
         assert "Scale: reference, " in seen["firstScreen"], f"{post.parent.name}: the scale is not above the fold"
+        if post.parent.name in ("compare", "overhead"):
+            continue  # neither reproduces an original
+        # the first screen (900 px high) says which of the original's claims hold here: counts, then each claim
+        glance = chromium.execute_script(
+            "const g = document.querySelector('p.glance'); const list = g && g.nextElementSibling;"
+            "return g && {top: g.getBoundingClientRect().top, text: g.innerText, items: list ? list.querySelectorAll('li').length : 0,"
+            " tables: [...document.querySelectorAll('td strong')].filter(s => /^(holds|does not hold|cannot tell here)$/.test(s.textContent)).length}")
+        assert glance and glance["top"] < 900, f"{post.parent.name}: no claims on the first screen: {glance}"
+        assert glance["text"].startswith("The original's claims on this host: "), glance
+        assert glance["items"] >= 1 and glance["items"] <= glance["tables"], f"{post.parent.name}: {glance}"
     chromium.get((site / "index.html").as_uri())
     listing = chromium.execute_script("return document.body.innerText")
     assert listing.count("reference, ") >= len(NOTEBOOKS), listing

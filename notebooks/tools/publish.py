@@ -121,6 +121,26 @@ def scale_line(runs: dict, study: str) -> str:
     return f'<p class="scale">{line}</p>'
 
 
+ANSWER_COUNTS = {"holds": ("holds", "hold"), "does-not-hold": ("does not hold", "do not hold"),
+                 "cannot-tell": ("cannot tell here", "cannot tell here")}
+
+
+def at_a_glance(claims: list) -> str:
+    """Under the title: how many of the original's claims hold here, and each with what was measured, from the claims
+    tables the kit drew (text/x-perfkit-claims; the claims' texts are the kit's Markdown, data already escaped)."""
+    if not claims:
+        return ""
+    counts = []
+    for answer, (one, many) in ANSWER_COUNTS.items():
+        n = sum(1 for c in claims if c.get("answer") == answer)
+        if n:
+            counts.append(f"{n} {one if n == 1 else many}")
+    items = "\n".join(f"- **{html.escape(c.get('words', ''), quote=False)}**: {c.get('original', '')} ({c.get('here', '')})"
+                      for c in claims)
+    return (f'<p class="glance"><strong>The original\'s claims on this host:</strong> {", ".join(counts)}. Each answer'
+            " rests on an interval or a bracket over the forks; the table below says why.</p>\n\n" + items)
+
+
 def at_title(blocks: list, heading: str = "", after: str = "") -> list:
     """The blocks with their first `# ` heading replaced by [heading] (when given) and [after] right under it."""
     for i, block in enumerate(blocks):
@@ -155,7 +175,7 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
     out = site / slug
     shutil.rmtree(out, ignore_errors=True)
     (out / "figures").mkdir(parents=True)
-    blocks, figures, runs = [], [], {}
+    blocks, figures, runs, claims = [], [], {}, []
     for index, cell in enumerate(nb.cells, start=1):
         if cell.cell_type == "markdown":
             blocks.append(cell.source)
@@ -178,6 +198,8 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
             data = o.get("data", {})
             if "text/x-perfkit-runs" in data:
                 runs = json.loads(data["text/x-perfkit-runs"])
+            if "text/x-perfkit-claims" in data:
+                claims += json.loads(data["text/x-perfkit-claims"])
             if "image/svg+xml" in data:
                 svg = data["image/svg+xml"]
                 found = FIGURE_NAME.search(svg)
@@ -208,7 +230,8 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
         "forks": runs.get("forks", 0),
     }
     blocks = at_title(blocks, heading="# " + md_text(runs["title"]) if runs.get("title") else "",
-                      after=scale_line(runs, runs.get("study", slug).split(",")[0].strip()))
+                      after="\n\n".join(filter(None, [scale_line(runs, runs.get("study", slug).split(",")[0].strip()),
+                                                         at_a_glance(claims)])))
     body_md = "\n\n".join(b.strip("\n") for b in blocks) + "\n"
     (out / "index.md").write_text(front_matter(info) + "\n" + body_md, encoding="utf-8")
     meta_line = (f"<p class=\"meta\">{html.escape(info['date'])} · {html.escape(info['host'])} · JDK {html.escape(info['jdk'])}"

@@ -20,10 +20,12 @@ data class Claim(val original: String, val here: String, val answer: Answer, val
  * follow from an interval or a bracket in the data; [Answer.CANNOT_TELL] says what stood in the way. A question of
  * the kit's own (beyond the original) names its first column with [heading].
  */
-fun claimsTable(claims: List<Claim>, heading: String = "the original's claim"): Markdown =
+fun claimsTable(claims: List<Claim>, heading: String = ORIGINALS_CLAIM): Markdown =
     Markdown("| $heading | on this host | answer | why |\n|---|---|---|---|\n" + claims.joinToString("\n") { c ->
         "| ${c.original} | ${c.here} | **${c.answer.words}** | ${c.why} |"
-    })
+    }, claims = if (heading == ORIGINALS_CLAIM) claims else emptyList()) // questions of the kit's own are not the original's
+
+private const val ORIGINALS_CLAIM = "the original's claim"
 
 /**
  * The answer an interval gives to "the ratio is above [threshold]" (e.g. "async serves more than sync": above 1):

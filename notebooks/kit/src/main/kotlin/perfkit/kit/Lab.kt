@@ -38,6 +38,9 @@ object Lab {
         return static + ("text/html" to interactiveHtml(f, spec, script))
     }
 
+    fun markdown(m: Markdown): Map<String, String> =
+        mapOf("text/markdown" to m.text, "text/plain" to m.text) + (m.claimsJson?.let { mapOf("text/x-perfkit-claims" to it) } ?: emptyMap())
+
     fun frame(df: AnyFrame): Map<String, String> {
         val markdown = df.preview().text
         if (headless) return mapOf("text/markdown" to markdown, "text/plain" to df.toString())

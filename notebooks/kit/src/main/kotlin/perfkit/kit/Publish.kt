@@ -36,10 +36,28 @@ fun figure(name: String, caption: String, plot: Plot, width: Int = 720, height: 
         (plot + ggsize(width, height)).toSpec(), width, height)
 }
 
-/** Markdown text, shown rendered in Jupyter and copied as-is into the published post. */
-class Markdown(val text: String) {
+/**
+ * Markdown text, shown rendered in Jupyter and copied as-is into the published post. [claims] are the original's
+ * claims a claims table in it answers ([claimsTable]): the publisher lists them under the post's title, so a
+ * reader's first screen says which hold here.
+ */
+class Markdown(val text: String, val claims: List<Claim> = emptyList()) {
     override fun toString() = text
+
+    /** This text followed by [other], the claims of both kept. */
+    operator fun plus(other: Markdown) = Markdown(text + other.text, claims + other.claims)
+
+    /** The claims as the kernel passes them to the publisher (text/x-perfkit-claims); null when there are none. */
+    val claimsJson: String? get() = if (claims.isEmpty()) null else CLAIMS_JSON.writeValueAsString(claims.map {
+        mapOf("original" to it.original, "here" to it.here, "answer" to it.answer.name.lowercase().replace('_', '-'), "words" to it.answer.words)
+    })
 }
+
+private val CLAIMS_JSON = com.fasterxml.jackson.databind.ObjectMapper()
+
+/** [parts] one after another, [separator] between them, every part's claims kept. */
+fun List<Markdown>.joined(separator: String = "\n\n"): Markdown =
+    if (isEmpty()) Markdown("") else reduce { a, b -> a + Markdown(separator) + b }
 
 fun md(text: String) = Markdown(text.trimIndent())
 
