@@ -233,7 +233,7 @@ fun compareValues(groups: List<Group>, metric: CompareMetric): AnyFrame {
             }
         }
     }
-    return dataFrameOf(listOf("group", "run_id", "cell", "value").mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })
+    return dataFrameOf(listOf("group", "run_id", "cell", "value").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
 }
 
 /** Each fork's p99 (ms) per series, from its corrected latency log: the producer's own lateness is not a cell. */
@@ -252,7 +252,7 @@ fun compareRatios(values: AnyFrame, groups: List<Group>, metric: CompareMetric):
             listOf(cell, g.name, r.mean, r.low, r.high, r.interval, differenceSentence(g.name, meanInterval(a), base, meanInterval(b), metric))
         }
     }
-    return dataFrameOf(listOf("cell", "group", "ratio", "ci_low", "ci_high", "interval", "verdict").mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })
+    return dataFrameOf(listOf("cell", "group", "ratio", "ci_low", "ci_high", "interval", "verdict").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
 }
 
 /**
@@ -308,7 +308,7 @@ fun groupCost(summary: AnyFrame, groups: List<Group>, hostType: String): AnyFram
         val m = price.getValue(r["group"] as String); val rate = (r["mean"] as Number).toDouble()
         listOf(r["group"], r["cell"], m.cores, m.pricePerHour, rate, if (rate > 0) costPerMillion(m.pricePerHour, rate) else null)
     }
-    return dataFrameOf(listOf("group", "cell", "cores", "usd_per_hour", "rate_per_s", "usd_per_million").mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })
+    return dataFrameOf(listOf("group", "cell", "cores", "usd_per_hour", "rate_per_s", "usd_per_million").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
 }
 
 /** Every run of the comparison once, oldest first. */
@@ -354,5 +354,5 @@ fun List<Group>.compareTitle(): String {
 /** Which runs make up each group, in one table. */
 fun List<Group>.membersTable(): AnyFrame {
     val rows = flatMap { g -> g.runs.map { r -> listOf(g.name, r.id, r.hostname + (r.collectedFrom?.let { " (from $it)" } ?: ""), r.forkJdk, r.tag, r.mode, r.repetitions, r.status) } }
-    return dataFrameOf(listOf("group", "run_id", "host", "fork_jdk", "tag", "mode", "repetitions", "status").mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })
+    return dataFrameOf(listOf("group", "run_id", "host", "fork_jdk", "tag", "mode", "repetitions", "status").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
 }

@@ -43,7 +43,7 @@ fun harnessCalibration(runs: List<Run>): AnyFrame {
     }
     val names = listOf("label", "cell", "forks", "harness_events_per_s", "minimal_events_per_s", "harness_over_minimal", "ci_low", "ci_high",
         "interval", "verdict")
-    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
 }
 
 /**
@@ -71,7 +71,7 @@ fun consumersBesidePublished(throughput: AnyFrame, consumers: AnyFrame, pub: Any
     }
     val names = listOf("label", "cell", "total_vs_1_consumer", "published_total_vs_1", "per_consumer_vs_1_consumer", "published_per_consumer_vs_1",
         "fairness_min_over_max")
-    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
 }
 
 /**

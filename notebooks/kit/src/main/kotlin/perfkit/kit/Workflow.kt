@@ -186,7 +186,7 @@ fun lockRatios(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): 
             if (on.isEmpty() || off.isEmpty()) null else ratioInterval(off, on).let { e -> listOf(t, k, a, poll, e.mean, e.low, e.high, e.interval, e.n) }
         }
     val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "off_over_on", "low", "high", "interval", "n")
-    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
 }
 
 /**
@@ -208,7 +208,7 @@ fun lockPollEffect(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap(
             }
         }
     val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "against_poll_ms", "jobs_per_s_gained", "ratio", "low", "high", "interval", "n")
-    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
 }
 
 /**
@@ -228,7 +228,7 @@ fun lockPollCeiling(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap
             listOf(type, k, a, poll, rate, ceiling, 100 * rate / ceiling, system, rs.map { it["bottleneck"] }.distinct().joinToString(", "))
         }
     val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "jobs_per_s", "poll_ceiling", "pct_of_ceiling", "cpu_system_pct", "bottleneck")
-    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n) })
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
 }
 
 /** Flowable's asyncJobsGlobalLockPollRate when not set. */

@@ -33,7 +33,7 @@ class MessagingTest {
     /** sweep.csv rows at one chain: (variant, CPU-us per message) per repetition. */
     private fun sweep(vararg steps: Pair<String, Double>): AnyFrame =
         dataFrameOf("variant", "instances", "valid", "cpu_us_per_msg", "target_rate", "p99_9_ms", "cpu_app_pct", "cpu_broker_pct", "p50_ms", "p99_ms")(
-            *steps.flatMap { (v, us) -> listOf(v, 1, true, us, 450.0, 20.0, 40.0, 50.0, 1.0, 10.0) }.toTypedArray())
+            *steps.flatMap { (v, us) -> listOf(v, 1, true, us, 450.0, 20.0, 40.0, 50.0, 1.0, 10.0) }.toTypedArray<Any?>())
 
     @Test
     fun `capacity claims follow the brackets over every repetition`() {

@@ -8,7 +8,7 @@ import kotlin.test.assertTrue
 class WebReactiveTest {
     /** Closed-model rows: per stack and N, the mean response time of each warm fork given. */
     private fun closed(vararg cells: Pair<Pair<String, Long>, List<Double>>) = dataFrameOf("stack", "calls", "users", "mean_ms", "cpu_system_pct")(
-        *cells.flatMap { (key, means) -> means.map { listOf(key.first, 1L, key.second, it, 150.0) } }.flatten().toTypedArray())
+        *cells.flatMap { (key, means) -> means.map { listOf(key.first, 1L, key.second, it, 150.0) } }.flatten().toTypedArray<Any?>())
 
     @Test
     fun `an N with too few warm forks is left out rather than deciding the claim`() {

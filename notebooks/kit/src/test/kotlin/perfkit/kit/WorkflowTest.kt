@@ -33,10 +33,10 @@ class WorkflowTest {
         val rows = (1..3).flatMap { r ->
             listOf(listOf("on-$r", "fixed", 4, 32, "on", 80.0 + r, 60.0, true), listOf("off-$r", "fixed", 4, 32, "off", 28.0 + r, 20.0, true))
         }
-        val t = dataFrameOf("cell", "job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid")(*rows.flatten().toTypedArray())
+        val t = dataFrameOf("cell", "job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid")(*rows.flatten().toTypedArray<Any?>())
         fun engines(offCommits: List<Int>) = dataFrameOf("cell", "instance", "commit_events")(*(1..3).flatMap { r ->
             (1..4).flatMap { i -> listOf(listOf("on-$r", i, 300), listOf("off-$r", i, offCommits[i - 1])) }
-        }.flatten().toTypedArray())
+        }.flatten().toTypedArray<Any?>())
         val hoarded = workflowClaims(t, pub, engines(listOf(0, 1200, 0, 0))).single { "lock off" in it.original }
         assertEquals(Answer.CANNOT_TELL, hoarded.answer, hoarded.why)
         assertTrue("one engine committed 100% of the jobs" in hoarded.why, hoarded.why)
@@ -48,7 +48,7 @@ class WorkflowTest {
     @Test
     fun `stability is not judged on a backlog too small to give every engine a batch`() {
         fun drains(jobs: Int) = (1..3).flatMap { r -> listOf(listOf("fixed", 1, 512, "on", 28.0 + r, 94.0, true, jobs), listOf("fixed", 4, 512, "on", 50.0 + r, 44.0, true, jobs)) }
-        fun frame(jobs: Int) = dataFrameOf("job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid", "jobs")(*drains(jobs).flatten().toTypedArray())
+        fun frame(jobs: Int) = dataFrameOf("job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid", "jobs")(*drains(jobs).flatten().toTypedArray<Any?>())
         val small = workflowClaims(frame(1200), pub)[1]
         assertEquals(Answer.CANNOT_TELL, small.answer, small.why)
         assertTrue("under two batches of 512 per engine at 4 engines" in small.why, small.why)
