@@ -243,6 +243,20 @@ def api(port, token, method, path, body=None):
         return json.loads(text) if text else None
 
 
+def wait_for_lab(proc, port, token, log, seconds=900):
+    """Waits until the lab's REST API answers (a kit rebuild and a cold kernel on a loaded 2-vCPU machine take
+    minutes); returns the deadline, which the caller's later waits share."""
+    deadline = time.time() + seconds
+    while True:
+        assert proc.poll() is None, log.read_text()[-3000:]
+        try:
+            api(port, token, "GET", "/api/status")
+            return deadline
+        except OSError:
+            assert time.time() < deadline, "lab did not start"
+            time.sleep(1)
+
+
 def test_lab_starts_and_runs_a_kotlin_kernel(tmp_path):
     port, token = free_port(), secrets.token_hex(16)
     proc = subprocess.Popen([str(ROOT / "bench"), "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
@@ -250,15 +264,7 @@ def test_lab_starts_and_runs_a_kotlin_kernel(tmp_path):
                             cwd=ROOT, stdout=(tmp_path / "lab.log").open("w"), stderr=subprocess.STDOUT, text=True,
                             env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime")))
     try:
-        deadline = time.time() + 900  # a kit rebuild and a cold kernel on a loaded 2-vCPU machine
-        while True:
-            assert proc.poll() is None, (tmp_path / "lab.log").read_text()[-3000:]
-            try:
-                api(port, token, "GET", "/api/status")
-                break
-            except OSError:
-                assert time.time() < deadline, "lab did not start"
-                time.sleep(1)
+        deadline = wait_for_lab(proc, port, token, tmp_path / "lab.log")
         kernel = api(port, token, "POST", "/api/kernels", {"name": "kotlin"})
         # the server reports "starting" until a client talks to the kernel: ask it for its info directly
         from jupyter_client import BlockingKernelClient
@@ -730,15 +736,7 @@ def test_the_lab_draws_an_interactive_figure_in_chromium(tmp_path, chromium):
                             env=env, start_new_session=True)
     shot = ROOT / "build" / "test-reports" / "lab-queues.png"
     try:
-        deadline = time.time() + 900
-        while True:
-            assert proc.poll() is None, (tmp_path / "lab.log").read_text()[-3000:]
-            try:
-                api(port, token, "GET", "/api/status")
-                break
-            except OSError:
-                assert time.time() < deadline, "lab did not start"
-                time.sleep(1)
+        wait_for_lab(proc, port, token, tmp_path / "lab.log")
         chromium.get(f"http://127.0.0.1:{port}/lab/tree/queues.ipynb?token={token}")
         wait_for(chromium, "return !!(window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && window.jupyterapp.shell.currentWidget.sessionContext"
