@@ -293,7 +293,12 @@ fun groupSpectra(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFr
 
 /** The capacity table of a study that has one (capacity.csv), per group and cell; null when the runs have none. */
 fun groupCapacity(groups: List<Group>): AnyFrame? {
-    val metric = CompareMetric("capacity.csv", "capacity_msgs_per_s", "msg/s at the SLO")
+    // each study's searches record the last load that met the SLO: a lower end, so a capacity is at least it
+    val metric = when (groups.firstOrNull()?.runs?.firstOrNull()?.study) {
+        "messaging" -> CompareMetric("capacity.csv", "capacity_msgs_per_s", "msg/s at the SLO, last load met")
+        "web-reactive" -> CompareMetric("capacity.csv", "last_met_rps", "req/s at the SLO, last rate met")
+        else -> return null
+    }
     if (groups.none { g -> g.runs.any { r -> r.files.any { it.path == metric.table } } }) return null
     return summarize(compareValues(groups, metric), listOf("group", "cell"), "value")
 }
@@ -308,7 +313,8 @@ fun groupCost(summary: AnyFrame, groups: List<Group>, hostType: String): AnyFram
         val m = price.getValue(r["group"] as String); val rate = (r["mean"] as Number).toDouble()
         listOf(r["group"], r["cell"], m.cores, m.pricePerHour, rate, if (rate > 0) costPerMillion(m.pricePerHour, rate) else null)
     }
-    return dataFrameOf(listOf("group", "cell", "cores", "usd_per_hour", "rate_per_s", "usd_per_million").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
+    // the rate is the last load met (a capacity is at least it), so the cost is at most this
+    return dataFrameOf(listOf("group", "cell", "cores", "usd_per_hour", "capacity_at_least_per_s", "usd_per_million_at_most").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
 }
 
 /** Every run of the comparison once, oldest first. */

@@ -2,6 +2,7 @@ package perfkit.kit
 
 import org.HdrHistogram.Histogram
 import org.HdrHistogram.HistogramLogWriter
+import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
@@ -165,5 +166,21 @@ class CompareTest {
         assertEquals(250L, merged.getValue(Triple("tag=a", "abq-1", true)).totalCount)
         assertEquals(5.0, merged.getValue(Triple("tag=b", "abq-1", true)).percentilesMs()[50.0]!!, 0.01)
         assertEquals(setOf("tag=a · abq-1", "tag=b · abq-1"), groupSpectra(merged)["variant"].toList().toSet())
+    }
+
+    @Test
+    fun `capacity is each study's own last load met, and its cost an upper bound`() {
+        val dir = root.resolve("runs/web-reactive/$a1")
+        Files.createDirectories(dir)
+        Files.writeString(dir.resolve("capacity.csv"), "cell,fork,slo_ms,last_met_rps,first_missed_rps,status\n" +
+            "mvc/1call,1,200,1900,2000,wall\nmvc/1call,2,200,2100,2200,wall\n")
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"web-reactive","runId":"$a1","mode":"sweep",
+            "files":[{"path":"capacity.csv","kind":"table","description":"c"}]}"""))
+        val groups = listOf(Group("g", listOf(loadRun(dir))))
+        val capacity = groupCapacity(groups)!!
+        assertEquals(2000.0, (capacity.rows().single()["mean"] as Number).toDouble())
+        val cost = groupCost(capacity, groups, "aws-c5.2xlarge")
+        assertEquals(listOf("group", "cell", "cores", "usd_per_hour", "capacity_at_least_per_s", "usd_per_million_at_most"), cost.columnNames())
+        assertEquals(null, groupCapacity(listOf(Group("q", listOf(loadRun(run(b1, listOf(1.0, 2.0, 3.0))))))), "queues has no capacity")
     }
 }
