@@ -482,6 +482,9 @@ def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
     assert "| chains | original p50 ms |" in text and "| 500 | 11 | 36 | 96 |" in text, "the original's per-chain tables beside ours"
     assert "cost per million messages" in text and "relative to `kafka/blocking`" in text
     assert "This run: **1000 msg/s per chain**" in text
+    # a quick run makes one capacity search per cell: an observation, from which no claim holds or fails
+    assert "Only 1 search(es) per cell: a claim needs 3." in text
+    assert "**holds**" not in text and "**does not hold**" not in text
     assert len(outputs(nb, "image/svg+xml")) == 2
 
 

@@ -76,9 +76,12 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
     val claims = mutableListOf<Claim>()
     val rateWords = rate?.let { "${formatNumber(it)} msg/s per chain" } ?: "this run's rate"
 
+    // a bracket from fewer than 3 searches is an observation, not an answer (as an interval needs 3 forks)
+    fun tooFew(c: CapacityBracket?) = c != null && c.forks.size < MIN_REPETITIONS_FOR_CLAIM
+    val fewWhy = "Only ${capacity.rows().groupBy { it["cell"] }.values.minOfOrNull { it.size } ?: 0} search(es) per cell: a claim needs $MIN_REPETITIONS_FOR_CLAIM."
     val kafka = baseline?.let { inChains[it] }
     val breaksAtTwo = when {
-        kafka == null -> Answer.CANNOT_TELL
+        kafka == null || tooFew(kafka) -> Answer.CANNOT_TELL
         kafka.low == 1.0 && kafka.high == 2.0 -> Answer.HOLDS
         (kafka.low != null && kafka.low >= 2) || (kafka.high != null && kafka.high <= 1) -> Answer.DOES_NOT_HOLD
         else -> Answer.CANNOT_TELL
@@ -87,7 +90,7 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
         kafka?.let { "`$baseline` at $rateWords: ${it.text}" } ?: "Kafka was not run", breaksAtTwo, when (breaksAtTwo) {
             Answer.HOLDS -> "Every search met the SLO at 1 chain and missed it at 2."
             Answer.DOES_NOT_HOLD -> if (kafka!!.low != null && kafka.low >= 2) "Every search met the SLO with 2 chains or more." else "Every search missed the SLO at 1 chain on this host (a saturated machine counts, as it did in the original)."
-            else -> "The searches do not bracket Kafka's capacity between 1 and 2 chains: ${gaps(kafka)}."
+            else -> if (tooFew(kafka)) fewWhy else "The searches do not bracket Kafka's capacity between 1 and 2 chains: ${gaps(kafka)}."
         })
 
     val published = pub.publishedValue("chronicle/kafka", "capacity_ratio")
@@ -95,12 +98,12 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
     for (cell in kafkaCells) {
         val k = inRate[cell]
         val r = if (chronicle == null || k == null) RatioBounds(null, null) else ratioBounds(chronicle, k)
-        val answer = answerAbove(r, published)
+        val answer = if (tooFew(chronicle) || tooFew(k)) Answer.CANNOT_TELL else answerAbove(r, published)
         claims += Claim("Chronicle Queue carries about ${formatNumber(published)}x the chains Kafka does (its own table gives ${formatNumber(seedRatio)}x; Kafka as `$cell`)",
             if (chronicle == null) "Chronicle Queue was not run" else "${r.text} (Chronicle ${chronicle.text}; Kafka ${k?.text ?: "not run"})", answer, when (answer) {
                 Answer.HOLDS -> "Even the least favourable ends of the two brackets give ${formatNumber(published)}x or more."
                 Answer.DOES_NOT_HOLD -> "Even the most favourable ends of the two brackets stay below ${formatNumber(published)}x."
-                else -> if (r.low == null && r.high == null) "No bracket on one side: Chronicle ${gaps(chronicle)}; Kafka ${gaps(k)}."
+                else -> if (tooFew(chronicle) || tooFew(k)) fewWhy else if (r.low == null && r.high == null) "No bracket on one side: Chronicle ${gaps(chronicle)}; Kafka ${gaps(k)}."
                 else "The bracket reaches across ${formatNumber(published)}x or is open: Chronicle ${gaps(chronicle)}; Kafka ${gaps(k)}."
             })
     }
@@ -127,7 +130,7 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
     val k = baseline?.let { inRate[it] }
     val r = if (chronicle == null || k == null) RatioBounds(null, null) else ratioBounds(chronicle, k)
     val needed = 1 / (1 - saving / 100) // the capacity ratio that cuts cost by `saving`
-    val costAnswer = answerAbove(r, needed)
+    val costAnswer = if (tooFew(chronicle) || tooFew(k)) Answer.CANNOT_TELL else answerAbove(r, needed)
     val cut = { ratio: Double -> formatNumber(100 * (1 - 1 / ratio)) + "%" }
     claims += Claim("A potential cost cut of about ${formatNumber(saving)}% (cost per message at the SLO)",
         when {
@@ -138,7 +141,7 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
         }, costAnswer, when (costAnswer) {
             Answer.HOLDS -> "The capacity ratio's lower end is ${formatNumber(needed)}x or more."
             Answer.DOES_NOT_HOLD -> "A ${formatNumber(saving)}% cut needs ${formatNumber(needed)}x the capacity; the bracket stays below it."
-            else -> "The capacity ratio is not bracketed on both sides below or above ${formatNumber(needed)}x."
+            else -> if (tooFew(chronicle) || tooFew(k)) fewWhy else "The capacity ratio is not bracketed on both sides below or above ${formatNumber(needed)}x."
         })
     return claims
 }

@@ -56,8 +56,16 @@ class MessagingTest {
 
     @Test
     fun `a miss on a saturated host is this host's wall, and an open bracket leaves the ratio open`() {
-        val cap = capacity(1000,
+        val one = capacity(1000,
             listOf("kafka/original", null, 1, "not measurable on this host"),
+            listOf("chronicle/original", 4, null, "lower bound"))
+        val single = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0), one, pub)
+        assertEquals(Answer.CANNOT_TELL, single[0].answer, "one search is an observation, not an answer")
+        assertEquals("Only 1 search(es) per cell: a claim needs 3.", single[0].why)
+        val cap = capacity(1000,
+            listOf("kafka/original", null, 1, "not measurable on this host"), listOf("kafka/original", null, 1, "not measurable on this host"),
+            listOf("kafka/original", null, 1, "not measurable on this host"),
+            listOf("chronicle/original", 4, null, "lower bound"), listOf("chronicle/original", 4, null, "lower bound"),
             listOf("chronicle/original", 4, null, "lower bound"))
         val claims = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0), cap, pub)
         // one spinning Kafka chain saturates the host: on this hardware it does not carry even one
@@ -66,9 +74,9 @@ class MessagingTest {
         val ratio = claims.single { "`kafka/original`" in it.original }
         assertEquals(Answer.CANNOT_TELL, ratio.answer)
         assertTrue("more than 4x" in ratio.here, ratio.here)
-        assertTrue("Chronicle 1 of 1 search(es) lower bound" in ratio.why, ratio.why)
+        assertTrue("Chronicle 3 of 3 search(es) lower bound" in ratio.why, ratio.why)
         // a repetition here is a whole capacity search, and the bracket says so
-        assertEquals("at least 4,000 msg/s (no wall found in 1 of 1 search(es))", messagingBrackets(cap).getValue("chronicle/original").text)
+        assertEquals("at least 4,000 msg/s (no wall found in 1 of 1 search(es))", messagingBrackets(one).getValue("chronicle/original").text)
         val cpu = claims.single { "CPU" in it.original }
         assertEquals(Answer.CANNOT_TELL, cpu.answer, "one repetition a side is a range")
     }
