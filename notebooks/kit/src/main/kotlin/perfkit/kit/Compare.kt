@@ -3,7 +3,6 @@ package perfkit.kit
 import com.fasterxml.jackson.databind.JsonNode
 import org.HdrHistogram.Histogram
 import org.jetbrains.kotlinx.dataframe.AnyFrame
-import org.jetbrains.kotlinx.dataframe.api.Infer
 import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
@@ -233,7 +232,7 @@ fun compareValues(groups: List<Group>, metric: CompareMetric): AnyFrame {
             }
         }
     }
-    return dataFrameOf(listOf("group", "run_id", "cell", "value").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
+    return frameOf(listOf("group", "run_id", "cell", "value"), rows)
 }
 
 /** Each fork's p99 (ms) per series, from its corrected latency log: the producer's own lateness is not a cell. */
@@ -252,7 +251,7 @@ fun compareRatios(values: AnyFrame, groups: List<Group>, metric: CompareMetric):
             listOf(cell, g.name, r.mean, r.low, r.high, r.interval, differenceSentence(g.name, meanInterval(a), base, meanInterval(b), metric))
         }
     }
-    return dataFrameOf(listOf("cell", "group", "ratio", "ci_low", "ci_high", "interval", "verdict").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
+    return frameOf(listOf("cell", "group", "ratio", "ci_low", "ci_high", "interval", "verdict"), rows)
 }
 
 /**
@@ -314,7 +313,7 @@ fun groupCost(summary: AnyFrame, groups: List<Group>, hostType: String): AnyFram
         listOf(r["group"], r["cell"], m.cores, m.pricePerHour, rate, if (rate > 0) costPerMillion(m.pricePerHour, rate) else null)
     }
     // the rate is the last load met (a capacity is at least it), so the cost is at most this
-    return dataFrameOf(listOf("group", "cell", "cores", "usd_per_hour", "capacity_at_least_per_s", "usd_per_million_at_most").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
+    return frameOf(listOf("group", "cell", "cores", "usd_per_hour", "capacity_at_least_per_s", "usd_per_million_at_most"), rows)
 }
 
 /** Every run of the comparison once, oldest first. */
@@ -360,5 +359,5 @@ fun List<Group>.compareTitle(): String {
 /** Which runs make up each group, in one table. */
 fun List<Group>.membersTable(): AnyFrame {
     val rows = flatMap { g -> g.runs.map { r -> listOf(g.name, r.id, r.hostname + (r.collectedFrom?.let { " (from $it)" } ?: ""), r.forkJdk, r.tag, r.mode, r.repetitions, r.status) } }
-    return dataFrameOf(listOf("group", "run_id", "host", "fork_jdk", "tag", "mode", "repetitions", "status").mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n, Infer.Type) })
+    return frameOf(listOf("group", "run_id", "host", "fork_jdk", "tag", "mode", "repetitions", "status"), rows)
 }

@@ -12,8 +12,7 @@ import org.jetbrains.kotlinx.dataframe.api.toColumn
  */
 fun AnyFrame.longer(keep: List<String>, columns: List<String>, key: String = "series", value: String = "value"): AnyFrame {
     val rows = rows().flatMap { row -> columns.map { c -> keep.map { row[it] } + listOf(c, row[c]) } }
-    val names = keep + listOf(key, value)
-    return dataFrameOf(names.mapIndexed { i, n -> rows.map { it[i] }.toColumn(n, Infer.Type) })
+    return frameOf(keep + listOf(key, value), rows)
 }
 
 /**

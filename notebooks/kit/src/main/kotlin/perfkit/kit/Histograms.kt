@@ -121,7 +121,7 @@ fun spectra(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFrame {
         val points = h.spectrum()
         points.mapIndexed { i, (nines, ms) -> listOf(k.first, k.second, if (k.third) "corrected" else "uncorrected", nines, ms, i == points.lastIndex) }
     }
-    return dataFrameOf(listOf("label", "variant", "timing", "nines", "latency_ms", "max").mapIndexed { i, name -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(name, Infer.Type) })
+    return frameOf(listOf("label", "variant", "timing", "nines", "latency_ms", "max"), rows)
 }
 
 fun percentileName(p: Double): String = if (p >= 100.0) "max_ms" else "p" + p.toString().removeSuffix(".0").replace('.', '_') + "_ms"
