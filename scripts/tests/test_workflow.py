@@ -73,6 +73,8 @@ def test_threads_come_from_the_calibration_rule(each_job_type):
     assert cal["threads"] == max(1, int(rate * cal["jobMs"] / 1000 * cal["headroom"]))
     fixed = read_csv(each_job_type / "throughput.csv")[0]
     assert int(fixed["threads"]) == cal["threads"]
+    # --queue-size auto: 64 places per thread, the original's 8192 for 128 threads
+    assert int(fixed["queue_size"]) == 64 * cal["threads"] and int(row["queue_size"]) == 64 * cal["calibrationThreads"]
     assert float(fixed["theoretical_max_per_s"]) == cal["threads"] * 1000 / 100
     assert float(fixed["pct_of_max"]) == pytest.approx(100 * float(fixed["jobs_per_s"]) / float(fixed["theoretical_max_per_s"]), rel=1e-6)
     assert fixed["bottleneck"].split(":")[0] in ("cpu", "database-locks", "executor-threads", "acquisition")
@@ -119,12 +121,12 @@ def test_database_and_engines_are_gone_after_the_run(each_job_type):
 
 def test_two_engines_share_the_backlog_with_the_lock_on_at_each_poll(tmp_path):
     run = run_dir_of(bench("run", "workflow", *QUICK, "--job-types", "noop", "--threads", "8", "--instances", "2", "--locks", "on",
-                           "--lock-poll-ms", "100,500", "--out", str(tmp_path), timeout=600))
+                           "--lock-poll-ms", "100,500", "--queue-size", "100", "--out", str(tmp_path), timeout=600))
     rows = read_csv(run / "throughput.csv")
     # the poll is a factor: one lock-on cell per value, each named and recorded apart
     assert sorted(r["lock_poll_ms"] for r in rows) == ["100", "500"], rows
     assert len({r["cell"] for r in rows}) == 2
-    assert all(r["valid"] == "true" and r["lock"] == "on" and r["instances"] == "2" for r in rows), rows
+    assert all(r["valid"] == "true" and r["lock"] == "on" and r["instances"] == "2" and r["queue_size"] == "100" for r in rows), rows
     engines = read_csv(run / "engines.csv")
     assert len(engines) == 4
     for row in rows:
@@ -154,6 +156,7 @@ def one_error_line(result):
     (["--headroom", "101"], "--headroom"),
     (["--calibration-jobs", "5"], "--calibration-jobs"),
     (["--queue-size", "0"], "--queue-size"),
+    (["--queue-size", "big"], "--queue-size"),
     (["--job-ms", "0"], "--job-ms"),
     (["--repetitions", "0"], "--repetitions"),
     (["--warmup", "-1"], "--warmup"),

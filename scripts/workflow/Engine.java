@@ -69,7 +69,7 @@ final class Engine {
         var ex = c.getAsyncExecutorConfiguration();
         ex.setMaxAsyncJobsDuePerAcquisition(acquire);
         ex.setMaxTimerJobsPerAcquisition(acquire);
-        // The 8.x defaults wait 10 s after an empty acquisition and 5 s when the queue is full: a crawl.
+        // Flowable's defaults wait 10 s after an empty acquisition and 5 s when the queue is full: a crawl.
         ex.setDefaultAsyncJobAcquireWaitTime(Duration.ofMillis(100));
         ex.setDefaultTimerJobAcquireWaitTime(Duration.ofMillis(100));
         ex.setDefaultQueueSizeFullWaitTime(Duration.ofMillis(100));

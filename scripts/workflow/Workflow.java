@@ -43,6 +43,12 @@ import java.util.Set;
 public class Workflow {
     /** Threads of the no-op calibration drain: enough that no-op jobs are limited by CPU and database, not by the pool. */
     static final int CALIBRATION_THREADS = 32;
+    /**
+     * Queue places per executor thread with --queue-size auto: the original's 8192 for 128 threads. An engine takes at
+     * most its free queue places per acquisition, so a queue sized to the original's and not to this host's threads lets
+     * one engine take a whole backlog while the others idle, which then measures one engine, not the lock.
+     */
+    static final int QUEUE_PER_THREAD = 8192 / 128;
 
     static final Cli CLI = new Cli("workflow", "Flowable's Async Executor draining a backlog of jobs: fixed-time jobs, due timers or no-op jobs,\n"
             + "scaled by engine instances (separate JVMs) and acquire size, with the global acquire lock on and off.")
@@ -57,7 +63,8 @@ public class Workflow {
                     + "drain so that the fixed jobs' theoretical maximum at the most --instances is --headroom percent of what this host serves")
             .integer("headroom", 50, null, 1, 100, "with --threads auto: percent of the calibrated no-op rate that the theoretical maximum may ask for")
             .integer("calibration-jobs", 4000, 1000L, 100, 1_000_000, "with --threads auto: no-op jobs in the calibration drain")
-            .integer("queue-size", 8192, null, 1, 1_000_000, "executor queue size per instance (the original: 8192)")
+            .text("queue-size", "auto", "executor queue per instance: a number (the original: 8192), or auto: " + QUEUE_PER_THREAD
+                    + " per executor thread, the original's 8192 for 128, so a full queue holds as many seconds of an engine's work as there")
             .integer("job-ms", 100, null, 1, 3_600_000, "duration of a fixed job in ms")
             .integer("repetitions", 1, null, 1, 100, "repetitions of every cell")
             .seconds("warmup", 5, 1.0, "seconds at the start of each drain that are warm-up: not in the latency logs or the steady rate")
@@ -72,6 +79,8 @@ public class Workflow {
                     ? "option --locks expects off, on or both, got '" + p.text("locks") + "'" : null)
             .rule(p -> p.text("threads").equals("auto") || parseThreads(p.text("threads")) > 0
                     ? null : "option --threads expects auto or an integer from 1 to 4096, got '" + p.text("threads") + "'")
+            .rule(p -> p.text("queue-size").equals("auto") || parseCount(p.text("queue-size"), 1_000_000) > 0
+                    ? null : "option --queue-size expects auto or an integer from 1 to 1000000, got '" + p.text("queue-size") + "'")
             .rule(p -> Workflow.checkJdbcUrl(p.text("jdbc-url")))
             .rule(p -> !p.text("jdbc-url").isBlank() && p.text("database").equals("h2") ? "--database h2 and --jdbc-url exclude each other" : null)
             .rule(p -> usesH2(p) && p.ints("instances").stream().anyMatch(k -> k > 1)
@@ -94,13 +103,21 @@ public class Workflow {
     }
 
     /** The thread count of --threads, or -1 when it is not an integer in [1, 4096]. */
-    static int parseThreads(String v) {
+    static int parseThreads(String v) { return parseCount(v, 4096); }
+
+    /** An integer in [1, max], or -1 when the text is not one. */
+    static int parseCount(String v, int max) {
         try {
             long n = Long.parseLong(v.trim().replace("_", ""));
-            return n >= 1 && n <= 4096 ? (int) n : -1;
+            return n >= 1 && n <= max ? (int) n : -1;
         } catch (NumberFormatException e) {
             return -1;
         }
+    }
+
+    /** The executor queue per instance: --queue-size, or with auto {@link #QUEUE_PER_THREAD} per executor thread. */
+    static int queueSize(Params p, int threads) {
+        return p.text("queue-size").equals("auto") ? threads * QUEUE_PER_THREAD : parseCount(p.text("queue-size"), 1_000_000);
     }
 
     static String checkJdbcUrl(String raw) {
@@ -139,12 +156,13 @@ public class Workflow {
 
         Database db = Database.open(run, usesH2(p));
         describe(run, db);
-        String[] columns = {"cell", "repetition", "job_type", "instances", "threads", "acquire_size", "lock", "lock_poll_ms", "jobs", "generate_seconds",
+        String[] columns = {"cell", "repetition", "job_type", "instances", "threads", "queue_size", "acquire_size", "lock", "lock_poll_ms", "jobs", "generate_seconds",
                 "drain_seconds", "jobs_per_s", "steady_jobs_per_s", "theoretical_max_per_s", "pct_of_max", "committed", "commit_events",
                 "failed", "wait_arrivals", "body_runs", "left", "dead_letters", "at_wait_state", "valid", "invalid_reason",
                 "cpu_engines_pct", "cpu_db_pct", "cpu_system_pct", "cpu_other_pct", "cores", "threads_busy_pct", "queued_mean",
                 "db_active_mean", "db_lock_waiters_mean", "bottleneck", "latency_samples", "drain_end_source"};
         int threads = p.text("threads").equals("auto") ? calibrate(run, db, acquires.get(0), Collections.max(instances), columns) : parseThreads(p.text("threads"));
+        int queue = queueSize(p, threads);
         try (Table cells = new Table(run, "throughput.csv", "one row per cell: drain time, committed jobs/s overall and steady, "
                 + "% of the theoretical maximum, exact-once checks, CPU of engines, database and machine, and the bottleneck", columns);
              Table engines = new Table(run, "engines.csv", "jobs each engine instance committed per cell, its CPU and how busy its threads were",
@@ -159,7 +177,7 @@ public class Workflow {
                                 for (Integer poll : lock.equals("on") ? polls : Collections.<Integer>singletonList(null)) {
                                     // one poll keeps the names runs had before the poll was a factor, so compare still pairs them
                                     String name = type + "-k" + k + "-a" + acquire + "-lock" + lock + (poll == null || polls.size() == 1 ? "" : "-p" + poll) + "-r" + rep;
-                                    Cell cell = new Cell(run, db, ++index, name, rep, type, k, acquire, lock, poll, threads, p.integer("jobs"));
+                                    Cell cell = new Cell(run, db, ++index, name, rep, type, k, acquire, lock, poll, threads, queue, p.integer("jobs"));
                                     Outcome o = cell.drain();
                                     o.write(cells, engines);
                                     // a failed check means jobs were lost or ran twice: the run cannot be trusted
@@ -179,7 +197,7 @@ public class Workflow {
         Outcome o;
         try (Table t = new Table(run, "calibration.csv", "the no-op drain that sized --threads auto (same columns as throughput.csv)", columns)) {
             o = new Cell(run, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", null, CALIBRATION_THREADS,
-                    p.integer("calibration-jobs")).drain();
+                    queueSize(p, CALIBRATION_THREADS), p.integer("calibration-jobs")).drain();
             o.write(t, null);
         }
         if (!o.reasons().isEmpty()) throw new IllegalStateException("the calibration drain failed its checks: " + String.join("; ", o.reasons()));
@@ -208,11 +226,14 @@ public class Workflow {
     }
 
     static void describe(Run run, Database db) {
+        Params p = run.typed();
         ObjectNode n = run.notes();
         n.put("database", db.description);
         n.put("process", "start -> job -> receive task (wait state) -> end; history level none; a fresh schema per cell");
         n.put("jobs", "fixed: async service task sleeping --job-ms; timer: intermediate timer due in the past; noop: async service task ${true}");
-        n.put("executor", "acquire and timer wait 100 ms, queue-full wait 100 ms (the 8.x defaults of 10 s and 5 s make a drain crawl); "
+        n.put("executor", "queue per instance " + (p.text("queue-size").equals("auto") ? "auto: " + QUEUE_PER_THREAD + " per executor thread "
+                + "(the original's 8192 for 128), so a full queue holds as many seconds of work as the original's" : "set by --queue-size")
+                + " (queue_size per cell; an engine acquires at most its free places); acquire and timer wait 100 ms, queue-full wait 100 ms (Flowable's defaults of 10 s and 5 s make a drain crawl); "
                 + "global acquire lock wait time at Flowable's default (1 min), its poll rate --lock-poll-ms (lock_poll_ms per lock-on cell)");
         n.put("completions", "committed completions, counted from the database by a separate connection: jobs minus the rows left in "
                 + "ACT_RU_JOB, ACT_RU_TIMER_JOB and ACT_RU_DEADLETTER_JOB (a job's row goes only when its transaction commits), polled "
@@ -322,7 +343,7 @@ public class Workflow {
         void write(Table cells, Table engineTable) throws Exception {
             Cell c = cell;
             cells.write(Table.row().set("cell", c.name()).set("repetition", c.repetition()).set("job_type", c.type()).set("instances", c.instances())
-                    .set("threads", c.threads()).set("acquire_size", c.acquire()).set("lock", c.lock()).set("lock_poll_ms", c.lockPollMs()).set("jobs", c.jobs())
+                    .set("threads", c.threads()).set("queue_size", c.queueSize()).set("acquire_size", c.acquire()).set("lock", c.lock()).set("lock_poll_ms", c.lockPollMs()).set("jobs", c.jobs())
                     .set("generate_seconds", generateSeconds).set("drain_seconds", drainSeconds).set("jobs_per_s", rate)
                     .set("steady_jobs_per_s", steady).set("theoretical_max_per_s", theoreticalMax).set("pct_of_max", 100 * rate / theoreticalMax)
                     .set("committed", committed).set("commit_events", commitEvents).set("failed", failed).set("wait_arrivals", arrivals)
@@ -347,7 +368,7 @@ public class Workflow {
     /** One cell: generate, drain with K engines, check. */
     /** One configuration's drain; {@code lockPollMs} is null with the lock off, where it plays no part. */
     record Cell(Run run, Database db, int index, String name, int repetition, String type, int instances, int acquire, String lock,
-                Integer lockPollMs, int threads, long jobs) {
+                Integer lockPollMs, int threads, int queueSize, long jobs) {
         Outcome drain() throws Exception {
             // the run id's time and random suffix: unique per run even on a shared database, and under PostgreSQL's 63 characters
             String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
@@ -358,6 +379,7 @@ public class Workflow {
             base.putAll(Map.of("db-url", url, "db-user", db.credentials.user(), "db-password", db.credentials.password(),
                     "db-schema", db.h2 ? "" : schema, "job-type", type, "acquire-size", String.valueOf(acquire), "lock", lock, "cell", name,
                     "threads", String.valueOf(threads), "jobs", String.valueOf(jobs)));
+            base.put("queue-size", String.valueOf(queueSize));
             if (lockPollMs != null) base.put("lock-poll-ms", String.valueOf(lockPollMs));
             else base.put("lock-poll-ms", run.typed().list("lock-poll-ms").get(0)); // unused with the lock off; one value for the engine
             List<String> jvm = Sys.jvmArgs(run.param("fork-jvm-args"));

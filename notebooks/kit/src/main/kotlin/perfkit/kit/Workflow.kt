@@ -91,12 +91,15 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): L
     }
     // a backlog under two batches per engine leaves some engines without a batch: that is the scale, not the engines
     val jobs = if ("jobs" in fixed.columnNames()) fixed.rows().mapNotNull { num(it["jobs"]) }.minOrNull() else null
-    val starved = best != null && most != null && jobs != null && jobs < 2.0 * most * best.key.second
+    // an engine acquires at most its free queue places, so a queue smaller than the acquire size is the batch
+    val queue = if ("queue_size" in fixed.columnNames()) fixed.rows().mapNotNull { num(it["queue_size"])?.toInt() }.minOrNull() else null
+    val batch = best?.key?.second?.let { a -> queue?.let { minOf(a, it) } ?: a }
+    val starved = best != null && most != null && jobs != null && jobs < 2.0 * most * batch!!
     val stableAnswer = if (starved && scaled != null && !scaled.range) Answer.CANNOT_TELL else answerAbove(scaled, STABLE_SHARE)
     claims += Claim("… and stays there as instances are added",
         scaled?.let { "$most instances keep ${ratioText(it)} of one instance's share" } ?: "not measured", stableAnswer,
         whyNot(scaled, "These runs do not drain fixed jobs on more than one instance in the best one-instance configuration.") ?: if (starved)
-            "Each drain had ${formatNumber(jobs!!)} jobs, under two batches of ${best!!.key.second} per engine at $most engines, so some " +
+            "Each drain had ${formatNumber(jobs!!)} jobs, under two batches of ${batch} per engine at $most engines, so some " +
                 "engines got no batch: drain more jobs (--jobs) or compare at a smaller acquire size." else when (stableAnswer) {
             Answer.HOLDS -> "The whole interval lies above ${formatNumber(STABLE_SHARE)}: at most a tenth is lost."
             Answer.DOES_NOT_HOLD -> "The whole interval lies at or below ${formatNumber(STABLE_SHARE)}: more instances lose more than a tenth."

@@ -56,6 +56,18 @@ class WorkflowTest {
     }
 
     @Test
+    fun `a queue smaller than the acquire size is the batch an engine takes`() {
+        // Flowable acquires at most the free queue places: with a queue of 192, acquire 512 takes 192 at a time
+        fun frame(queue: Int) = dataFrameOf("job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid", "jobs", "queue_size")(
+            *(1..3).flatMap { r -> listOf(listOf("fixed", 1, 512, "on", 28.0 + r, 94.0, true, 1600, queue), listOf("fixed", 4, 512, "on", 50.0 + r, 44.0, true, 1600, queue)) }
+                .flatten().toTypedArray<Any?>())
+        assertEquals(Answer.DOES_NOT_HOLD, workflowClaims(frame(192), pub)[1].answer, "1,600 jobs are over two batches of 192 for 4 engines")
+        val big = workflowClaims(frame(8192), pub)[1]
+        assertEquals(Answer.CANNOT_TELL, big.answer, big.why)
+        assertTrue("under two batches of 512 per engine" in big.why, big.why)
+    }
+
+    @Test
     fun `two repetitions give ranges, which answer nothing`() {
         val claims = workflowClaims(cells(listOf("fixed", 1, 32, "on") to listOf(176.0, 178.0)), pub)
         assertEquals(Answer.CANNOT_TELL, claims[0].answer)
