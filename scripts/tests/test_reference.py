@@ -149,6 +149,12 @@ def test_workflow_reference_sizes_threads_from_a_calibration():
         configs.setdefault((r["job_type"], r["instances"], r["acquire_size"], r["lock"]), set()).add(r["repetition"])
     assert {c[1] for c in configs} == {"1", "2", "4"} and {c[2] for c in configs} == {"32", "512"} and {c[3] for c in configs} == {"off", "on"}
     assert all(len(reps) >= 3 for reps in configs.values()), configs
+    assert {c[0] for c in configs} == {"fixed", "timer", "noop"}
+    # the queue sized as the original's (64 places per thread), and at least two batches per engine at 4 engines,
+    # so that neither a hoard nor a short backlog keeps the lock and scaling claims from being judged
+    for r in rows:
+        assert int(r["queue_size"]) == 64 * int(r["threads"]), r
+        assert int(r["jobs"]) >= 2 * 4 * min(int(r["acquire_size"]), int(r["queue_size"])), r
 
 
 def test_published_numbers_are_tidy():

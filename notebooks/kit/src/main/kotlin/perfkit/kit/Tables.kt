@@ -24,6 +24,7 @@ private val COLUMN_TITLES = mapOf(
     "pooled_runs" to "runs pooled", "pct_of_max" to "% of the maximum", "warmup_s" to "warm-up (s)",
     "fairness_min_over_max" to "fairness (slowest / fastest consumer)", "cpu_us_per_msg" to "CPU per message (µs)",
     "fork_jdk" to "fork JDK", "db_lock_waiters_mean" to "DB lock waiters (mean)", "jobs_per_s_per_vcpu" to "jobs per second per vCPU",
+    "thread_ms_per_job" to "busy thread time per job (ms)",
 )
 
 /** Units shown in brackets; a rate per second reads "jobs per second" instead. */

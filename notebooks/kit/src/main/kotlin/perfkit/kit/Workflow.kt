@@ -117,14 +117,23 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): L
         // with the lock off, one engine may take the whole backlog into its queue: then the drain measures the hoard
         val hoard = lock?.first?.takeIf { it.first > 1 }?.let { c -> engines?.let { busiestShare(it, valid, type, c.copy(third = "off")) } }
         val hoarded = hoard != null && hoard >= HOARDED_SHARE
-        val lockAnswer = if (hoarded) Answer.CANNOT_TELL else answerAbove(e, 1.0)
+        // "about 1/6" is a size: an interval around 1 that stays under half of it rules the claim out (one wholly above 1
+        // still holds, with how far it is from the original's said)
+        val farFromOriginal = e != null && !e.range && e.low <= 1.0 && e.high < onOverOff / 2
+        val lockAnswer = when {
+            hoarded -> Answer.CANNOT_TELL
+            farFromOriginal -> Answer.DOES_NOT_HOLD
+            else -> answerAbove(e, 1.0)
+        }
         val poll = if (onSettings.size > 1) on.removePrefix("on") else "" // ", polled every 100 ms"
         claims += Claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs$poll)",
             lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}" } ?: "not measured", lockAnswer,
             whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: if (hoarded)
                 "With the lock off one engine committed ${formatNumber(100 * hoard!!)}% of the jobs and the others idled: the backlog " +
                     "fits one engine's queue (--queue-size), so this measures one engine, not the lock. Drain more jobs than " +
-                    "instances × queue size (--jobs), or give a smaller --queue-size." else when (lockAnswer) {
+                    "instances × queue size (--jobs), or give a smaller --queue-size." else if (farFromOriginal)
+                "The whole interval lies below ${formatNumber(onOverOff / 2)}x, half the original's ${formatNumber(onOverOff)}x: lock off does " +
+                    "not fall to anything near 1/${formatNumber(onOverOff)} of lock on here." else when (lockAnswer) {
                 Answer.HOLDS -> "The whole interval lies above 1: lock off is slower" +
                     if (e!!.high >= onOverOff) ", and the interval reaches the original's ${formatNumber(onOverOff)}x." else ", but by less than the original's ${formatNumber(onOverOff)}x."
                 Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 1: lock off is not slower here."
@@ -143,10 +152,6 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): L
     return claims
 }
 
-/**
- * The ratio of [type]'s jobs/s in a configuration that [isNumerator] picks to the one [denominatorOf] names, at the
- * largest instance count (then acquire size) where both were drained; null when no configuration has both.
- */
 /** A configuration is a hoard when its busiest engine committed at least this share of the jobs, on average over its drains. */
 private const val HOARDED_SHARE = 0.9
 
@@ -165,16 +170,23 @@ internal fun busiestShare(engines: AnyFrame, valid: AnyFrame, type: String, conf
     return shares.takeIf { it.isNotEmpty() }?.average()
 }
 
+/**
+ * The ratio of [type]'s jobs/s in a configuration that [isNumerator] picks to the one [denominatorOf] names, at the
+ * largest instance count (then acquire size) where both sides have enough valid drains for an interval, else where
+ * both were drained at all; null when no configuration has both.
+ */
 private fun pairedRatio(cells: AnyFrame, type: String, isNumerator: (Triple<Int, Int, String>) -> Boolean,
                         denominatorOf: (Triple<Int, Int, String>) -> Triple<Int, Int, String>): Pair<Triple<Int, Int, String>, Estimate>? =
     cells.rows().filter { it["job_type"] == type }.map { it.config() }.distinct().filter(isNumerator)
         .sortedWith(compareByDescending<Triple<Int, Int, String>> { it.first }.thenByDescending { it.second })
-        .firstNotNullOfOrNull { c ->
+        .mapNotNull { c ->
             val d = denominatorOf(c)
             val top = cells.drains(type, c.first, c.second, c.third, "jobs_per_s")
             val bottom = cells.drains(type, d.first, d.second, d.third, "jobs_per_s")
             if (top.isEmpty() || bottom.isEmpty()) null else c to ratioInterval(top, bottom)
         }
+        // the largest configuration with enough valid drains a side for an interval, else the largest there is
+        .let { pairs -> pairs.firstOrNull { !it.second.range } ?: pairs.firstOrNull() }
 
 /**
  * Lock off over lock on, per job type, instance count, acquire size and lock poll that ran both (valid drains of
@@ -234,5 +246,42 @@ fun lockPollCeiling(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap
     return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
 }
 
+/**
+ * What a committed job cost the executor's threads, per job type, instance count, acquire size and lock setting (valid
+ * drains of [cells]): busy thread-milliseconds per committed job (threads busy x threads x instances / jobs/s), beside
+ * jobs/s, how busy the threads were and the database's lock waiters. A drain whose threads were all busy yet slow
+ * spent its time inside the jobs (a fixed job's sleep, a wait in the engine); one with idle threads waited for work.
+ */
+fun threadTimePerJob(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): AnyFrame = frameOf(
+    listOf("job_type", "instances", "acquire_size", "lock", "jobs_per_s", "threads_busy_pct", "thread_ms_per_job", "db_lock_waiters_mean", "n"),
+    cells.withLockPoll(pollMsByRun).rows().filter { it["valid"] == true }
+        .groupBy { listOf(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), it.lockSetting()) }
+        .map { (key, rs) ->
+            val perJob = rs.mapNotNull { r ->
+                val busy = num(r["threads_busy_pct"]); val rate = num(r["jobs_per_s"]); val threads = num(r["threads"])
+                if (busy == null || rate == null || threads == null || rate <= 0) null else busy / 100 * threads * (key[1] as Int) * 1000 / rate
+            }
+            key + listOf(rs.mapNotNull { num(it["jobs_per_s"]) }.average(), rs.mapNotNull { num(it["threads_busy_pct"]) }.average(),
+                perJob.takeIf { it.isNotEmpty() }?.average(), rs.mapNotNull { num(it["db_lock_waiters_mean"]) }.takeIf { it.isNotEmpty() }?.average(), rs.size)
+        })
+
 /** Flowable's asyncJobsGlobalLockPollRate when not set. */
 const val DEFAULT_LOCK_POLL_MS = 500.0
+
+/**
+ * How each run sized the executor, one Markdown line per run: the calibration that set the threads (or threads set by
+ * hand) and the queue per instance (runs before queue_size was a column used their --queue-size).
+ */
+fun executorSizing(runs: List<Run>): String = runs.joinToString("\n") { r ->
+    val c = r.manifest["notes"]?.get("calibration")
+    val threads = if (c == null) "threads set by hand (--threads ${r.param("threads")})"
+        else "no-op drain ${formatNumber(c["noopJobsPerS"].asDouble())} jobs/s (${c["rateFrom"].asText()}, ${c["calibrationThreads"].asInt()} threads, " +
+            "bottleneck ${c["bottleneck"].asText()}) → threads per instance: **${c["threads"].asInt()}**, theoretical maximum " +
+            "${formatNumber(c["theoreticalMaxPerInstance"].asDouble())} jobs/s at ${(c["headroom"].asDouble() * 100).toInt()}% headroom"
+    val cells = r.table("throughput.csv")
+    val queues = if ("queue_size" in cells.columnNames()) cells.rows().mapNotNull { num(it["queue_size"])?.toInt() }.distinct() else emptyList()
+    val queue = if (queues.isEmpty()) "queue ${r.param("queue-size")} per instance (--queue-size)"
+        else "queue **${queues.joinToString { formatNumber(it.toDouble()) }}** per instance" +
+            if (r.param("queue-size") == "auto") " (auto: 64 places per thread, the original's 8192 for 128)" else " (--queue-size)"
+    "- `${r.id}`: $threads; $queue"
+}

@@ -4,10 +4,34 @@ import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.io.TempDir
+import java.nio.file.Files
+import java.nio.file.Path
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
 
 class WorkflowTest {
+    @TempDir lateinit var root: Path
+
+    private fun sizedRun(id: String, params: String, notes: String, csv: String): Run {
+        val dir = Files.createDirectories(root.resolve("runs/workflow/$id"))
+        Files.writeString(dir.resolve("throughput.csv"), csv)
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"workflow","runId":"$id","mode":"drain","params":$params,
+            "notes":$notes,"files":[{"path":"throughput.csv","kind":"table","description":"test"}]}"""))
+        return loadRun(dir)
+    }
+
+    @Test
+    fun `the sizing says each run's threads and its queue per instance, read from the cells or the run's option`() {
+        val sized = sizedRun("20261126T000000Z-h1-aaaaaa", """{"threads":"auto","queue-size":"auto"}""",
+            """{"calibration":{"noopJobsPerS":208.4,"rateFrom":"steady","calibrationThreads":32,"bottleneck":"cpu:engines","threads":2,
+            "theoreticalMaxPerInstance":20.0,"headroom":0.5}}""", "cell,threads,queue_size\nfixed-r1,2,128\nnoop-r1,2,128\n")
+        val older = sizedRun("20261124T000000Z-h1-bbbbbb", """{"threads":"4","queue-size":"8192"}""", "{}", "cell,threads\nfixed-r1,4\n")
+        val lines = executorSizing(listOf(sized, older)).lines()
+        assertEquals(2, lines.size, lines.toString())
+        assertTrue("threads per instance: **2**" in lines[0] && "queue **128** per instance (auto: 64 places per thread" in lines[0], lines[0])
+        assertTrue("threads set by hand (--threads 4)" in lines[1] && "queue 8192 per instance (--queue-size)" in lines[1], lines[1])
+    }
     private val pub = dataFrameOf("study", "source", "variant", "metric", "value")(
         "workflow", "original write-up", "fixed", "pct_of_theoretical_max", 82.0,
         "workflow", "original write-up", "lock-off/lock-on", "throughput_ratio", 1 / 6.0)
@@ -68,6 +92,20 @@ class WorkflowTest {
     }
 
     @Test
+    fun `a job's thread time is busy threads over the committed rate, per lock setting`() {
+        // 2 engines of 2 threads, all busy, committing 20 jobs/s: each job held a thread for 200 ms
+        val t = dataFrameOf("job_type", "instances", "acquire_size", "lock", "lock_poll_ms", "threads", "jobs_per_s", "threads_busy_pct", "db_lock_waiters_mean", "valid")(
+            "timer", 2, 32, "off", null, 2, 20.0, 100.0, 0.5, true,
+            "timer", 2, 32, "on", 100, 2, 200.0, 50.0, 0.0, true,
+            "timer", 2, 32, "on", 100, 2, 100.0, 50.0, 0.0, true,
+            "timer", 2, 32, "on", 100, 2, 1.0, 50.0, 0.0, false)
+        val rows = threadTimePerJob(t).rows().associateBy { it["lock"] }
+        assertEquals(200.0, rows["off"]!!["thread_ms_per_job"] as Double, 1e-9)
+        assertEquals((10.0 + 20.0) / 2, rows["on, polled every 100 ms"]!!["thread_ms_per_job"] as Double, 1e-9, "the mean over drains; an invalid drain left out")
+        assertEquals(2, rows["on, polled every 100 ms"]!!["n"])
+    }
+
+    @Test
     fun `two repetitions give ranges, which answer nothing`() {
         val claims = workflowClaims(cells(listOf("fixed", 1, 32, "on") to listOf(176.0, 178.0)), pub)
         assertEquals(Answer.CANNOT_TELL, claims[0].answer)
@@ -85,6 +123,25 @@ class WorkflowTest {
         assertEquals(Answer.HOLDS, timer.answer, timer.why)
         assertTrue("less than the original's 6x" in timer.why, timer.why)
         assertTrue("lock on / off: 3" in timer.here, timer.here)
+    }
+
+    @Test
+    fun `lock off within a few percent of lock on rules out the original's 1 in 6`() {
+        val claims = workflowClaims(cells(
+            listOf("fixed", 4, 512, "on") to listOf(60.0, 61.0, 62.0), listOf("fixed", 4, 512, "off") to listOf(60.5, 61.5, 59.5)), pub)
+        val lock = claims.single { "lock off" in it.original }
+        assertEquals(Answer.DOES_NOT_HOLD, lock.answer, lock.why)
+        assertTrue("below 3x, half the original's 6x" in lock.why, lock.why)
+    }
+
+    @Test
+    fun `the lock is judged where both sides have three valid drains, not where one has only two`() {
+        val claims = workflowClaims(cells(
+            listOf("timer", 4, 512, "on") to listOf(100.0, 104.0), listOf("timer", 4, 512, "off") to listOf(80.0, 90.0, 85.0),
+            listOf("timer", 4, 32, "on") to listOf(90.0, 92.0, 91.0), listOf("timer", 4, 32, "off") to listOf(30.0, 31.0, 29.0)), pub)
+        val lock = claims.single { "lock off" in it.original }
+        assertTrue("at 4 instance(s), acquire 32" in lock.here, lock.here)
+        assertEquals(Answer.HOLDS, lock.answer, lock.why)
     }
 
     @Test
