@@ -14,7 +14,7 @@
 //SOURCES ../harness/src/perfkit/harness/http/*.java
 //SOURCES templates/*.java
 //SOURCES inserts/*.java
-// chain round: Apache HttpClient 5 and HikariCP as Spring Boot 4.1.1 manages them; R2DBC PostgreSQL 1.1.1 (1.1.2, Boot's, is not on the mirror)
+// chain round: Apache HttpClient 5 and HikariCP as Spring Boot 4.1.1 manages them; R2DBC PostgreSQL 1.1.1 (Boot manages 1.1.2, which did not resolve from the Maven repository the kit was built against)
 //DEPS org.apache.httpcomponents.client5:httpclient5:5.6.4
 // httpclient5 asks for slf4j-api 1.7, which would win over Spring Boot's 2.0 and break Logback 1.5
 //DEPS org.slf4j:slf4j-api:2.0.18

@@ -13,10 +13,11 @@ import java.util.function.DoubleSupplier;
  * Pure logic: the step runner is a function and time comes from a supplier, so it is tested with synthetic systems.
  */
 public final class CapacitySearch {
-    /** Runs one step at {@code instances} and judges it. */
-    public interface Runner { StepVerdict run(int instances) throws Exception; }
+    /** Runs one step at {@code load} and judges it. */
+    public interface Runner { StepVerdict run(int load) throws Exception; }
 
-    public record Step(int instances, StepVerdict verdict) {}
+    /** One step of the search: the load it ran (chain instances, or requests per second in the HTTP studies) and its verdict. */
+    public record Step(int load, StepVerdict verdict) {}
 
     public enum Status {
         /** the step just above the capacity missed the SLO on a machine with room: this is the system's wall */
@@ -53,7 +54,7 @@ public final class CapacitySearch {
         /** The same bracket with every count multiplied by {@code factor} (a count of rate steps into a rate, say). */
         public Result scaled(int factor, String stopReason) {
             List<Step> scaledSteps = new ArrayList<>();
-            for (Step s : steps) scaledSteps.add(new Step(s.instances() * factor, s.verdict()));
+            for (Step s : steps) scaledSteps.add(new Step(s.load() * factor, s.verdict()));
             return new Result(lastMet == null ? null : lastMet * factor, firstNotMet == null ? null : firstNotMet * factor, status, stopReason, scaledSteps);
         }
 
@@ -65,20 +66,20 @@ public final class CapacitySearch {
          * first miss; a lower bound when all were met.
          */
         public static Result ofFixedSteps(List<Step> steps, String what) {
-            List<Step> sorted = steps.stream().sorted(java.util.Comparator.comparingInt(Step::instances)).toList();
+            List<Step> sorted = steps.stream().sorted(java.util.Comparator.comparingInt(Step::load)).toList();
             Step miss = sorted.stream().filter(s -> s.verdict().status() == StepVerdict.Status.MISSED).findFirst().orElse(null);
             List<Step> below = miss == null ? sorted : sorted.subList(0, sorted.indexOf(miss));
-            Integer met = below.stream().filter(s -> s.verdict().meets()).map(Step::instances).max(Integer::compare).orElse(null);
-            Step unjudged = below.stream().filter(s -> !s.verdict().meets() && (met == null || s.instances() > met)).findFirst().orElse(null);
+            Integer met = below.stream().filter(s -> s.verdict().meets()).map(Step::load).max(Integer::compare).orElse(null);
+            Step unjudged = below.stream().filter(s -> !s.verdict().meets() && (met == null || s.load() > met)).findFirst().orElse(null);
             Step first = unjudged != null ? unjudged : miss;
             boolean wall = unjudged == null && miss != null;
             Status status = wall ? Status.WALL : met == null && first != null ? Status.NOT_MEASURABLE : Status.LOWER_BOUND;
-            List<String> passedOver = below.stream().filter(s -> !s.verdict().meets() && met != null && s.instances() < met)
-                    .map(s -> s.instances() + " " + s.verdict().status().label).toList();
+            List<String> passedOver = below.stream().filter(s -> !s.verdict().meets() && met != null && s.load() < met)
+                    .map(s -> s.load() + " " + s.verdict().status().label).toList();
             String reason = what + (first == null ? ": all met" : ": the first not met was " + first.verdict().status().label
                     + (first.verdict().reason().isEmpty() ? "" : " (" + first.verdict().reason() + ")"))
                     + (passedOver.isEmpty() ? "" : "; passed over, as a higher rate was met: " + String.join(", ", passedOver));
-            return new Result(met, first == null ? null : first.instances(), status, reason, steps);
+            return new Result(met, first == null ? null : first.load(), status, reason, steps);
         }
     }
 
@@ -167,19 +168,19 @@ public final class CapacitySearch {
             } else {
                 bad = s;
             }
-            if (bad != null && plan.narrow(good, bad.instances())) {
+            if (bad != null && plan.narrow(good, bad.load())) {
                 boolean missed = bad.verdict().status() == StepVerdict.Status.MISSED;
                 String why = bad.verdict().reason().isEmpty() ? "" : " (" + bad.verdict().reason() + ")";
                 return end(good, bad, steps, missed ? Status.WALL : Status.LOWER_BOUND,
-                        name.apply(bad.instances()) + ": " + (missed ? "missed the SLO" : bad.verdict().status().label) + why);
+                        name.apply(bad.load()) + ": " + (missed ? "missed the SLO" : bad.verdict().status().label) + why);
             }
-            n = bad == null ? plan.above(n) : (good + bad.instances()) / 2;
+            n = bad == null ? plan.above(n) : (good + bad.load()) / 2;
         }
     }
 
     /** The bracket: the largest count that met, and the smallest above it that did not; a wall at 1 means "below 1". */
     private static Result end(int good, Step bad, List<Step> steps, Status status, String reason) {
-        Integer lastMet = good > 0 ? good : null, firstNotMet = bad == null ? null : bad.instances();
+        Integer lastMet = good > 0 ? good : null, firstNotMet = bad == null ? null : bad.load();
         if (good > 0) return new Result(lastMet, firstNotMet, status, reason, steps);
         if (steps.isEmpty()) return new Result(null, null, Status.NOT_MEASURED, reason, steps);
         if (bad != null && bad.verdict().status() == StepVerdict.Status.MISSED) return new Result(null, firstNotMet, Status.WALL, reason, steps);

@@ -36,7 +36,7 @@ public final class ChildProcess {
         parentPid = parentPid();
         // a library thread that dies says so in one line; its stack trace is no use on a terminal
         Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
-            if (!orphaned()) System.err.println("perfkit: thread " + t.getName() + " failed: " + Study.oneLine(e));
+            if (!orphaned()) System.err.println("perfkit: thread " + t.getName() + " failed: " + Errors.oneLine(e));
         });
         watchParent(in, parentPid);
         Method main = Class.forName(args[0]).getMethod("main", String[].class);

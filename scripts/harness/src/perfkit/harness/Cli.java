@@ -85,7 +85,7 @@ public final class Cli {
     /** The same, with another default at quick scale. */
     public Cli choices(String name, List<String> allowed, String defaultValue, String quickValue, String help) {
         return add(name, defaultValue, quickValue, help, "list of " + String.join("|", allowed), v -> {
-            LinkedHashSet<String> items = new LinkedHashSet<>(split(v));
+            LinkedHashSet<String> items = new LinkedHashSet<>(Sys.list(v));
             if (items.isEmpty() || !allowed.containsAll(items)) throw new IllegalArgumentException("one or more of " + String.join(", ", allowed));
             return String.join(",", items);
         });
@@ -95,7 +95,7 @@ public final class Cli {
     public Cli integers(String name, String defaultValue, String quickValue, long min, long max, String help) {
         return add(name, defaultValue, quickValue, help, "list of integers", v -> {
             LinkedHashSet<String> items = new LinkedHashSet<>();
-            for (String item : split(v)) items.add(String.valueOf(parseInteger(item, min, max)));
+            for (String item : Sys.list(v)) items.add(String.valueOf(parseInteger(item, min, max)));
             if (items.isEmpty()) throw new IllegalArgumentException("a comma-separated list of integers");
             return String.join(",", items);
         });
@@ -332,12 +332,6 @@ public final class Cli {
             Thread.currentThread().interrupt();
             return -1;
         }
-    }
-
-    static List<String> split(String v) {
-        List<String> out = new ArrayList<>();
-        for (String s : v.split(",")) if (!s.trim().isEmpty()) out.add(s.trim());
-        return out;
     }
 
     static String fmt(double d) {

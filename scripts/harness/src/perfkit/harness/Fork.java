@@ -16,6 +16,9 @@ import java.util.function.LongSupplier;
  * On SIGTERM, Ctrl-C or the parent's death its shutdown hook flushes every latency log it opened.
  */
 public final class Fork {
+    /** The measured side of a study, inside a fresh JVM per repetition. */
+    public interface Body { void run(Fork fork) throws Exception; }
+
     private final Path dir;
     private final String series;
     private final Params params;
@@ -35,7 +38,7 @@ public final class Fork {
     }
 
     /** args: FLAG runDir series; the parameters arrive as the first line of stdin. */
-    static void main(String[] args, Study.ForkBody body) {
+    static void main(String[] args, Body body) {
         try {
             Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeParams(ChildProcess.firstLine()));
             fork.routeLibraryLogging();
@@ -48,8 +51,8 @@ public final class Fork {
         } catch (Throwable t) {
             if (ChildProcess.orphaned()) ChildProcess.stopOrphaned(); // it failed because the run is gone: say only that
             // one line for the terminal; the stack trace for whoever debugs it, in the run's folder if the disk allows
-            System.err.println("fork " + (args.length > 2 ? args[2] : "") + " failed: " + Study.oneLine(t));
-            if (args.length > 2) Study.writeStackTrace(Path.of(args[1]).resolve("error-" + args[2].replaceAll("[^A-Za-z0-9._-]", "_") + ".txt"), t);
+            System.err.println("fork " + (args.length > 2 ? args[2] : "") + " failed: " + Errors.oneLine(t));
+            if (args.length > 2) Errors.writeStackTrace(Path.of(args[1]).resolve("error-" + args[2].replaceAll("[^A-Za-z0-9._-]", "_") + ".txt"), t);
             System.exit(1);
         }
     }

@@ -15,7 +15,7 @@ import org.HdrHistogram.WriterReaderPhaser;
  * <p>
  * Why not two HdrHistogram {@code Recorder}s? Each recordValue enters its own phaser with two atomic
  * increments; one phaser around two plain histograms costs about a quarter of that
- * ({@code ./bench run harness} measures it). Steady-state recording allocates nothing.
+ * (the overhead study, {@code ./bench run overhead}, measures it). Steady-state recording allocates nothing.
  */
 public final class LatencyRecorder {
     /** The window by intended time (System.nanoTime), immutable and swapped whole, so a sample sees one consistent pair. */

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The normalised parameters of a run, as {@link Cli} produced them, read with types. The run and each of its
+ * The normalised parameters of a run, as the option parser produced them, read with types. The run and each of its
  * forks hold the same map, so both sides read a value the same way.
  */
 public record Params(Map<String, String> values) {
@@ -21,7 +21,7 @@ public record Params(Map<String, String> values) {
 
     public long integer(String name) { return Long.parseLong(text(name)); }
 
-    /** An integer parameter that Cli bounded to the int range. */
+    /** An integer parameter that the option parser bounded to the int range. */
     public int intValue(String name) { return Math.toIntExact(integer(name)); }
 
     public double seconds(String name) { return Double.parseDouble(text(name)); }
@@ -29,7 +29,7 @@ public record Params(Map<String, String> values) {
     public boolean flag(String name) { return Boolean.parseBoolean(text(name)); }
 
     /** A comma-separated parameter as a list, without blanks. */
-    public List<String> list(String name) { return Cli.split(text(name)); }
+    public List<String> list(String name) { return Sys.list(text(name)); }
 
     public List<Integer> ints(String name) { return list(name).stream().map(Integer::parseInt).toList(); }
 

@@ -121,7 +121,6 @@ public final class Run {
     public String param(String name) { return params.values().get(name); }
     public long integer(String name) { return params.integer(name); }
     public double seconds(String name) { return params.seconds(name); }
-    public boolean flag(String name) { return params.flag(name); }
 
     /** Study-specific facts a reader needs, e.g. how a variant is built. Call {@link #writeManifest()} after changing them. */
     public ObjectNode notes() { return manifest.notes(); }
@@ -311,7 +310,7 @@ public final class Run {
         try {
             manifest.end(status, error);
         } catch (java.io.UncheckedIOException e) {
-            System.err.println("error: " + study + ": could not record the run as " + status + ": " + Study.oneLine(e));
+            System.err.println("error: " + study + ": could not record the run as " + status + ": " + Errors.oneLine(e));
         }
         supervisor.finished();
         return true;
@@ -401,7 +400,7 @@ public final class Run {
             try {
                 c.run();
             } catch (RuntimeException e) {
-                System.err.println("[" + study + "] cleanup failed: " + Study.oneLine(e));
+                System.err.println("[" + study + "] cleanup failed: " + Errors.oneLine(e));
             }
         }
         cleanups.clear();

@@ -1,8 +1,5 @@
 package perfkit.harness;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -15,14 +12,11 @@ public final class Study {
     /** The parent side: plans the run, starts forks, writes tables. */
     public interface Body { void run(Run run) throws Exception; }
 
-    /** The measured side, inside a fresh JVM per repetition. */
-    public interface ForkBody { void run(Fork fork) throws Exception; }
-
     static final String JANITOR_FLAG = "--perfkit-janitor";
 
     private Study() {}
 
-    public static void main(String[] args, Cli cli, Class<?> mainClass, Body body, ForkBody forkBody) {
+    public static void main(String[] args, Cli cli, Class<?> mainClass, Body body, Fork.Body forkBody) {
         if (args.length > 0 && args[0].equals(ForkProtocol.FLAG)) {
             Fork.main(args, forkBody);
             return;
@@ -47,7 +41,7 @@ public final class Study {
             if (run != null) run.finish(RunLayout.FAILED, e.getMessage());
             System.exit(2);
         } catch (Throwable t) {
-            String reason = oneLine(t);
+            String reason = Errors.oneLine(t);
             if (run == null) {
                 System.err.println("error: " + cli.study() + ": " + reason);
                 System.exit(1);
@@ -55,29 +49,12 @@ public final class Study {
             // A Ctrl-C to the process group also stops the forks and services, which the body may see first:
             // give this JVM's own signal a moment, then let its shutdown mark the run interrupted and exit 130.
             if (run.awaitShutdown(1)) return;
-            if (run.isRunning()) writeStackTrace(run.dir().resolve("error.txt"), t);
+            if (run.isRunning()) Errors.writeStackTrace(run.dir().resolve("error.txt"), t);
             if (run.finish(RunLayout.FAILED, reason)) {
                 run.progress().clear();
                 System.err.println("error: " + cli.study() + " failed: " + reason + " (run marked failed: " + run.dir() + ")");
             }
             System.exit(1);
-        }
-    }
-
-    static String oneLine(Throwable t) {
-        Throwable root = t;
-        while (root.getCause() != null && root.getMessage() == null) root = root.getCause();
-        String msg = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-        return msg.replaceAll("\\s+", " ").trim();
-    }
-
-    static void writeStackTrace(Path file, Throwable t) {
-        try {
-            StringWriter sw = new StringWriter();
-            t.printStackTrace(new PrintWriter(sw));
-            Files.writeString(file, sw.toString());
-        } catch (Exception ignored) {
-            // the one-line reason is already in the manifest (a full disk, say)
         }
     }
 }

@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -106,15 +107,12 @@ public final class Sys {
         return spaceSeparated == null || spaceSeparated.isBlank() ? List.of() : List.of(spaceSeparated.trim().split("\\s+"));
     }
 
-    /** A comma-separated list without blanks. */
+    /** A comma-separated list without blanks (items trimmed). */
     public static List<String> list(String commaSeparated) {
-        return Cli.split(commaSeparated == null ? "" : commaSeparated);
-    }
-
-    /** CPU seconds (user + system) a live process has used so far; -1 when it is gone. */
-    public static double cpuSeconds(long pid) {
-        long ticks = CpuSampler.forThisMachine().processTicks(pid);
-        return ticks < 0 ? -1 : ticks / CpuSampler.TICKS_PER_SECOND;
+        List<String> out = new ArrayList<>();
+        if (commaSeparated == null) return out;
+        for (String s : commaSeparated.split(",")) if (!s.trim().isEmpty()) out.add(s.trim());
+        return out;
     }
 
     /** Sends a named signal (INT, TERM, QUIT, KILL) to a process; Java's API only has TERM and KILL. */

@@ -67,7 +67,7 @@ class CapacitySearchTest {
             assertEquals(CapacitySearch.Status.WALL, r.status());
         }
         CapacitySearch.Result capped = CapacitySearch.search(CapacitySearch.Plan.grid(original, 30, 0.25), 1e9, () -> 0, () -> 10, n -> MET, n -> n + "");
-        assertEquals(List.of(1, 10, 25, 30), capped.steps().stream().map(CapacitySearch.Step::instances).toList(), "the limit ends the grid");
+        assertEquals(List.of(1, 10, 25, 30), capped.steps().stream().map(CapacitySearch.Step::load).toList(), "the limit ends the grid");
         assertEquals(CapacitySearch.Status.LOWER_BOUND, capped.status());
         assertThrows(IllegalArgumentException.class, () -> new CapacitySearch.Plan(List.of(1, 5, 5), 0));
     }

@@ -22,7 +22,7 @@ public final class RateCapacity {
     /** The columns every capacity.csv shares: the bracket, how the search ended, and the steps it tried. */
     public static Table.Row row(String cell, int fork, double sloMs, CapacitySearch.Result r) {
         StringBuilder tried = new StringBuilder();
-        for (CapacitySearch.Step s : r.steps()) tried.append(tried.length() == 0 ? "" : " ").append(s.instances()).append(':').append(s.verdict().status().label);
+        for (CapacitySearch.Step s : r.steps()) tried.append(tried.length() == 0 ? "" : " ").append(s.load()).append(':').append(s.verdict().status().label);
         return Table.row().set("cell", cell).set("fork", fork).set("slo_ms", sloMs).set("last_met_rps", r.lastMet())
                 .set("first_missed_rps", r.firstNotMet()).set("status", r.status().label).set("stop_reason", r.stopReason()).set("steps", tried.toString());
     }

@@ -45,14 +45,6 @@ fun merge(histograms: Iterable<Histogram>): Histogram =
 fun trimWarmup(intervals: List<Histogram>, windowStartMs: Long): List<Histogram> =
     intervals.filter { (it.startTimeStamp + it.endTimeStamp) / 2 >= windowStartMs }
 
-/** Drops the intervals that started within [seconds] of the first one. */
-@Deprecated("cuts at log creation, not at the end of warm-up; use trimWarmup(intervals, windowStartMs) or HlogFile.measuredIntervals()")
-fun trimWarmup(intervals: List<Histogram>, seconds: Double): List<Histogram> {
-    if (intervals.isEmpty()) return intervals
-    val cutoff = intervals.first().startTimeStamp + (seconds * 1000).toLong()
-    return intervals.filter { it.startTimeStamp >= cutoff }
-}
-
 /** Latency at each percentile, in milliseconds. */
 fun Histogram.percentilesMs(points: List<Double> = STANDARD_PERCENTILES): Map<Double, Double> =
     points.associateWith { p -> (if (p >= 100.0) maxValue else getValueAtPercentile(p)) / 1e6 }
@@ -79,15 +71,9 @@ fun Histogram.spectrum(): List<Pair<Double, Double>> {
  * the 1-based [fork], corrected or not, and the measurement [window] (null: every interval is measured).
  */
 class HlogFile(val run: Run, val series: String, val cell: String?, val fork: Int, val corrected: Boolean, val window: Window?, val file: Path) {
-    @Deprecated("a latency log belongs to a series", ReplaceWith("series"))
-    val variant: String get() = series
-
     /** The intervals of the measurement window, warm-up dropped when the log kept it. */
     fun measuredIntervals(): List<Histogram> = readIntervals(file).let { if (window == null) it else trimWarmup(it, window.startMs) }
 }
-
-@Deprecated("renamed: it clashes with the harness's Java writer LatencyLog", ReplaceWith("HlogFile"))
-typealias LatencyLog = HlogFile
 
 /** The latency logs a run lists, described by the manifest's fields (series, cell, fork, timing, window). */
 fun Run.latencyLogs(): List<HlogFile> = files.filter { it.kind == "hlog" }.map { f ->
@@ -107,7 +93,7 @@ fun latencyTable(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFr
     val keys = merged.keys.sortedWith(compareBy({ it.first }, { it.second }, { !it.third }))
     val cols = mutableListOf<org.jetbrains.kotlinx.dataframe.AnyCol>(
         keys.map { it.first }.toColumn("label"),
-        keys.map { it.second }.toColumn("variant"),
+        keys.map { it.second }.toColumn("series"),
         keys.map { if (it.third) "corrected" else "uncorrected" }.toColumn("timing"),
         keys.map { merged.getValue(it).totalCount }.toColumn("samples"),
     )
@@ -121,7 +107,7 @@ fun spectra(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFrame {
         val points = h.spectrum()
         points.mapIndexed { i, (nines, ms) -> listOf(k.first, k.second, if (k.third) "corrected" else "uncorrected", nines, ms, i == points.lastIndex) }
     }
-    return frameOf(listOf("label", "variant", "timing", "nines", "latency_ms", "max"), rows)
+    return frameOf(listOf("label", "series", "timing", "nines", "latency_ms", "max"), rows)
 }
 
 fun percentileName(p: Double): String = if (p >= 100.0) "max_ms" else "p" + p.toString().removeSuffix(".0").replace('.', '_') + "_ms"

@@ -48,7 +48,6 @@ class TableDeclarations(val study: String, val tables: Map<String, Map<String, S
  * partial last line).
  */
 fun Run.damage(root: Path = dataRoot()): String? {
-    if (schemaVersion < 2) return null // the compatibility reader copes with what version 1 wrote
     val declared = TableDeclarations.of(study, root)
     for (f in files) {
         val path = dir.resolve(f.path)

@@ -41,13 +41,13 @@ fun spectrumPlot(spectra: AnyFrame, title: String = "Latency by percentile"): Pl
     val end = ninesAxisEnd(spectra)
     val breaks = NINES_BREAKS.indices.filter { NINES_BREAKS[it] <= end }
     var p = letsPlot(spectra.toMap()) +
-        geomLine { x = "nines"; y = "latency_ms"; color = "variant"; linetype = "timing" } +
+        geomLine { x = "nines"; y = "latency_ms"; color = "series"; linetype = "timing" } +
         scaleXContinuous(name = "percentile (points: maximum)", breaks = breaks.map { NINES_BREAKS[it] },
             labels = breaks.map { NINES_LABELS[it] }, limits = 0 to end) +
         scaleYLog10(name = "latency (ms, log scale)") +
         labs(title = title) + houseTheme()
     if ("max" in spectra.columnNames())
-        p += geomPoint(data = spectra.filter { it["max"] == true }.toMap(), showLegend = false) { x = "nines"; y = "latency_ms"; color = "variant" }
+        p += geomPoint(data = spectra.filter { it["max"] == true }.toMap(), showLegend = false) { x = "nines"; y = "latency_ms"; color = "series" }
     return p
 }
 

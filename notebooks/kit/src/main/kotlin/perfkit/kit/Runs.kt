@@ -45,7 +45,7 @@ class Run(val dir: Path, val manifest: JsonNode) {
     val schemaVersion: Int get() = manifest.path("schemaVersion").asInt()
     val valid: Boolean get() = manifest.path("valid").asBoolean(true)
     val invalidReasons: List<String> get() = manifest.path("invalidReasons").map { it.asText() }
-    val mode: String get() = manifest.path("mode").asText(null) ?: V1.mode(this)
+    val mode: String get() = manifest["mode"].asText()
     val hostname: String get() = manifest["host"].path("hostname").asText("")
     val host: String get() = hostname
     val cores: Int get() = manifest["host"].path("logicalCores").asInt()
@@ -76,7 +76,7 @@ class Run(val dir: Path, val manifest: JsonNode) {
 
     /** Every data file the manifest lists, with its cell, series, fork, timing and window. */
     val files: List<RunFile> by lazy {
-        manifest["files"].map { f -> if (schemaVersion >= 2) v2File(f) else V1.file(this, f) }
+        manifest["files"].map { f -> fileOf(f) }
     }
 
     /** A data file listed in the manifest; a clear error when it is not listed or not on disk. */
@@ -95,7 +95,7 @@ class Run(val dir: Path, val manifest: JsonNode) {
     override fun toString() = "$study/$id ($status)"
 }
 
-private fun v2File(f: JsonNode): RunFile {
+private fun fileOf(f: JsonNode): RunFile {
     fun text(name: String) = f.path(name).takeIf { it.isTextual }?.asText()
     val w = f.path("window")
     return RunFile(f["path"].asText(), f["kind"].asText(), f.path("description").asText(""),
@@ -120,23 +120,12 @@ fun loadRun(dir: Path): Run {
     }
     if (manifest == null || !manifest.isObject) throw RunFormatException("corrupt manifest $file: not a JSON object")
     val version = manifest.path("schemaVersion").asInt(-1)
-    if (version != 1 && version != 2) throw RunFormatException("unsupported manifest $file: schemaVersion $version (this kit reads 1 and 2)")
-    if (version == 2) {
-        // the schema the scripts' tests hold the harness to: its first complaints, in one line
-        val problems = MANIFEST_SCHEMA.validate(manifest).map { "${it.instanceLocation}: ${it.message.substringAfter(": ")}" }.sorted()
-        if (problems.isNotEmpty())
-            throw RunFormatException("corrupt manifest $file: ${problems.take(3).joinToString("; ")}${if (problems.size > 3) " (and ${problems.size - 3} more)" else ""}")
-        return Run(dir, manifest)
-    }
-    // schema 1 predates run.schema.json's version 2: its few fields the kit reads are checked here (V1.kt maps the rest)
-    val required = listOf("runId", "study", "status", "host", "jvm", "files", "params")
-    for (field in required) if (!manifest.has(field)) throw RunFormatException("corrupt manifest $file: no '$field'")
-    for ((field, ok) in listOf("host" to manifest["host"].isObject, "jvm" to manifest["jvm"].isObject,
-            "files" to manifest["files"].isArray, "params" to manifest["params"].isObject,
-            "runId" to manifest["runId"].isTextual, "study" to manifest["study"].isTextual))
-        if (!ok) throw RunFormatException("corrupt manifest $file: '$field' has the wrong type")
-    if (manifest["files"].any { !it.isObject || !it.path("path").isTextual || !it.path("kind").isTextual })
-        throw RunFormatException("corrupt manifest $file: a files[] entry without path or kind")
+    // version 1 had no mode and no cell, series or fork per file, and every run the kit has written since is version 2
+    if (version != 2) throw RunFormatException("unsupported manifest $file: schemaVersion $version (this kit reads version 2)")
+    // the schema the scripts' tests hold the harness to: its first complaints, in one line
+    val problems = MANIFEST_SCHEMA.validate(manifest).map { "${it.instanceLocation}: ${it.message.substringAfter(": ")}" }.sorted()
+    if (problems.isNotEmpty())
+        throw RunFormatException("corrupt manifest $file: ${problems.take(3).joinToString("; ")}${if (problems.size > 3) " (and ${problems.size - 3} more)" else ""}")
     return Run(dir, manifest)
 }
 

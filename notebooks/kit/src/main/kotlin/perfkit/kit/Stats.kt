@@ -176,15 +176,6 @@ fun describeDifference(nameA: String, a: Estimate, nameB: String, b: Estimate): 
 
 private fun formatP(p: Double) = if (p < 0.001) "< 0.001" else "%.3f".format(p)
 
-@Deprecated("not a bootstrap any more: a Student-t interval (a range under 3 values)", ReplaceWith("meanInterval(values, level)"))
-@Suppress("UNUSED_PARAMETER")
-fun bootstrapMean(values: List<Double>, level: Double = 0.95, resamples: Int = 10_000, seed: Int = 42): Estimate = meanInterval(values, level)
-
-@Deprecated("not a bootstrap any more: Fieller's interval (a range under 3 values)", ReplaceWith("ratioInterval(numerator, denominator, level)"))
-@Suppress("UNUSED_PARAMETER")
-fun bootstrapRatio(numerator: List<Double>, denominator: List<Double>, level: Double = 0.95, resamples: Int = 10_000, seed: Int = 42): Estimate =
-    ratioInterval(numerator, denominator, level)
-
 // ---- Student's t distribution, from Apache Commons Statistics --------------------------------------
 
 /** P(T <= t) for Student's t with [df] degrees of freedom. */

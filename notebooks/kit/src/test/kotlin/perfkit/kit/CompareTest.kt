@@ -165,7 +165,7 @@ class CompareTest {
         val merged = groupLatency(groups)
         assertEquals(250L, merged.getValue(Triple("tag=a", "abq-1", true)).totalCount)
         assertEquals(5.0, merged.getValue(Triple("tag=b", "abq-1", true)).percentilesMs()[50.0]!!, 0.01)
-        assertEquals(setOf("tag=a · abq-1", "tag=b · abq-1"), groupSpectra(merged)["variant"].toList().toSet())
+        assertEquals(setOf("tag=a · abq-1", "tag=b · abq-1"), groupSpectra(merged)["series"].toList().toSet())
     }
 
     @Test

@@ -25,13 +25,13 @@ class RunsTest {
         Files.createDirectories(dir)
         files.forEach { (name, text) -> Files.createDirectories(dir.resolve(name).parent); Files.writeString(dir.resolve(name), text) }
         val listed = files.keys.joinToString(",") { """{"path":"$it","kind":"table","description":"test"}""" }
-        Files.writeString(dir.resolve("run.json"), """
-            {"schemaVersion":1,"study":"queues","runId":"$id","tag":"$tag","quick":$quick,"variants":["a"],"params":$params,
+        Files.writeString(dir.resolve("run.json"), completeManifest("""
+            {"schemaVersion":2,"study":"queues","runId":"$id","mode":"$mode","tag":"$tag","quick":$quick,"variants":["a"],"params":$params,
              "status":"$status","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":null,"pid":1,
              "host":{"hostname":"h1","cpuModel":"cpu","logicalCores":2,"memoryBytes":1,"os":"Linux","kernel":"6","containerCpuLimit":null},
              "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[]},"kit":{"commit":"abc","dirty":false},
              "measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":1,"repetitionKind":"jvm-fork","warmupExcluded":true},
-             "valid":true,"invalidReasons":[],"notes":{"mode":"$mode"},"files":[$listed]}""".trimIndent())
+             "valid":true,"invalidReasons":[],"notes":{},"files":[$listed]}""".trimIndent()))
         return dir
     }
 
@@ -123,10 +123,13 @@ class RunsTest {
     }
 
     @Test
-    fun `a manifest of another schema version is refused`() {
+    fun `a manifest of another schema version is refused in one line`() {
         val dir = run("runs", id1)
-        Files.writeString(dir.resolve("run.json"), Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":3"))
-        assertTrue(assertThrows<RunFormatException> { loadRun(dir) }.message!!.contains("schemaVersion 3"))
+        for (version in listOf(1, 3)) {
+            Files.writeString(dir.resolve("run.json"), Files.readString(dir.resolve("run.json")).replace(Regex("\"schemaVersion\":\\d"), "\"schemaVersion\":$version"))
+            val message = assertThrows<RunFormatException> { loadRun(dir) }.message!!
+            assertTrue("schemaVersion $version" in message && "reads version 2" in message && "\n" !in message, message)
+        }
     }
 
     @Test
@@ -172,20 +175,16 @@ class RunsTest {
     fun `typed accessors read the manifest`() {
         val r = loadRun(run("runs", id1, tag = "jdk21"))
         assertEquals(2, r.cores); assertEquals("h1", r.hostname); assertEquals("17.0.15", r.jdk)
-        assertEquals("max-throughput", r.mode, "version 1: the mode from notes"); assertEquals("jdk21", r.tag)
+        assertEquals("max-throughput", r.mode); assertEquals("jdk21", r.tag)
         assertEquals(false, r.quick); assertEquals(true, r.valid); assertEquals(emptyList<String>(), r.invalidReasons)
         assertEquals(1, r.repetitions); assertEquals(2.0, r.measureSeconds); assertEquals("abc", r.commit)
         assertEquals("h1 · JDK 17.0.15 · jdk21", r.label)
     }
 
     @Test
-    fun `version 2 manifests give mode and file fields directly`() {
-        val dir = run("runs", id1)
-        val v2 = Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":2,\"mode\":\"throughput\"")
-            .replace("\"kind\":\"table\",\"description\":\"test\"}",
-                "\"kind\":\"table\",\"description\":\"test\",\"cell\":null,\"series\":null,\"fork\":null,\"timing\":null}")
-        val complete = completeManifest(v2)
-        Files.writeString(dir.resolve("run.json"), complete)
+    fun `manifests give mode and file fields directly`() {
+        val dir = run("runs", id1, mode = "throughput")
+        val complete = Files.readString(dir.resolve("run.json"))
         val r = loadRun(dir)
         assertEquals("throughput", r.mode)
         assertEquals(RunFile("t.csv", "table", "test", null, null, null, null, null), r.files.single())
@@ -196,7 +195,7 @@ class RunsTest {
     @Test
     fun `a version 2 manifest is held to run schema json and each complaint names its place`() {
         val dir = run("runs", id1)
-        val good = completeManifest(Files.readString(dir.resolve("run.json")).replace("\"schemaVersion\":1", "\"schemaVersion\":2,\"mode\":\"throughput\""))
+        val good = Files.readString(dir.resolve("run.json"))
         for ((broken, complaint) in listOf(
             good.replace("\"startedAt\":\"2026-01-01T00:00:00Z\"", "\"startedAt\":\"yesterday\"") to "/startedAt: does not match the date-time pattern",
             good.replace("\"logicalCores\":2", "\"logicalCores\":\"two\"") to "/host/logicalCores: string found, integer expected",

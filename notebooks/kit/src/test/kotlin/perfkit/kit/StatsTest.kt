@@ -117,13 +117,6 @@ class StatsTest {
     }
 
     @Test
-    @Suppress("DEPRECATION")
-    fun `the old names still work`() {
-        assertEquals(meanInterval(listOf(1.0, 2.0, 4.0)), bootstrapMean(listOf(1.0, 2.0, 4.0)))
-        assertEquals(ratioInterval(listOf(2.0, 3.0, 4.0), listOf(1.0, 1.1, 0.9)), bootstrapRatio(listOf(2.0, 3.0, 4.0), listOf(1.0, 1.1, 0.9)))
-    }
-
-    @Test
     fun `summarize estimates per group and says what it pooled`() {
         val df = dataFrameOf("variant", "value")("a", 1.0, "a", 3.0, "b", 10.0)
         val rows = summarize(df, listOf("variant"), "value").rows().associateBy { it["variant"] }

@@ -18,7 +18,7 @@ private const val TEMPLATE = """
 
 /**
  * A schema-complete version-2 manifest from a test's partial one: the test's fields over [TEMPLATE] (objects merged one
- * level deep), each files[] entry completed with nulls, and a finished run given an end time. Tests write what they test.
+ * level deep), each files[] entry completed with nulls, a finished run given an end time and a stopped one its reason. Tests write what they test.
  */
 fun completeManifest(json: String): String {
     val given = MAPPER.readTree(json) as ObjectNode
@@ -28,6 +28,8 @@ fun completeManifest(json: String): String {
         if (base is ObjectNode && value is ObjectNode && name != "params" && name != "notes") base.setAll<ObjectNode>(value) else out.set<ObjectNode>(name, value)
     }
     if (out["status"].asText() != "running" && out["endedAt"].isNull) out.put("endedAt", "2026-01-01T00:01:00Z")
+    // a run that failed or was interrupted says why (the schema requires it)
+    if (out["status"].asText() in setOf("failed", "interrupted") && out["error"].isNull) out.put("error", "stopped in a test")
     for (f in out["files"]) if (f is ObjectNode) {
         if (!f.has("description")) f.put("description", "")
         for (k in listOf("cell", "series", "fork", "timing", "window")) if (!f.has(k)) f.putNull(k)
