@@ -1,8 +1,10 @@
 """The web-reactive study: a quick sweep of both stacks (two N values of the closed model, two open-model rates)
 with exact request counts, every hlog decoded, the load driver's YAML kept with Hyperfoil's pitfalls handled,
 thread pools read from the running apps, nothing left running after completion or Ctrl-C, and bad input refused."""
+import csv
 import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -244,10 +246,35 @@ def test_notebook_runs_against_the_fresh_quick_run(quick_run, tmp_path):
     runs = [json.loads(o["data"]["text/x-perfkit-runs"]) for o in outputs if "text/x-perfkit-runs" in o.get("data", {})]
     assert runs[0]["runIds"] == [quick_run.name] and runs[0]["reference"] is False
     captions = [o["data"]["text/plain"] for o in outputs if "image/svg+xml" in o.get("data", {})]
-    assert any(c.startswith("Mean response time against concurrent users") for c in captions)
-    assert any(c.startswith("Throughput against concurrent users") for c in captions)
     text = "\n".join(o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {}))
+    # a quick run's apps may still compile in every step: then the post says so instead of plotting
+    warm = [r for r in read_csv(quick_run / "closed.csv") if r["valid"] == "true" and r["warm"] == "true" and r["verdict"] == "measured"]
+    for caption in ("Mean response time against concurrent users", "Throughput against concurrent users"):
+        assert any(c.startswith(caption) for c in captions) == bool(warm), (caption, captions)
+    assert ("measured on warm servers, so there is nothing to plot" in text) == (not warm)
     assert "The original's claim" in text and "cost per million requests" in text
+
+
+def test_the_post_says_so_when_no_closed_step_was_warm(quick_run, tmp_path):
+    import nbformat
+    cold = tmp_path / "runs" / quick_run.name
+    shutil.copytree(quick_run, cold)
+    rows = read_csv(cold / "closed.csv")
+    for r in rows:
+        r["warm"] = "false"
+    with open(cold / "closed.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    r = bench("notebooks", "--runs", str(cold.parent), "--out", str(tmp_path / "out"), "notebooks/web-reactive.ipynb", timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    nb = nbformat.read(tmp_path / "out" / "web-reactive.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if "image/svg+xml" in o.get("data", {}) and "concurrent users" in o["data"]["text/plain"]]
+    text = "\n".join(o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {}))
+    assert text.count("measured on warm servers, so there is nothing to plot") == 1, text
+    assert f"{len(rows)} step(s) measured while a server's JIT still compiled are left out" in text
+    assert "no measured closed-model step" in text and "**cannot tell here**" in text
 
 
 def test_nothing_is_left_after_a_completed_run(quick_run):
