@@ -21,5 +21,17 @@ fun chooseParam(name: String, cellValue: String, env: Map<String, String> = Syst
     }
 }
 
-/** A notebook parameter ([chooseParam]); prints which value won, so the lab never hides it. */
-fun param(name: String, default: String): String = chooseParam(name, default).also { println(it) }.value
+/** The parameters chosen in this kernel, by name, in the order first chosen: what [parameters] shows. */
+private val chosen = LinkedHashMap<String, ParamChoice>()
+
+/** A notebook parameter ([chooseParam]); the parameters cell ends with [parameters], which says which value won. */
+fun param(name: String, default: String): String = chooseParam(name, default).also { synchronized(chosen) { chosen[it.name] = it } }.value
+
+/**
+ * Which value each [param] took and where it came from, one line each: the parameters cell's result, so the lab
+ * never hides a value. A result rather than printed lines, because the kernel's printed output can arrive after
+ * the cell has finished and be lost (Kotlin/kotlin-jupyter#497); a cell's result cannot.
+ */
+fun parameters(): Markdown = synchronized(chosen) {
+    Markdown(chosen.values.joinToString("\n") { "- " + mdText(it.toString(), atLineStart = false) })
+}

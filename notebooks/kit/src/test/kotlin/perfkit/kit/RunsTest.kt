@@ -80,6 +80,15 @@ class RunsTest {
     }
 
     @Test
+    fun `the parameters cell's result says each value once, the last one chosen, as text`() {
+        param("PERFKIT_TEST_ONE", "first")
+        param("PERFKIT_TEST_TWO", "<b>two</b>")
+        param("PERFKIT_TEST_ONE", "again")
+        val lines = parameters().text.lines().filter { "TEST" in it }
+        assertEquals(listOf("- PERFKIT&#95;TEST&#95;ONE = \"again\" (this cell)", "- PERFKIT&#95;TEST&#95;TWO = \"&lt;b&gt;two&lt;/b&gt;\" (this cell)"), lines)
+    }
+
+    @Test
     fun `latest is the newest complete run of each mode`() {
         run("runs", id1); run("runs", id2); run("runs", id3, status = "interrupted")
         val fixed = "20260101T000001Z-h1-dddddd"
