@@ -15,7 +15,8 @@ import java.util.StringJoiner;
 /**
  * A CSV table in the run directory, flushed row by row so an interrupted run keeps every finished row.
  * Every table has a {@code cell} column naming the measured cell a row belongs to (the run format's contract),
- * and rows are bound by column name, so adding a column cannot shift the others.
+ * and rows are bound by column name, so adding a column cannot shift the others. A run's tables are written as
+ * {@link TableSchema} declares them: the same columns, each value of its declared type.
  */
 public final class Table implements AutoCloseable {
     public static final String CELL = "cell";
@@ -38,17 +39,27 @@ public final class Table implements AutoCloseable {
     }
 
     private final BufferedWriter out;
+    private final String fileName;
     private final List<String> header;
+    /** Each column's declared type ({@link TableSchema}); empty for a table no declaration governs (unit tests). */
+    private final Map<String, TableSchema.Type> types;
 
+    /** A table of the run's study; its columns must be the ones {@code data/schema/tables/<study>.json} declares for it. */
     public Table(Run run, String fileName, String description, String... header) throws IOException {
-        this(run.dir(), fileName, header);
+        this(run.dir(), fileName, TableSchema.of(run.study()), header);
         run.addFile(RunFile.table(fileName, description));
     }
 
     Table(Path dir, String fileName, String... header) throws IOException {
+        this(dir, fileName, null, header);
+    }
+
+    Table(Path dir, String fileName, TableSchema schema, String... header) throws IOException {
+        this.fileName = fileName;
         this.header = List.of(header);
         if (!this.header.contains(CELL)) throw new IllegalArgumentException("table " + fileName + " needs a '" + CELL + "' column");
         if (this.header.stream().distinct().count() != header.length) throw new IllegalArgumentException("table " + fileName + " repeats a column");
+        this.types = schema == null ? Map.of() : schema.columnsFor(fileName, this.header);
         this.out = Files.newBufferedWriter(dir.resolve(fileName));
         write(Arrays.asList((Object[]) header));
     }
@@ -61,6 +72,12 @@ public final class Table implements AutoCloseable {
             var missing = header.stream().filter(c -> !row.values.containsKey(c)).toList();
             var unknown = row.values.keySet().stream().filter(c -> !header.contains(c)).toList();
             throw new IllegalArgumentException("row does not match the table: missing " + missing + ", unknown " + unknown);
+        }
+        for (Map.Entry<String, TableSchema.Type> t : types.entrySet()) {
+            Object v = row.values.get(t.getKey());
+            if (!t.getValue().accepts(v))
+                throw new IllegalArgumentException("table " + fileName + ": column '" + t.getKey() + "' is declared " + t.getValue().word()
+                        + ", not " + v.getClass().getSimpleName() + " '" + v + "'");
         }
         write(header.stream().map(row.values::get).toList());
     }

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -41,5 +42,60 @@ class TableTest {
     @Test
     void everyTableNamesItsCell(@TempDir Path dir) {
         assertThrows(IllegalArgumentException.class, () -> new Table(dir, "t.csv", "variant", "a"));
+    }
+
+    private static TableSchema schema(Path dir, String json) throws Exception {
+        Path f = dir.resolve("study.json");
+        Files.writeString(f, json);
+        return TableSchema.read(f, "data/schema/tables/study.json");
+    }
+
+    private static final String DECLARED = """
+            {"study": "study", "tables": {"t.csv": {"columns": {
+              "cell": {"type": "string"}, "n": {"type": "integer"}, "x": {"type": "number"}, "ok": {"type": "boolean"}}}}}""";
+
+    @Test
+    void aDeclaredTableTakesValuesOfTheirDeclaredTypeOrNone(@TempDir Path dir) throws Exception {
+        try (Table t = new Table(dir, "t.csv", schema(dir, DECLARED), "cell", "n", "x", "ok")) {
+            t.write(Table.row().set("cell", "a").set("n", 3L).set("x", 2).set("ok", true));
+            t.write(Table.row().set("cell", "b").set("n", null).set("x", 0.5).set("ok", null));
+            String wrong = assertThrows(IllegalArgumentException.class, () -> t.write(Table.row().set("cell", "c").set("n", 2.5).set("x", 1).set("ok", true)))
+                    .getMessage();
+            assertEquals("table t.csv: column 'n' is declared integer, not Double '2.5'", wrong);
+            assertThrows(IllegalArgumentException.class, () -> t.write(Table.row().set("cell", "c").set("n", 1).set("x", "fast").set("ok", true)));
+            assertThrows(IllegalArgumentException.class, () -> t.write(Table.row().set("cell", "c").set("n", 1).set("x", 1).set("ok", "true")));
+            assertThrows(IllegalArgumentException.class, () -> t.write(Table.row().set("cell", 7).set("n", 1).set("x", 1).set("ok", true)));
+        }
+        assertEquals(java.util.List.of("cell,n,x,ok", "a,3,2,true", "b,,0.5,"), Files.readAllLines(dir.resolve("t.csv")), "a refused row writes nothing");
+    }
+
+    @Test
+    void aTableMustHaveExactlyTheDeclaredColumns(@TempDir Path dir) throws Exception {
+        TableSchema s = schema(dir, DECLARED);
+        assertEquals("table t.csv does not match data/schema/tables/study.json: declared but not written [ok]; written but not declared [extra]",
+                assertThrows(IllegalStateException.class, () -> new Table(dir, "t.csv", s, "cell", "n", "x", "extra")).getMessage());
+        assertEquals("table u.csv is not declared in data/schema/tables/study.json: declare its columns there first",
+                assertThrows(IllegalStateException.class, () -> new Table(dir, "u.csv", s, "cell")).getMessage());
+        assertFalse(Files.exists(dir.resolve("u.csv")), "nothing is written for a refused table");
+    }
+
+    @Test
+    void anUnknownTypeInTheDeclarationIsSaid(@TempDir Path dir) throws Exception {
+        String bad = DECLARED.replace("\"boolean\"", "\"flag\"");
+        assertTrue(assertThrows(IllegalStateException.class, () -> schema(dir, bad)).getMessage().contains("unknown type 'flag'"));
+    }
+
+    @Test
+    void everyCommittedDeclarationReads() throws Exception {
+        Path tables = Path.of(System.getProperty("perfkit.root", "../..")).resolve("data/schema/tables");
+        try (var files = Files.list(tables)) {
+            List<Path> all = files.toList();
+            assertTrue(all.size() >= 6, all.toString());
+            for (Path f : all) {
+                TableSchema s = TableSchema.read(f, f.getFileName().toString()); // every type is one the writer knows
+                assertFalse(s.tables().isEmpty(), f.toString());
+                s.tables().forEach((table, columns) -> assertTrue(columns.containsKey(Table.CELL), f + ": " + table + " has no cell column"));
+            }
+        }
     }
 }

@@ -10,10 +10,12 @@ import java.nio.file.Path
 
 /**
  * Reads one of the kit's CSV tables into a DataFrame, parsed by Apache Commons CSV (RFC 4180: a quoted field may
- * hold commas, quotes and newlines, as Table.java writes them). Columns become Long, Double, Boolean or String,
- * whichever fits every value; empty cells are null. Errors name the file and line.
+ * hold commas, quotes and newlines, as Table.java writes them). A column [types] declares (its type in
+ * `data/schema/tables/<study>.json`: integer, number, boolean, string) becomes Long, Double, Boolean or String, and a
+ * value that is not of that type is a format error; any other column becomes whichever of those fits every value.
+ * Empty cells are null. Errors name the file and line.
  */
-fun readCsv(file: Path): AnyFrame {
+fun readCsv(file: Path, types: Map<String, String> = emptyMap()): AnyFrame {
     if (!Files.isRegularFile(file)) throw RunFormatException("missing table: $file")
     val records = try {
         // each record with the line it ends on (a quoted newline makes one record span lines)
@@ -31,7 +33,23 @@ fun readCsv(file: Path): AnyFrame {
                 throw RunFormatException("corrupt table $file line $number: ${it.size} fields, header has ${header.size}")
         }
     }
-    return dataFrameOf(header.mapIndexed { c, name -> typedValues(rows.map { it[c] }).toColumn(name, Infer.Type) })
+    return dataFrameOf(header.mapIndexed { c, name ->
+        val raw = rows.map { it[c] }
+        val values = types[name]?.let { type -> declaredValues(raw, type) { v -> "table $file column '$name' is declared $type, but holds '$v'" } } ?: typedValues(raw)
+        values.toColumn(name, Infer.Type)
+    })
+}
+
+/** The values of a column of a declared type; [wrong] says why one value is not of it. */
+private fun declaredValues(raw: List<String>, type: String, wrong: (String) -> String): List<Any?>? {
+    val parse: (String) -> Any? = when (type) {
+        "integer" -> String::toLongOrNull
+        "number" -> String::toDoubleOrNull
+        "boolean" -> { v -> v.toBooleanStrictOrNull() }
+        "string" -> { v -> v }
+        else -> return null
+    }
+    return raw.map { v -> if (v.isEmpty()) null else parse(v) ?: throw RunFormatException(wrong(v)) }
 }
 
 /** RFC 4180 with blank lines skipped: the format Table.java writes. */

@@ -43,7 +43,7 @@ class TableDeclarations(val study: String, val tables: Map<String, Map<String, S
 
 /**
  * What is wrong with the run's data files, in one line, or null when they are whole: a listed file that is missing,
- * a table that does not parse or lacks a declared column, a latency log cut short. Cheap enough to ask of every
+ * a table that does not parse, lacks a declared column or holds a value not of its declared type, a latency log cut short. Cheap enough to ask of every
  * candidate run: tables are small, and of a latency log only its end is read (a copy or a write cut short leaves a
  * partial last line).
  */
@@ -54,7 +54,7 @@ fun Run.damage(root: Path = dataRoot()): String? {
         if (!path.exists()) return "lists ${f.path} but it is missing"
         when (f.kind) {
             "table" -> {
-                val table = try { readCsv(path) } catch (e: RunFormatException) { return e.message }
+                val table = try { readCsv(path, declared.tables[f.path].orEmpty()) } catch (e: RunFormatException) { return e.message }
                 val missing = declared.required(f.path, startedAt) - table.columnNames().toSet()
                 if (missing.isNotEmpty()) return "table ${f.path} has no column ${missing.joinToString { "'$it'" }}"
             }

@@ -90,7 +90,8 @@ class Run(val dir: Path, val manifest: JsonNode) {
 
     fun filesOfKind(kind: String): List<String> = files.filter { it.kind == kind }.map { it.path }
 
-    fun table(path: String): AnyFrame = readCsv(file(path))
+    /** A table of this run, each declared column of its declared type ([TableDeclarations]). */
+    fun table(path: String): AnyFrame = readCsv(file(path), TableDeclarations.of(study).tables[path].orEmpty())
 
     override fun toString() = "$study/$id ($status)"
 }

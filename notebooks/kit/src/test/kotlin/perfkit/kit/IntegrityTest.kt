@@ -1,5 +1,6 @@
 package perfkit.kit
 
+import org.jetbrains.kotlinx.dataframe.api.toList
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import org.junit.jupiter.api.io.TempDir
@@ -61,6 +62,33 @@ class IntegrityTest {
         val e = assertThrows<RunFormatException> { findRuns("queues", newer, root) }
         assertEquals("run $newer is damaged: table throughput.csv has no column 'events_per_s'", e.message)
         assertThrows<RunFormatException> { findRuns("queues", damaged.toString(), root) }
+    }
+
+    @Test
+    fun `a value that is not of its column's declared type is damage`() {
+        schema()
+        copy("throughput", older)
+        val damaged = copy("throughput", newer)
+        val table = damaged.resolve("throughput.csv")
+        val lines = Files.readAllLines(table)
+        val fork = lines[0].split(',').indexOf("fork")
+        Files.write(table, listOf(lines[0], lines[1].split(',').toMutableList().also { it[fork] = "first" }.joinToString(",")) + lines.drop(2))
+        val out = printed { assertEquals(listOf(older), findRuns("queues", "latest", root).map { it.id }) }
+        assertEquals("perfkit: skipping a damaged run $newer: table $table column 'fork' is declared integer, but holds 'first'\n", out)
+    }
+
+    @Test
+    fun `declared columns are read as their type, the rest as whatever fits`(@TempDir dir: Path) {
+        val file = dir.resolve("t.csv")
+        Files.writeString(file, "cell,jdk,rate,n,ok,other\na,17,200,3,true,1\nb,21,250.5,,false,2\n")
+        val t = readCsv(file, mapOf("jdk" to "string", "rate" to "number", "n" to "integer", "ok" to "boolean"))
+        assertEquals(listOf("17", "21"), t["jdk"].toList(), "a version is text even when it looks like a number")
+        assertEquals(listOf(200.0, 250.5), t["rate"].toList())
+        assertEquals(listOf(3L, null), t["n"].toList())
+        assertEquals(listOf(true, false), t["ok"].toList())
+        assertEquals(listOf(1L, 2L), t["other"].toList(), "an undeclared column is inferred")
+        val e = assertThrows<RunFormatException> { readCsv(file, mapOf("rate" to "integer")) }
+        assertEquals("table $file column 'rate' is declared integer, but holds '250.5'", e.message)
     }
 
     @Test
