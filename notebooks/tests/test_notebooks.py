@@ -8,8 +8,8 @@ import re
 import shutil
 import queue
 import secrets
-import socket
 import subprocess
+import sys
 import time
 import urllib.request
 import xml.etree.ElementTree as ET
@@ -18,6 +18,8 @@ import nbformat
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts/tests"))
+from support import descendants, free_port, listening_ports, listening_sockets, processes  # noqa: E402  (one definition for both test trees)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
@@ -146,57 +148,8 @@ def test_a_bad_slo_in_the_environment_is_the_users_error_before_any_kernel_start
 
 # ---- processes: no debugger port, no compile daemon, lab as root ---------------------------------------
 
-def processes():
-    """pid -> (ppid, cmdline) of every process."""
-    out = {}
-    for d in pathlib.Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text()
-                out[int(d.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), (d / "cmdline").read_bytes().replace(b"\0", b" ").decode())
-            except OSError:
-                pass
-    return out
 
 
-def descendants(pid):
-    procs, found, todo = processes(), {}, [pid]
-    while todo:
-        parent = todo.pop()
-        for p, (pp, cmd) in procs.items():
-            if pp == parent and p not in found:
-                found[p] = cmd
-                todo.append(p)
-    return found
-
-
-def listening_ports(pid):
-    """TCP ports a process listens on, from its socket inodes and /proc/net/tcp{,6}."""
-    return {port for _, port in listening_sockets(pid)}
-
-
-def listening_sockets(pid):
-    """(address, port) of every TCP socket a process listens on; addresses as ipaddress objects."""
-    import ipaddress
-    inodes = set()
-    for fd in pathlib.Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in pathlib.Path(table).read_text().splitlines()[1:]:
-            f = line.split()
-            if f[3] == "0A" and f[9] in inodes:  # 0A: LISTEN
-                addr, port = f[1].rsplit(":", 1)
-                # the kernel prints each 32-bit word of the address in host (little-endian) order
-                raw = b"".join(bytes.fromhex(addr[i:i + 8])[::-1] for i in range(0, len(addr), 8))
-                address = ipaddress.ip_address(raw)
-                found.add((getattr(address, "ipv4_mapped", None) or address, int(port, 16)))
-    return found
 
 
 def kernel_jvms(pid):
@@ -243,11 +196,6 @@ def test_building_the_kit_leaves_no_compile_daemon(tmp_path):
     assert daemons() - before == set(), "a KotlinCompileDaemon outlived the build"
     assert "\x1b[" not in r.stdout + r.stderr, "Maven printed colour codes"
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def api(port, token, method, path, body=None):

@@ -5,15 +5,16 @@ import os
 import pathlib
 import signal
 import subprocess
-import glob
 import secrets
 import shutil
-import socket
 import tempfile
 import time
 
 import jsonschema
 import pytest
+
+# one definition for both test trees; importing them here keeps `from conftest import ...` working
+from support import descendants, free_port, listening_ports, listening_sockets, port_open, processes  # noqa: F401
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -39,6 +40,12 @@ def run_dir_of(result):
     path = pathlib.Path(result.stdout.strip().splitlines()[-1])
     assert path.is_dir(), path
     return path
+
+
+def run_once(tmp_path_factory, study, *args, timeout=900):
+    """One completed run of study with args, in a folder of its own: what a module's shared-run fixture returns."""
+    out = tmp_path_factory.mktemp(study)
+    return run_dir_of(bench("run", study, *args, "--out", str(out), timeout=timeout))
 
 
 def manifest(run_dir):
@@ -78,8 +85,7 @@ def decode_hlog(path):
 @pytest.fixture(scope="session")
 def tiny_queues_run(tmp_path_factory):
     """One quick queues run with tiny windows, shared by the end-to-end checks."""
-    out = tmp_path_factory.mktemp("runs")
-    return run_dir_of(bench("run", "queues", "--quick", "--warmup", "0.5", "--measure", "1", "--out", str(out), "--tag", "e2e"))
+    return run_once(tmp_path_factory, "queues", "--quick", "--warmup", "0.5", "--measure", "1", "--tag", "e2e")
 
 
 def interrupt_run(args, ready, how="sigint", timeout=120):
@@ -135,10 +141,6 @@ PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 
 # ---- a user's own database: a throwaway PostgreSQL started here, with a password ------------------------------
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -179,19 +181,3 @@ def perfkit_schemas(db):
     return out.stdout.split()
 
 
-def descendants(pid):
-    """Every live process under pid, from /proc's parent links."""
-    children = {}
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            text = pathlib.Path(stat).read_text()
-        except OSError:
-            continue
-        ppid = int(text[text.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(stat.split("/")[2]))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, bench, validate
+from conftest import ROOT, bench, listening_ports, validate
 
 MARK = "PERFKIT_TEST_RUN"
 RUNS = {
@@ -54,19 +54,6 @@ def marked(token):
             continue
     return found
 
-
-def listening_ports(pids):
-    """TCP ports in LISTEN owned by these processes (socket inodes from their fds, matched in /proc/net/tcp*)."""
-    inodes = set()
-    for pid in pids:
-        for fd in glob.glob(f"/proc/{pid}/fd/*"):
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    return {port for port, inode in listening() if inode in inodes}
 
 
 def listening():
@@ -110,7 +97,7 @@ def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, re
         run_dir = next(tmp_path.glob("*/*/run.json")).parent
         time.sleep(delay)
         pids = marked(token)
-        ports = listening_ports(pids)
+        ports = listening_ports(*pids)
         if proc.poll() is not None:
             pytest.skip(f"the run ended by itself within {delay:.1f} s")
         if how.startswith("sigkill"):
@@ -204,7 +191,7 @@ def test_killing_the_run_with_every_watchdog_during_a_servers_life_leaves_nothin
         assert proc.poll() is None, "".join(err_lines)[-2000:]
         time.sleep(random.Random(f"{SEED}-{server}").uniform(1, 3))
         pids = marked(token)
-        ports = listening_ports(pids)
+        ports = listening_ports(*pids)
         watchdogs = [p for p in pids if "perfkit.harness.Watchdog" in cmdline(p)]
         assert len(watchdogs) >= 2, "the run's reaper and the server's watchdog"
         for pid in [proc.pid, *watchdogs]:

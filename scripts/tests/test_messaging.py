@@ -2,24 +2,15 @@
 delivery checks in one window per step, verdicts and capacity by rule, real components cleaned up after completion
 and interruption, bad options refused before any run folder, and a clear failure for an unreachable cluster."""
 import json
-import os
 import re
-import socket
-import subprocess
 import time
 
 import pytest
 
-from conftest import assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import run_once, port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
 
 QUICK = ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"]
 
-
-def port_open(address):
-    host, port = address.rsplit(":", 1)
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex((host, int(port))) == 0
 
 
 def broker_address(m):
@@ -31,8 +22,7 @@ CELLS = ["kafka/original", "kafka/park", "kafka/blocking", "chronicle/original"]
 
 @pytest.fixture(scope="module")
 def quick_sweep(tmp_path_factory):
-    out = tmp_path_factory.mktemp("messaging")
-    return run_dir_of(bench("run", "messaging", *QUICK, "--out", str(out), timeout=900))
+    return run_once(tmp_path_factory, "messaging", *QUICK)
 
 
 def latency_files(m, cell, series, timing="corrected"):

@@ -3,7 +3,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, bench, decode_hlog, hdr_jar, manifest, read_csv, run_dir_of, validate
+from conftest import run_once, ROOT, bench, decode_hlog, hdr_jar, manifest, read_csv, validate
 
 JBANG = ROOT / "env/setup/jbang"
 
@@ -74,10 +74,8 @@ def test_every_event_is_consumed_exactly_once_and_per_consumer_counts_add_up(tin
 @pytest.fixture(scope="module")
 def tiny_ring_run(tmp_path_factory):
     """Work-sharing and sharded consumers on a 4-slot ring: the producer wraps constantly, so a wrong gate loses or repeats events."""
-    out = tmp_path_factory.mktemp("ring")
-    return run_dir_of(bench("run", "queues", "--quick", "--variants", "disruptor-work-3,disruptor-work-5,disruptor-shard-3",
-                            "--wait-strategy", "blocking,busy-spin", "--capacity", "4", "--warmup", "0.2", "--measure", "0.5",
-                            "--out", str(out)))
+    return run_once(tmp_path_factory, "queues", "--quick", "--variants", "disruptor-work-3,disruptor-work-5,disruptor-shard-3",
+                    "--wait-strategy", "blocking,busy-spin", "--capacity", "4", "--warmup", "0.2", "--measure", "0.5")
 
 
 def test_work_sharing_delivers_every_event_exactly_once(tiny_ring_run):
@@ -121,10 +119,9 @@ def test_timeseries_has_throughput_and_cpu(tiny_queues_run):
 
 @pytest.fixture(scope="module")
 def fixed_rate_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rate")
     # 2_000: Cli normalises the underscore once, so the forks read the same number
-    return run_dir_of(bench("run", "queues", "--quick", "--rate", "2_000", "--variants", "abq-3,disruptor-1", "--wait-strategy", "yielding",
-                            "--warmup", "0.5", "--measure", "2", "--out", str(out)))
+    return run_once(tmp_path_factory, "queues", "--quick", "--rate", "2_000", "--variants", "abq-3,disruptor-1", "--wait-strategy", "yielding",
+                    "--warmup", "0.5", "--measure", "2")
 
 
 def test_fixed_rate_run_is_invalid_exactly_when_the_producer_fell_behind(fixed_rate_run):

@@ -1,5 +1,4 @@
 """The committed data: reference runs follow the run format; published numbers are tidy."""
-import pathlib
 
 import pytest
 

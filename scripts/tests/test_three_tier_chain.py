@@ -4,14 +4,13 @@ rate below the slowest variant's capacity, decodes every hlog, finds a row in Po
 answered request, keeps secrets out of command lines and files, and leaves no tier, database or port behind, after
 completion and after Ctrl-C. Bad input is one line."""
 import pathlib
-import socket
 import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import ROOT, assert_failed_run_with_one_line, descendants, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
+from conftest import port_open, ROOT, assert_failed_run_with_one_line, descendants, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
 
 VARIANTS = ["sync", "async", "mixed", "webflux"]
 CELLS = [f"chain/{v}" for v in VARIANTS]
@@ -21,11 +20,6 @@ QUICK = [*BASE, "--chains", ",".join(VARIANTS)]
 TIER_STACKS = {"sync": ("sync", "sync", "sync"), "async": ("async", "async", "async"), "mixed": ("async", "sync", "async"),
                "webflux": ("webflux", "webflux", "webflux")}
 
-
-def port_open(port):
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", int(port))) == 0
 
 
 def cmdlines_of_tree(pid):

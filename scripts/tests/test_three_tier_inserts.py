@@ -14,19 +14,14 @@ import time
 
 import pytest
 
-from conftest import (ROOT, assert_failed_run_with_one_line, bench, decode_hlog, descendants, interrupt_run, leftovers, manifest, perfkit_schemas,
-                      read_csv, run_dir_of, validate)
+from conftest import (run_once, port_open, ROOT, assert_failed_run_with_one_line, bench, decode_hlog, descendants, interrupt_run, leftovers, manifest, perfkit_schemas,
+                      read_csv, validate)
 
 # an option is given once (a repeat is refused), so tests that pick their own warm-up or durability start from BASE
 BASE = ["--quick", "--rounds", "inserts", "--measure", "2"]
 QUICK = [*BASE, "--warmup", "1", "--durability", "strict,relaxed"]
 CELLS = ["inserts/postgres/strict", "inserts/postgres/relaxed", "inserts/cassandra/strict", "inserts/cassandra/relaxed"]
 
-
-def listening(port):
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def cmdlines(run_pid):
@@ -47,7 +42,7 @@ def ports_of(m):
 def assert_nothing_left(run_dir, ports=()):
     m = manifest(run_dir)
     for port in ports:
-        assert not listening(port), f"port {port} of the run's database is closed"
+        assert not port_open(port), f"port {port} of the run's database is closed"
     for owner in glob.glob("/tmp/perfkit-pg-*/owner"):
         try:
             text = pathlib.Path(owner).read_text()
@@ -90,9 +85,8 @@ def cql_login(port, user, password):
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("three-tier-inserts")
     started = time.time()
-    run = run_dir_of(bench("run", "three-tier", *QUICK, "--out", str(out), timeout=900))
+    run = run_once(tmp_path_factory, "three-tier", *QUICK)
     print(f"quick inserts run: {time.time() - started:.0f} s")
     return run
 
@@ -163,7 +157,7 @@ def test_the_default_login_never_works_not_even_at_start_up(tmp_path):
                     port = int(re.search(r"native_transport_port: (\d+)", yaml.read_text()).group(1))
                 except (OSError, AttributeError):
                     continue
-                if listening(port):
+                if port_open(port):
                     try:
                         attempts.append(cql_login(port, "cassandra", "cassandra"))
                     except (OSError, AssertionError):
@@ -189,7 +183,7 @@ def test_ctrl_c_during_cassandra_writes_stops_the_node_and_removes_its_data(tmp_
                 run_dir = ts.parent
                 (yaml,) = run_dir.glob("scratch/cassandra-*/cassandra.yaml")
                 port = int(re.search(r"native_transport_port: (\d+)", yaml.read_text()).group(1))
-                assert listening(port)
+                assert port_open(port)
                 assert not cql_login(port, "cassandra", "cassandra"), "the default superuser password is replaced"
                 lines = cmdlines(json.loads((run_dir / "run.json").read_text())["pid"])
                 assert len(lines) >= 3, "the run, its Cassandra node and its writers"

@@ -4,23 +4,17 @@ modulo whitespace, the server's pool read from the running server, nothing left 
 and an unknown engine refused."""
 import json
 import re
-import socket
 import time
 
 import pytest
 
-from conftest import bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
+from conftest import run_once, port_open, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, validate
 
 ENGINES = ["jsp", "freemarker", "plain"]
 CELLS = [f"templates/{e}" for e in ENGINES]
 ITEMS = 10
 QUICK = ["--quick", "--rounds", "templates", "--warmup", "1", "--measure", "2", "--open-rates", "0.5"]
 
-
-def port_open(port):
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", int(port))) == 0
 
 
 def collapsed(text):
@@ -29,8 +23,7 @@ def collapsed(text):
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("three-tier")
-    return run_dir_of(bench("run", "three-tier", *QUICK, "--out", str(out), timeout=900))
+    return run_once(tmp_path_factory, "three-tier", *QUICK)
 
 
 def test_manifest_validates_with_the_three_engines(quick_run):

@@ -5,13 +5,12 @@ import csv
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 
 import pytest
 
-from conftest import assert_failed_run_with_one_line, bench, decode_hlog, free_port, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
+from conftest import run_once, port_open, bench, decode_hlog, free_port, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
 
 USERS = [10, 50]
 RATES = [100, 200]
@@ -25,16 +24,10 @@ def peer_rows(run_dir, tool):
     return [r for r in read_csv(run_dir / "peers.csv") if r["tool"] == tool]
 
 
-def port_open(port):
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", int(port))) == 0
-
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("web-reactive")
-    return run_dir_of(bench("run", "web-reactive", *QUICK, "--out", str(out), timeout=1500))
+    return run_once(tmp_path_factory, "web-reactive", *QUICK, timeout=1500)
 
 
 def test_quick_sweep_has_every_cell_and_exact_closed_counts(quick_run):

@@ -5,13 +5,12 @@ import glob
 import json
 import pathlib
 import re
-import socket
 import subprocess
 import time
 
 import pytest
 
-from conftest import bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate
+from conftest import run_once, port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate
 
 QUICK = ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32"]
 
@@ -20,16 +19,11 @@ def cluster_port(run_dir):
     return int(re.search(r"127\.0\.0\.1:(\d+)", manifest(run_dir)["notes"]["database"]).group(1))
 
 
-def listening(port):
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
 
 def assert_nothing_left(run_dir):
     """Scoped to this run: other runs on a shared machine may have clusters of their own."""
     m = manifest(run_dir)
-    assert not listening(cluster_port(run_dir)), "the run's private PostgreSQL cluster is stopped"
+    assert not port_open(cluster_port(run_dir)), "the run's private PostgreSQL cluster is stopped"
     for owner in glob.glob("/tmp/perfkit-pg-*/owner"):
         try:
             text = pathlib.Path(owner).read_text()
@@ -43,8 +37,7 @@ def assert_nothing_left(run_dir):
 @pytest.fixture(scope="module")
 def each_job_type(tmp_path_factory):
     """One quick run of every job type at the default --threads auto, so the calibration drain runs too."""
-    out = tmp_path_factory.mktemp("workflow")
-    return run_dir_of(bench("run", "workflow", *QUICK, "--instances", "1", "--locks", "off", "--out", str(out), timeout=1200))
+    return run_once(tmp_path_factory, "workflow", *QUICK, "--instances", "1", "--locks", "off", timeout=1200)
 
 
 def test_each_job_type_commits_every_job_exactly_once(each_job_type):
@@ -224,7 +217,7 @@ def test_interrupted_run_stops_the_private_database_and_engines(tmp_path):
     def draining():
         for ts in tmp_path.glob("workflow/*/timeseries.csv"):
             if ",execute," in ts.read_text():
-                assert listening(cluster_port(ts.parent)), "the cluster runs during the drain"
+                assert port_open(cluster_port(ts.parent)), "the cluster runs during the drain"
                 return ts.parent, None
         return None
 
