@@ -1,31 +1,14 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
 //DEPS com.lmax:disruptor:4.0.0
+//SOURCES Handoff.java Producer.java QueueTransport.java DisruptorTransport.java WorkSharingConsumer.java QueuesFork.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //DESCRIPTION ArrayBlockingQueue with 1, 3 and 5 competing consumers vs the LMAX Disruptor
 package perfkit.queues;
 
-import com.lmax.disruptor.AlertException;
-import com.lmax.disruptor.BlockingWaitStrategy;
-import com.lmax.disruptor.BusySpinWaitStrategy;
-import com.lmax.disruptor.EventHandler;
-import com.lmax.disruptor.EventProcessor;
-import com.lmax.disruptor.RingBuffer;
-import com.lmax.disruptor.Sequence;
-import com.lmax.disruptor.SequenceBarrier;
-import com.lmax.disruptor.SleepingWaitStrategy;
-import com.lmax.disruptor.TimeoutException;
-import com.lmax.disruptor.WaitStrategy;
-import com.lmax.disruptor.YieldingWaitStrategy;
-import com.lmax.disruptor.dsl.Disruptor;
-import com.lmax.disruptor.dsl.ProducerType;
-import com.lmax.disruptor.util.DaemonThreadFactory;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
-import perfkit.harness.Fork;
-import perfkit.harness.LatencyLog;
-import perfkit.harness.LatencyRecorder;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.RunLayout;
@@ -34,9 +17,6 @@ import perfkit.harness.Study;
 import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,10 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.LongSupplier;
 
 /**
  * One producer hands trivial events to 1, 3 or 5 consumers through an ArrayBlockingQueue (consumers compete
@@ -65,10 +42,6 @@ public class Queues {
     static final long MAX_CAPACITY = 1L << 30;
     /** Above this a period is under 10 ns, less than reading the clock: no schedule could be held. */
     static final long MAX_RATE = 100_000_000;
-    /** How long a fork waits, after its window, for the producer to finish the window's schedule and for consumers to drain. */
-    static final double DRAIN_TIMEOUT_S = 10;
-    /** Fixed rate: the latency window starts this long after it is set, so no in-window sample is sorted before the logs know it. */
-    static final long WINDOW_LEAD_NS = 50_000_000;
 
     static final Cli CLI = new Cli("queues", "ArrayBlockingQueue with 1, 3 and 5 competing consumers vs the LMAX Disruptor:\n"
             + "events per second from one producer as fast as it can go, or end-to-end latency at a fixed --rate.\n"
@@ -93,7 +66,7 @@ public class Queues {
             .rule(p -> p.flag("keep-warmup") && p.integer("rate") == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null);
 
     public static void main(String[] args) {
-        Study.main(args, CLI, Queues.class, Queues::plan, Queues::measure);
+        Study.main(args, CLI, Queues.class, Queues::plan, QueuesFork::measure);
     }
 
     // ---- parent: plan the forks, collect their results ------------------------------------------------
@@ -167,7 +140,7 @@ public class Queues {
                     double achieved = r.get("achievedRate").asDouble();
                     boolean exactlyOnce = r.get("exactlyOnce").asBoolean();
                     throughput.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
-                            .set("fork", fork).set("consumers", consumersOf(cell.variant()))
+                            .set("fork", fork).set("consumers", QueuesFork.consumersOf(cell.variant()))
                             .set("events", r.get("events").asLong()).set("seconds", r.get("seconds").asDouble())
                             .set("events_per_s", r.get("eventsPerSecond").asDouble()).set("produced", r.get("produced").asLong())
                             .set("producer_bytes_per_event", r.get("producerBytesPerEvent").asDouble())
@@ -206,7 +179,7 @@ public class Queues {
                     cell.waitStrategy().isEmpty() ? "-" : cell.waitStrategy(), Double.toString(warmup), Double.toString(measure),
                     Integer.toString(capacity)), log, "TERM", 5, List.of());
             try {
-                if (!p.waitFor((long) ((warmup + measure + DRAIN_TIMEOUT_S + 30) * 1000), TimeUnit.MILLISECONDS))
+                if (!p.waitFor((long) ((warmup + measure + QueuesFork.DRAIN_TIMEOUT_S + 30) * 1000), TimeUnit.MILLISECONDS))
                     throw new IllegalStateException("the minimal program for " + cell.name() + " fork " + fork + " did not finish; see logs/" + name + ".log");
             } finally {
                 ScriptJvm.stop(run, p, 5);
@@ -228,7 +201,7 @@ public class Queues {
             reasons.add(String.format(Locale.ROOT, "%s fork %d: producer held only %.0f of %d events/s", cell, fork, achieved, rate));
         if (!r.get("exactlyOnce").asBoolean())
             reasons.add(String.format(Locale.ROOT, "%s fork %d: consumers took %d events for %d produced (lost, duplicated or not drained in %.0f s)",
-                    cell, fork, r.get("consumedTotal").asLong(), r.get("producedTotal").asLong(), DRAIN_TIMEOUT_S));
+                    cell, fork, r.get("consumedTotal").asLong(), r.get("producedTotal").asLong(), QueuesFork.DRAIN_TIMEOUT_S));
         if (rate > 0 && r.get("latencySamples").asLong() != r.get("scheduledInWindow").asLong())
             reasons.add(String.format(Locale.ROOT, "%s fork %d: %d of %d events scheduled in the window have no latency sample (not sent or not delivered in time)",
                     cell, fork, r.get("scheduledInWindow").asLong() - r.get("latencySamples").asLong(), r.get("scheduledInWindow").asLong()));
@@ -251,7 +224,7 @@ public class Queues {
         notes.put("disruptor-work-N", "work-sharing: N consumers claim the next sequence from one shared counter (CAS) and handle only what they claimed, "
                 + "the design of Disruptor 3's WorkerPool (removed in 4.0), rebuilt as custom EventProcessors; each consumer's gating sequence stays "
                 + "below the sequence it claimed until it has handled it, so the producer never overwrites an unhandled slot");
-        notes.put("deliveryCheck", "after the window the producer stops and consumers drain (at most " + (long) DRAIN_TIMEOUT_S + " s); every event produced in the fork must be consumed exactly once "
+        notes.put("deliveryCheck", "after the window the producer stops and consumers drain (at most " + (long) QueuesFork.DRAIN_TIMEOUT_S + " s); every event produced in the fork must be consumed exactly once "
                 + "(counts agree, and so do checksums: of the events' values on the queue path, of their ring sequences on the Disruptor path, "
                 + "so a Disruptor consumer reads nothing from the slot it handles, like the minimal program's), else the run is invalid");
         notes.put("eventValue", "a xorshift pseudo-random long per event, so neither path pays for java.util.Random's CAS");
@@ -268,457 +241,11 @@ public class Queues {
         }
     }
 
-    static int consumersOf(String variant) {
-        return Integer.parseInt(variant.substring(variant.lastIndexOf('-') + 1));
-    }
-
     static void printSummary(Run run, Map<String, List<Double>> perCell) {
         run.progress().clear();
         System.err.printf(Locale.ROOT, "%n%-28s %6s %16s %16s %16s%n", "cell", "forks", "mean events/s", "min", "max");
         perCell.forEach((v, xs) -> System.err.printf(Locale.ROOT, "%-28s %6d %,16.0f %,16.0f %,16.0f%n", v, xs.size(),
                 xs.stream().mapToDouble(d -> d).average().orElse(Double.NaN),
                 xs.stream().mapToDouble(d -> d).min().orElse(Double.NaN), xs.stream().mapToDouble(d -> d).max().orElse(Double.NaN)));
-    }
-
-    // ---- fork: one cell, one fresh JVM ----------------------------------------------------------------
-
-    /**
-     * What travels: one long, like the minimal program's slot. At a fixed rate a {@link TimedEvent} also carries its
-     * intended and actual send times; in throughput mode those 16 bytes would cost about 0.6x of the Disruptor's
-     * rate, which there is bound by the producer writing the ring's events (about 2.7 GB/s here at 24 or 40 bytes).
-     */
-    static class Event {
-        long value;
-    }
-
-    static final class TimedEvent extends Event {
-        long intendedNs, sentNs;
-    }
-
-    /** A count written by one thread and read by another, padded away from its neighbours' cache lines. */
-    static class PadBefore { long p1, p2, p3, p4, p5, p6, p7; }
-    static class CountValue extends PadBefore { long value; long checksum; }
-    static final class Counter extends CountValue {
-        long q1, q2, q3, q4, q5, q6, q7;
-        private static final VarHandle VALUE;
-        static {
-            try { VALUE = MethodHandles.lookup().findVarHandle(CountValue.class, "value", long.class); }
-            catch (ReflectiveOperationException e) { throw new ExceptionInInitializerError(e); }
-        }
-        /** Single writer: a release store, no atomic read-modify-write. The checksum is written first, so an acquire read of the count sees it. */
-        void add(long eventValue) {
-            checksum += eventValue;
-            VALUE.setRelease(this, value + 1);
-        }
-        /** Single writer: both totals at once, the checksum first (see add). */
-        void set(long count, long checksumSoFar) {
-            checksum = checksumSoFar;
-            VALUE.setRelease(this, count);
-        }
-        long get() { return (long) VALUE.getAcquire(this); }
-        /** Only meaningful once the writer has stopped; read get() first. */
-        long checksum() { return checksum; }
-    }
-
-    /**
-     * What a consumer does with each event it takes: time it (fixed rate), then count it with its token. The token is
-     * what the delivery check sums: the event's value on the queue path, its ring sequence on the Disruptor path. A
-     * sequence is unique per event, so sums and counts still catch a lost or doubled event, and a Disruptor consumer
-     * in throughput mode reads nothing from the slot: the minimal program's handler does not either, and pulling each
-     * slot's cache line over from the producer's core cost the yielding 1P1C cell most of its throughput.
-     */
-    record Consumer(Counter count, LatencyRecorder recorder) {
-        void take(Event e, long token) {
-            if (recorder != null && e instanceof TimedEvent t) recorder.record(t.intendedNs, t.sentNs, System.nanoTime());
-            count.add(token);
-        }
-    }
-
-    /** A transport under test: publish from the producer thread, consumers take what they get. */
-    interface Transport {
-        void start();
-        /** Publishes one event and returns its token for the delivery check (see {@link Consumer}). */
-        long publish(long value, long intendedNs, long sentNs) throws InterruptedException;
-        void stop();
-    }
-
-    static void measure(Fork f) throws Exception {
-        Params p = f.params();
-        String cell = p.text("cell"), variant = p.text("variant");
-        int fork = p.intValue("fork"), n = consumersOf(variant);
-        long rate = p.integer("rate");
-        double warmup = p.seconds("warmup"), measureSeconds = p.seconds("measure");
-
-        LatencyLog e2e = null, lateness = null;
-        if (rate > 0) {
-            String at = cell + ", fork " + fork + ", " + rate + " events/s";
-            e2e = f.latencyLog(cell, cell, fork, "end-to-end latency publish -> consumed, " + at);
-            lateness = f.latencyLog(cell, cell + "/lateness", fork, "producer lateness, actual minus intended publish time (the load generator's own delay, "
-                    + "not the queue's; corrected and uncorrected hold the same values), " + at);
-        }
-        Consumer[] consumers = new Consumer[n];
-        for (int i = 0; i < n; i++) consumers[i] = new Consumer(new Counter(), e2e == null ? null : e2e.newRecorder());
-
-        int capacity = p.intValue("capacity");
-        boolean timed = rate > 0;
-        Transport transport = variant.startsWith("abq") ? new QueueTransport(capacity, timed, consumers)
-                : new DisruptorTransport(capacity, timed, waitStrategy(p.text("strategy")), variant.startsWith("disruptor-work"), consumers);
-        Producer producer = new Producer(transport, rate, lateness == null ? null : lateness.newRecorder());
-        transport.start();
-        producer.start();
-
-        LongSupplier consumed = () -> { long s = 0; for (Consumer c : consumers) s += c.count().get(); return s; };
-        f.phase("warmup", warmup);
-        f.await(warmup, consumed);
-
-        long measureNs = (long) (measureSeconds * 1e9), windowStart = System.nanoTime() + WINDOW_LEAD_NS;
-        if (rate > 0) {
-            // One window by intended time for both logs, starting just after they know it (a sample is sorted when
-            // it is recorded); the producer finishes the window's schedule, then stops.
-            e2e.window(windowStart, windowStart + measureNs);
-            lateness.window(windowStart, windowStart + measureNs);
-            producer.stopAtIntended(windowStart + measureNs);
-            for (long left; (left = windowStart - System.nanoTime()) > 0; ) LockSupport.parkNanos(left);
-        }
-        long[] c0 = snapshot(consumers);
-        long p0 = producer.produced.get(), a0 = producer.allocatedBytes(), t0 = System.nanoTime();
-        f.phase("measure", measureSeconds);
-        f.await(measureSeconds, consumed);
-        long[] c1 = snapshot(consumers);
-        long p1 = producer.produced.get(), a1 = producer.stopped() ? -1 : producer.allocatedBytes(), t1 = System.nanoTime();
-
-        f.phase("drain", DRAIN_TIMEOUT_S);
-        long drainEnd = System.nanoTime() + (long) (DRAIN_TIMEOUT_S * 1e9);
-        if (rate > 0) producer.awaitEnd(drainEnd);
-        producer.stop();
-        while (consumed.getAsLong() < producer.produced.get() && System.nanoTime() - drainEnd < 0) Thread.sleep(1);
-        long consumedTotal = consumed.getAsLong(), producedTotal = producer.produced.get();
-        if (e2e != null) { e2e.close(); lateness.close(); } // after the drain: late in-window completions are in
-        long checksum = 0;
-        for (Consumer c : consumers) checksum += c.count().checksum();
-        transport.stop();
-
-        double seconds = (t1 - t0) / 1e9;
-        long events = 0;
-        ObjectNode r = f.result();
-        var perConsumer = r.putArray("consumerEvents");
-        var perConsumerTotal = r.putArray("consumerEventsTotal");
-        for (int i = 0; i < n; i++) {
-            events += c1[i] - c0[i];
-            perConsumer.add(c1[i] - c0[i]);
-            perConsumerTotal.add(consumers[i].count().get());
-        }
-        r.put("events", events);
-        r.put("seconds", seconds);
-        r.put("eventsPerSecond", events / seconds);
-        r.put("produced", p1 - p0);
-        // fixed rate: the producer stops at the window's end, so divide by the schedule's span, not by the (longer) wait
-        r.put("achievedRate", (p1 - p0) / (rate > 0 ? (windowStart + measureNs - t0) / 1e9 : seconds));
-        r.put("producerBytesPerEvent", a0 < 0 || a1 < 0 || p1 == p0 ? Double.NaN : (double) (a1 - a0) / (p1 - p0));
-        r.put("producedTotal", producedTotal);
-        r.put("consumedTotal", consumedTotal);
-        r.put("exactlyOnce", producer.stopped() && consumedTotal == producedTotal && checksum == producer.checksum());
-        if (rate > 0) {
-            r.put("scheduledInWindow", producer.scheduledIn(windowStart, windowStart + measureNs, rate));
-            r.put("latencySamples", e2e.measuredCount());
-        }
-    }
-
-    static long[] snapshot(Consumer[] consumers) {
-        long[] s = new long[consumers.length];
-        for (int i = 0; i < consumers.length; i++) s[i] = consumers[i].count().get();
-        return s;
-    }
-
-    static WaitStrategy waitStrategy(String name) {
-        return switch (name) {
-            case "sleeping" -> new SleepingWaitStrategy();
-            case "yielding" -> new YieldingWaitStrategy();
-            case "busy-spin" -> new BusySpinWaitStrategy();
-            case "blocking" -> new BlockingWaitStrategy();
-            default -> throw new IllegalArgumentException("unknown wait strategy '" + name + "'");
-        };
-    }
-
-    /** The single producer: as fast as it can, or on a fixed schedule when rate > 0. */
-    static final class Producer {
-        /** Wake this long before a deadline, then spin: Linux timer slack (~50 us) makes a later wake-up late. */
-        static final long PARK_MARGIN_NS = 100_000;
-        /** Throughput: how often the producer's count reaches the shared counter (a power of two). */
-        static final long FLUSH_EVERY = 4096;
-        final Counter produced = new Counter();
-        private final Transport transport;
-        private final long rate;
-        private final LatencyRecorder lateness;
-        private final Thread thread;
-        private volatile boolean running = true;
-        private volatile long stopAtNs;
-        private volatile boolean stopAtSet;
-        private long firstIntendedNs; // the schedule's origin: intended times are firstIntendedNs + k * period
-
-        Producer(Transport transport, long rate, LatencyRecorder lateness) {
-            this.transport = transport;
-            this.rate = rate;
-            this.lateness = lateness;
-            this.thread = new Thread(this::loop, "producer");
-            this.thread.setDaemon(true);
-        }
-
-        void start() {
-            firstIntendedNs = System.nanoTime();
-            thread.start();
-        }
-
-        /** Fixed rate: publish every event intended before {@code endNs} (however late), then stop. */
-        void stopAtIntended(long endNs) {
-            stopAtNs = endNs;
-            stopAtSet = true;
-        }
-
-        /** Waits until the producer stopped by itself, or until the deadline. */
-        void awaitEnd(long deadlineNs) throws InterruptedException {
-            long left = deadlineNs - System.nanoTime();
-            if (left > 0) thread.join(Math.max(1, left / 1_000_000));
-        }
-
-        void stop() throws InterruptedException {
-            running = false;
-            thread.interrupt();
-            thread.join(2000);
-        }
-
-        boolean stopped() { return !thread.isAlive(); }
-
-        /** The sum of every published value; read after stop(). */
-        long checksum() { return produced.checksum(); }
-
-        /** How many events the schedule intends in [startNs, endNs). */
-        long scheduledIn(long startNs, long endNs, long rate) {
-            long period = 1_000_000_000L / rate;
-            return Math.max(0, ceilDiv(endNs - firstIntendedNs, period) - ceilDiv(startNs - firstIntendedNs, period));
-        }
-
-        private static long ceilDiv(long a, long b) {
-            return -Math.floorDiv(-a, b);
-        }
-
-        /** Bytes this thread has allocated so far (HotSpot), or -1 where the JVM cannot tell. */
-        long allocatedBytes() {
-            if (ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t && t.isThreadAllocatedMemorySupported())
-                return t.getThreadAllocatedBytes(thread.getId());
-            return -1;
-        }
-
-        private void loop() {
-            try {
-                if (rate > 0) onSchedule();
-                else asFastAsTaken();
-            } catch (InterruptedException e) {
-                // stopped
-            }
-        }
-
-        /** Fixed rate: one event per period from the schedule's origin, each timed from its intended start. */
-        private void onSchedule() throws InterruptedException {
-            long x = 0x9E3779B97F4A7C15L;
-            long period = 1_000_000_000L / rate;
-            long next = firstIntendedNs;
-            while (running) {
-                x ^= x << 13; x ^= x >>> 7; x ^= x << 17;
-                if (stopAtSet && next - stopAtNs >= 0) return; // the window's schedule is done
-                waitUntil(next);
-                long sent = System.nanoTime();
-                long token = transport.publish(x, next, sent);
-                lateness.record(next, next, sent);
-                next += period;
-                produced.add(token);
-            }
-        }
-
-        /**
-         * Throughput: publish as fast as the transport takes events, doing per event what the minimal program does.
-         * The count and the checksum stay in registers and reach the shared counter every {@link #FLUSH_EVERY}
-         * events and at the end, instead of a store the reader's core may pull over on every event.
-         */
-        private void asFastAsTaken() throws InterruptedException {
-            long n = 0, checksum = 0;
-            try {
-                while (running) {
-                    checksum += transport.publish(n, 0, 0); // the value n is unique per event; counted once it went through
-                    if ((++n & (FLUSH_EVERY - 1)) == 0) produced.set(n, checksum);
-                }
-            } finally {
-                produced.set(n, checksum);
-            }
-        }
-
-        /** Parks for long gaps and spins for the last PARK_MARGIN_NS, to leave the 2nd core to consumers yet be on time. */
-        private void waitUntil(long deadline) throws InterruptedException {
-            for (long gap; (gap = deadline - System.nanoTime()) > 0; ) {
-                if (gap > PARK_MARGIN_NS) LockSupport.parkNanos(gap - PARK_MARGIN_NS);
-                else Thread.onSpinWait();
-                if (!running) throw new InterruptedException();
-            }
-        }
-    }
-
-    /** The original's transport: allocate an event, put() it, consumers compete with poll(100 ms). */
-    static final class QueueTransport implements Transport {
-        private final ArrayBlockingQueue<Event> queue;
-        private final Thread[] threads;
-        private final boolean timed;
-        private volatile boolean running = true;
-
-        QueueTransport(int capacity, boolean timed, Consumer[] consumers) {
-            this.timed = timed;
-            queue = new ArrayBlockingQueue<>(capacity);
-            threads = new Thread[consumers.length];
-            for (int i = 0; i < consumers.length; i++) {
-                Consumer c = consumers[i];
-                threads[i] = new Thread(() -> consume(c), "abq-consumer-" + i);
-                threads[i].setDaemon(true);
-            }
-        }
-
-        private void consume(Consumer c) {
-            try {
-                while (running) {
-                    Event e = queue.poll(100, TimeUnit.MILLISECONDS);
-                    if (e != null) c.take(e, e.value);
-                }
-            } catch (InterruptedException ignored) {
-                // stopped
-            }
-        }
-
-        public void start() { for (Thread t : threads) t.start(); }
-
-        public long publish(long value, long intendedNs, long sentNs) throws InterruptedException {
-            Event e;
-            if (timed) {
-                TimedEvent t = new TimedEvent();
-                t.intendedNs = intendedNs;
-                t.sentNs = sentNs;
-                e = t;
-            } else e = new Event();
-            e.value = value;
-            queue.put(e);
-            return value;
-        }
-
-        public void stop() {
-            running = false;
-            for (Thread t : threads) t.interrupt();
-        }
-    }
-
-    /** The Disruptor: preallocated events in a ring, consumed by one handler, sharded handlers, or work-sharing consumers. */
-    static final class DisruptorTransport implements Transport {
-        private final Disruptor<Event> disruptor;
-        private final boolean timed;
-        private RingBuffer<Event> ring;
-
-        DisruptorTransport(int capacity, boolean timed, WaitStrategy wait, boolean workSharing, Consumer[] consumers) {
-            this.timed = timed;
-            int size = Integer.highestOneBit(capacity - 1) << 1;
-            disruptor = new Disruptor<>(timed ? TimedEvent::new : Event::new, size, DaemonThreadFactory.INSTANCE, ProducerType.SINGLE, wait);
-            int n = consumers.length;
-            if (workSharing) {
-                RingBuffer<Event> r = disruptor.getRingBuffer();
-                SequenceBarrier barrier = r.newBarrier();
-                Sequence claim = new Sequence(); // the shared counter: the last sequence any consumer claimed
-                EventProcessor[] workers = new EventProcessor[n];
-                for (int k = 0; k < n; k++) workers[k] = new WorkSharingConsumer(r, barrier, claim, consumers[k]);
-                disruptor.handleEventsWith(workers); // registers each worker's sequence as a gating sequence
-            } else {
-                @SuppressWarnings("unchecked")
-                EventHandler<Event>[] handlers = new EventHandler[n];
-                for (int k = 0; k < n; k++) handlers[k] = n == 1 ? single(consumers[k]) : shard(k, n, consumers[k]);
-                disruptor.handleEventsWith(handlers);
-            }
-        }
-
-        private static EventHandler<Event> single(Consumer c) {
-            return (e, sequence, endOfBatch) -> c.take(e, sequence);
-        }
-
-        /** Sharded broadcast: every handler sees every slot and keeps its own share. */
-        private static EventHandler<Event> shard(int k, int n, Consumer c) {
-            return (e, sequence, endOfBatch) -> {
-                if (sequence % n == k) c.take(e, sequence);
-            };
-        }
-
-        public void start() { ring = disruptor.start(); }
-
-        public long publish(long value, long intendedNs, long sentNs) {
-            long seq = ring.next();
-            Event e = ring.get(seq);
-            e.value = value;
-            if (timed) {
-                TimedEvent t = (TimedEvent) e;
-                t.intendedNs = intendedNs;
-                t.sentNs = sentNs;
-            }
-            ring.publish(seq);
-            return seq;
-        }
-
-        public void stop() { disruptor.halt(); }
-    }
-
-    /**
-     * One work-sharing consumer: claims the next sequence from the shared counter, waits until it is published,
-     * handles it. Its own sequence (the producer's gate) is set to one below each claim before claiming, so it
-     * never passes a slot it has claimed but not yet handled; the producer waits for the slowest such gate.
-     */
-    static final class WorkSharingConsumer implements EventProcessor {
-        private final RingBuffer<Event> ring;
-        private final SequenceBarrier barrier;
-        private final Sequence claim;
-        private final Consumer consumer;
-        private final Sequence sequence = new Sequence();
-        private volatile boolean running;
-
-        WorkSharingConsumer(RingBuffer<Event> ring, SequenceBarrier barrier, Sequence claim, Consumer consumer) {
-            this.ring = ring;
-            this.barrier = barrier;
-            this.claim = claim;
-            this.consumer = consumer;
-        }
-
-        public Sequence getSequence() { return sequence; }
-
-        public void halt() {
-            running = false;
-            barrier.alert();
-        }
-
-        public boolean isRunning() { return running; }
-
-        public void run() {
-            running = true;
-            boolean handled = true;
-            long next = sequence.get(), available = Long.MIN_VALUE;
-            while (running) {
-                try {
-                    if (handled) {
-                        handled = false;
-                        do {
-                            next = claim.get() + 1;
-                            sequence.set(next - 1);
-                        } while (!claim.compareAndSet(next - 1, next));
-                    }
-                    if (available >= next) {
-                        consumer.take(ring.get(next), next);
-                        handled = true;
-                    } else {
-                        available = barrier.waitFor(next);
-                    }
-                } catch (AlertException | InterruptedException | TimeoutException e) {
-                    // halted: the loop condition ends it
-                }
-            }
-        }
     }
 }

@@ -4,36 +4,26 @@
 //DEPS org.postgresql:postgresql:42.7.7
 //DEPS com.h2database:h2:2.3.232
 //DEPS org.slf4j:slf4j-simple:2.0.17
-//SOURCES Engine.java SleepTask.java Arrivals.java MeteredTaskExecutor.java
+//SOURCES Engine.java SleepTask.java Arrivals.java MeteredTaskExecutor.java Database.java Cell.java Monitor.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //DESCRIPTION Flowable Async Executor draining a job backlog: fixed 100 ms jobs, timers and no-op jobs, vs the theoretical maximum
 package perfkit.workflow;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
-import perfkit.harness.CpuSampler;
-import perfkit.harness.DrainBottleneck;
 import perfkit.harness.DrainRate;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.Run;
 import perfkit.harness.Study;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * Each cell of the experiment: create a fresh schema, generate N process instances that each leave one job
@@ -178,7 +168,7 @@ public class Workflow {
                                     // one poll keeps the names runs had before the poll was a factor, so compare still pairs them
                                     String name = type + "-k" + k + "-a" + acquire + "-lock" + lock + (poll == null || polls.size() == 1 ? "" : "-p" + poll) + "-r" + rep;
                                     Cell cell = new Cell(run, db, ++index, name, rep, type, k, acquire, lock, poll, threads, queue, p.integer("jobs"));
-                                    Outcome o = cell.drain();
+                                    Cell.Outcome o = cell.drain();
                                     o.write(cells, engines);
                                     // a failed check means jobs were lost or ran twice: the run cannot be trusted
                                     if (!o.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", o.reasons()));
@@ -194,7 +184,7 @@ public class Workflow {
      */
     static int calibrate(Run run, Database db, int acquire, int mostInstances, String[] columns) throws Exception {
         Params p = run.typed();
-        Outcome o;
+        Cell.Outcome o;
         try (Table t = new Table(run, "calibration.csv", "the no-op drain that sized --threads auto (same columns as throughput.csv)", columns)) {
             o = new Cell(run, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", null, CALIBRATION_THREADS,
                     queueSize(p, CALIBRATION_THREADS), p.integer("calibration-jobs")).drain();
@@ -257,309 +247,5 @@ public class Workflow {
                 + "in the first --warmup seconds of a drain are warm-up and not written (a backlog may be acquired at once, so the cut is by "
                 + "commit time); each log's window opens at the drain start");
         run.writeManifest();
-    }
-
-    /** Where the cells' schemas live: a private PostgreSQL cluster, the user's database, or an H2 file per cell. */
-    static final class Database {
-        /** Connection details without secrets in the URL. */
-        record Credentials(String url, String user, String password) {
-            static Credentials of(Params p) {
-                JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
-                return new Credentials(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")));
-            }
-
-            Connection connect(String url) throws Exception {
-                DriverManager.setLoginTimeout(10);
-                return DriverManager.getConnection(JdbcUrl.withParam(url, "connectTimeout", "10"), user, password);
-            }
-
-            @Override
-            public String toString() { return "Credentials[" + url + ", " + user + "]"; }
-        }
-
-        final Credentials credentials;
-        final String description;
-        final boolean h2, usersDatabase;
-        final PrivatePostgres postgres;
-        private final Set<String> liveSchemas = new LinkedHashSet<>();
-
-        private Database(Credentials credentials, String description, boolean h2, boolean usersDatabase, PrivatePostgres postgres) {
-            this.credentials = credentials; this.description = description; this.h2 = h2; this.usersDatabase = usersDatabase; this.postgres = postgres;
-        }
-
-        static Database open(Run run, boolean h2) throws Exception {
-            if (h2) return new Database(new Credentials(null, "sa", ""), "H2 2.3.232 embedded (file per cell in the run's scratch folder, ANALYZE_AUTO=0)", true, false, null);
-            if (!run.param("jdbc-url").isBlank()) {
-                Credentials c = Credentials.of(run.typed());
-                return new Database(c, "user database " + c.url(), false, true, null);
-            }
-            run.progress().phase("starting a private PostgreSQL cluster", 3);
-            PrivatePostgres pg = PrivatePostgres.start(run, Map.of());
-            run.timeSeries().watchProcessTree("proc:postgres", pg.pid()); // postmaster and backends, per second
-            return new Database(new Credentials(pg.jdbcUrl(), pg.user(), pg.password()), "private PostgreSQL cluster (Debian server binaries) on 127.0.0.1:"
-                    + pg.port() + ", scram-sha-256 with a random per-run password, removed afterwards", false, false, pg);
-        }
-
-        /** A URL for one cell: its own schema on PostgreSQL, its own file on H2. */
-        String cellUrl(Run run, String schema) throws Exception {
-            if (h2) return "jdbc:h2:file:" + run.scratchDir().resolve("h2").resolve(schema) + ";ANALYZE_AUTO=0;AUTO_SERVER=TRUE";
-            try (Connection c = credentials.connect(credentials.url()); Statement s = c.createStatement()) {
-                s.execute("CREATE SCHEMA " + schema);
-            }
-            if (usersDatabase) {
-                synchronized (liveSchemas) { liveSchemas.add(schema); }
-                // right after CREATE SCHEMA: Ctrl-C, SIGTERM or a failure must not leave it in the user's database
-                run.onFinish(() -> dropCell(schema));
-            }
-            String url = JdbcUrl.withParam(credentials.url(), "currentSchema", schema);
-            return JdbcUrl.withParam(url, "ApplicationName", applicationName(schema));
-        }
-
-        /** How the cell's sessions name themselves, so the monitor can tell them apart in pg_stat_activity. */
-        static String applicationName(String schema) { return "perfkit-" + schema; }
-
-        /** Drops a cell's schema on the user's database (a private cluster goes whole). Safe to call twice. */
-        void dropCell(String schema) {
-            if (!usersDatabase) return;
-            synchronized (liveSchemas) { if (!liveSchemas.remove(schema)) return; }
-            try (Connection c = credentials.connect(credentials.url()); Statement s = c.createStatement()) {
-                s.execute("SET lock_timeout = '30s'");
-                s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            } catch (Exception e) {
-                System.err.println("[workflow] could not drop schema " + schema + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
-            }
-        }
-
-        /** The postmaster's pid, whose process tree holds all database CPU; -1 when the database is not ours. */
-        long pid() { return postgres == null ? -1 : postgres.pid(); }
-    }
-
-    /** What one drain measured, checked. */
-    record Outcome(Cell cell, double generateSeconds, double drainSeconds, double rate, double steady, double theoreticalMax,
-                   long committed, long commitEvents, long failed, long arrivals, long bodyRuns, Engine.Verification verification,
-                   List<String> reasons, double cpuEngines, double cpuDb, double cpuSystem, int cores, double threadsBusy, double queuedMean,
-                   double dbActive, double dbLockWaiters, String bottleneck, long latencySamples, String endSource,
-                   List<ObjectNode> engines) {
-        void write(Table cells, Table engineTable) throws Exception {
-            Cell c = cell;
-            cells.write(Table.row().set("cell", c.name()).set("repetition", c.repetition()).set("job_type", c.type()).set("instances", c.instances())
-                    .set("threads", c.threads()).set("queue_size", c.queueSize()).set("acquire_size", c.acquire()).set("lock", c.lock()).set("lock_poll_ms", c.lockPollMs()).set("jobs", c.jobs())
-                    .set("generate_seconds", generateSeconds).set("drain_seconds", drainSeconds).set("jobs_per_s", rate)
-                    .set("steady_jobs_per_s", steady).set("theoretical_max_per_s", theoreticalMax).set("pct_of_max", 100 * rate / theoreticalMax)
-                    .set("committed", committed).set("commit_events", commitEvents).set("failed", failed).set("wait_arrivals", arrivals)
-                    .set("body_runs", c.type().equals("fixed") ? bodyRuns : null)
-                    .set("left", verification.jobsLeft()).set("dead_letters", verification.deadLetters()).set("at_wait_state", verification.atWaitState())
-                    .set("valid", reasons.isEmpty()).set("invalid_reason", String.join("; ", reasons))
-                    .set("cpu_engines_pct", cpuEngines).set("cpu_db_pct", cpuDb).set("cpu_system_pct", cpuSystem)
-                    .set("cpu_other_pct", cpuSystem - cpuEngines - (Double.isNaN(cpuDb) ? 0 : cpuDb)).set("cores", cores)
-                    .set("threads_busy_pct", 100 * threadsBusy).set("queued_mean", queuedMean)
-                    .set("db_active_mean", dbActive).set("db_lock_waiters_mean", dbLockWaiters).set("bottleneck", bottleneck)
-                    .set("latency_samples", latencySamples).set("drain_end_source", endSource));
-            if (engineTable != null)
-                for (int i = 0; i < engines.size(); i++) {
-                    ObjectNode e = engines.get(i);
-                    engineTable.write(Table.row().set("cell", c.name()).set("instance", i + 1).set("commit_events", e.get("committed").asLong())
-                            .set("jobs_per_s", e.get("committed").asLong() / drainSeconds).set("cpu_pct", e.get("cpuPct").asDouble())
-                            .set("threads_busy_pct", 100 * e.get("threadsBusy").asDouble()));
-                }
-        }
-    }
-
-    /** One cell: generate, drain with K engines, check. */
-    /** One configuration's drain; {@code lockPollMs} is null with the lock off, where it plays no part. */
-    record Cell(Run run, Database db, int index, String name, int repetition, String type, int instances, int acquire, String lock,
-                Integer lockPollMs, int threads, int queueSize, long jobs) {
-        Outcome drain() throws Exception {
-            // the run id's time and random suffix: unique per run even on a shared database, and under PostgreSQL's 63 characters
-            String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
-            String schema = "perfkit_" + id.substring(0, 16) + "_" + id.substring(id.length() - 6).replaceAll("[^a-z0-9]", "") + "_" + index;
-            String url = db.cellUrl(run, schema);
-            Map<String, String> base = new LinkedHashMap<>(run.params());
-            base.keySet().removeIf(k -> k.startsWith("jdbc-")); // the forks get the connection below, nothing of the user's options
-            base.putAll(Map.of("db-url", url, "db-user", db.credentials.user(), "db-password", db.credentials.password(),
-                    "db-schema", db.h2 ? "" : schema, "job-type", type, "acquire-size", String.valueOf(acquire), "lock", lock, "cell", name,
-                    "threads", String.valueOf(threads), "jobs", String.valueOf(jobs)));
-            base.put("queue-size", String.valueOf(queueSize));
-            if (lockPollMs != null) base.put("lock-poll-ms", String.valueOf(lockPollMs));
-            else base.put("lock-poll-ms", run.typed().list("lock-poll-ms").get(0)); // unused with the lock off; one value for the engine
-            List<String> jvm = Sys.jvmArgs(run.param("fork-jvm-args"));
-            try {
-                Map<String, String> gen = new LinkedHashMap<>(base);
-                gen.put("mode", "generate");
-                gen.put("jvm-index", "0");
-                ObjectNode g = run.fork(name + "/generate", jvm, gen, jobs / 300.0);
-                run.notes().put("indexFix", g.get("indexFix").asText());
-
-                List<String> series = new ArrayList<>();
-                List<Map<String, String>> params = new ArrayList<>();
-                for (int i = 1; i <= instances; i++) {
-                    Map<String, String> p = new LinkedHashMap<>(base);
-                    p.put("mode", "execute");
-                    p.put("jvm-index", String.valueOf(i));
-                    params.add(p);
-                    series.add(name + "/engine" + i);
-                }
-                CpuSampler cpu = CpuSampler.forThisMachine();
-                Monitor monitor = new Monitor(run, db, url, schema, jobs);
-                Edges edges = new Edges();
-                List<ObjectNode> results;
-                try {
-                    results = run.forkAll(series, jvm, params, run.seconds("max-drain"), phase -> {
-                        // the drain's edges as the first engine sees them; tree ticks include backends that already exited
-                        if (phase.equals("execute")) { cpu.sampleSystem(); edges.db0 = treeTicks(cpu); edges.t0 = System.nanoTime(); monitor.start(); }
-                        else if (phase.equals("done")) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); }
-                    });
-                } finally {
-                    monitor.stop();
-                }
-                if (edges.t1 == 0) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); }
-                return outcome(g, results, monitor, edges);
-            } finally {
-                db.dropCell(schema);
-            }
-        }
-
-        private long treeTicks(CpuSampler cpu) {
-            long pid = db.pid();
-            return pid < 0 ? -1 : cpu.treeTicks(pid);
-        }
-
-        private Outcome outcome(ObjectNode g, List<ObjectNode> results, Monitor monitor, Edges edges) throws Exception {
-            Engine.Verification v = monitor.verify();
-            long committed = jobs - v.jobsLeft() - v.deadLetters();
-            long start = results.stream().mapToLong(r -> r.get("drainStartMs").asLong()).min().orElse(-1);
-            long end = monitor.drainedAtMs(committed);
-            String endSource = "database";
-            if (end < 0) { // the monitor never saw the end (e.g. the drain timed out): the engines' last commit instead
-                end = results.stream().mapToLong(r -> r.get("lastCommitMs").asLong()).max().orElse(-1);
-                endSource = "engines";
-            }
-            double drain = (end - start) / 1000.0;
-            double rate = DrainRate.overall(committed, start, end);
-            long events = sum(results, "committed"), failed = sum(results, "failed"), arrivals = sum(results, "arrivals"), bodies = sum(results, "sleepRuns");
-            List<String> reasons = new ArrayList<>();
-            if (committed != jobs) reasons.add(committed + " of " + jobs + " jobs committed");
-            if (events != jobs) reasons.add(events + " commit events for " + jobs + " jobs");
-            if (failed > 0) reasons.add(failed + " job executions failed");
-            if (arrivals != jobs) reasons.add("instances reached the wait state " + arrivals + " times for " + jobs + " jobs");
-            if (type.equals("fixed") && bodies != jobs) reasons.add("fixed job bodies ran " + bodies + " times for " + jobs + " jobs");
-            if (v.jobsLeft() > 0) reasons.add(v.jobsLeft() + " jobs left");
-            if (v.deadLetters() > 0) reasons.add(v.deadLetters() + " dead letters");
-            if (v.atWaitState() != jobs) reasons.add(v.atWaitState() + " of " + jobs + " instances at the wait state");
-            double max = type.equals("fixed") ? instances * threads * 1000.0 / run.integer("job-ms") : Double.NaN;
-            double window = (edges.t1 - edges.t0) / 1e9;
-            double dbPct = CpuSampler.percent(edges.db0, edges.db1, window);
-            double sysPct = edges.sys == null ? Double.NaN : edges.sys.busyPercent();
-            double enginesPct = results.stream().mapToDouble(r -> r.get("cpuPct").asDouble()).sum();
-            double busy = results.stream().mapToDouble(r -> r.get("threadsBusy").asDouble()).average().orElse(Double.NaN);
-            double queued = results.stream().mapToDouble(r -> r.get("queuedMean").asDouble()).average().orElse(Double.NaN);
-            int cores = Runtime.getRuntime().availableProcessors();
-            String bottleneck = DrainBottleneck.classify(new DrainBottleneck.Evidence(sysPct, cores, enginesPct, dbPct, busy, monitor.lockWaitersMean()));
-            Outcome o = new Outcome(this, g.get("generateSeconds").asDouble(), drain, rate, monitor.steady(start, run.seconds("warmup")), max,
-                    committed, events, failed, arrivals, bodies, v, reasons, enginesPct, dbPct, sysPct, cores, busy, queued,
-                    monitor.activeMean(), monitor.lockWaitersMean(), bottleneck, sum(results, "latencySamples"), endSource, results);
-            run.progress().say(String.format(Locale.ROOT, "%s: %,d jobs in %.1f s = %.0f jobs/s%s; CPU engines %.0f%%, database %.0f%%, system %.0f%%; bottleneck %s%s",
-                    name, committed, drain, rate,
-                    type.equals("fixed") ? String.format(Locale.ROOT, " (%.0f%% of the theoretical %.0f)", 100 * rate / max, max) : "",
-                    enginesPct, dbPct, sysPct, bottleneck, reasons.isEmpty() ? "" : "  INVALID: " + String.join("; ", reasons)));
-            return o;
-        }
-
-        private static long sum(List<ObjectNode> results, String field) {
-            return results.stream().mapToLong(r -> r.get(field).asLong()).sum();
-        }
-    }
-
-    /** CPU readings at the drain's start and end (set from the fork-reader thread). */
-    static final class Edges {
-        volatile long db0 = -1, db1 = -1, t0, t1;
-        volatile CpuSampler.SystemUsage sys;
-    }
-
-    /**
-     * Counts committed completions from the database on its own connection, as the original's monitor counted
-     * the jobs left. Polls every 0.1 to 1 s: ten times the query's own duration, so counting a large backlog
-     * costs the database at most a tenth of one backend.
-     */
-    static final class Monitor {
-        private final Run run;
-        private final Database db;
-        private final String url, schema, series;
-        private final long jobs;
-        private final List<DrainRate.Sample> samples = new ArrayList<>();
-        private double activeSum, lockSum;
-        private int sessionSamples;
-        private volatile boolean running;
-        private volatile long last;
-        private Thread thread;
-
-        Monitor(Run run, Database db, String url, String schema, long jobs) {
-            this.run = run; this.db = db; this.url = url; this.schema = schema; this.jobs = jobs;
-            this.series = "db:" + schema;
-        }
-
-        void start() {
-            running = true;
-            thread = new Thread(this::poll, "workflow-monitor");
-            thread.setDaemon(true);
-            run.timeSeries().watchCounter(series, () -> last);
-            thread.start();
-        }
-
-        private void poll() {
-            // on PostgreSQL under a name of its own, so the session counts below leave the monitor out
-            try (Connection c = db.h2 ? DriverManager.getConnection(url, db.credentials.user(), db.credentials.password())
-                    : db.credentials.connect(JdbcUrl.withParam(JdbcUrl.withParam(db.credentials.url(), "currentSchema", schema), "ApplicationName", "perfkit-monitor"));
-                 Statement s = c.createStatement()) {
-                String sessions = "select count(*) filter (where state = 'active'), count(*) filter (where wait_event_type = 'Lock') "
-                        + "from pg_stat_activity where application_name = '" + Database.applicationName(schema) + "'";
-                while (running) {
-                    long t0 = System.nanoTime();
-                    long left = Engine.count(s, "select count(*) from act_ru_job") + Engine.count(s, "select count(*) from act_ru_timer_job")
-                            + Engine.count(s, "select count(*) from act_ru_deadletter_job");
-                    long now = System.currentTimeMillis();
-                    synchronized (samples) { samples.add(new DrainRate.Sample(now, jobs - left)); }
-                    last = jobs - left;
-                    if (!db.h2) {
-                        try (ResultSet r = s.executeQuery(sessions)) {
-                            r.next();
-                            synchronized (samples) { activeSum += r.getLong(1); lockSum += r.getLong(2); sessionSamples++; }
-                        }
-                    }
-                    long took = (System.nanoTime() - t0) / 1_000_000;
-                    Thread.sleep(Math.max(100, Math.min(1000, 10 * took)));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (Exception e) {
-                if (running) System.err.println("[workflow] monitor stopped: " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
-            }
-        }
-
-        void stop() throws InterruptedException {
-            running = false;
-            if (thread != null) {
-                thread.interrupt();
-                thread.join(5000);
-            }
-            run.timeSeries().unwatchCounter(series);
-        }
-
-        Engine.Verification verify() throws Exception {
-            return Engine.verify(url, db.credentials.user(), db.credentials.password(), db.h2 ? "" : schema);
-        }
-
-        /** When a poll first found {@code committed} jobs done (dead letters count as done here; they invalidate the cell anyway). */
-        long drainedAtMs(long committed) {
-            synchronized (samples) { return DrainRate.drainedAtMs(samples, committed); }
-        }
-
-        double steady(long startMs, double warmup) {
-            synchronized (samples) { return DrainRate.steady(samples, startMs, warmup, jobs); }
-        }
-
-        double activeMean() { synchronized (samples) { return sessionSamples == 0 ? Double.NaN : activeSum / sessionSamples; } }
-
-        double lockWaitersMean() { synchronized (samples) { return sessionSamples == 0 ? Double.NaN : lockSum / sessionSamples; } }
     }
 }

@@ -34,15 +34,15 @@ fun parseCompareSpec(text: String): CompareSpec {
 }
 
 /** One side of a comparison: its [name] (the selector, or the label in auto mode) and its runs. */
-class Group(val name: String, val runs: List<Run>, val selector: String = name)
+class Group(val name: String, val runs: List<RecordedRun>, val selector: String = name)
 
 /** The JVM that ran the forks (`jvm.fork`, written with --java), else the run's own. */
-val Run.forkJdk: String get() = manifest.path("jvm").path("fork").path("version").asText(null) ?: jdk
+val RecordedRun.forkJdk: String get() = manifest.path("jvm").path("fork").path("version").asText(null) ?: jdk
 
 /** Where a collected run was made (`collectedFrom`, added by ./bench run --on and ./bench collect); null when made here. */
-val Run.collectedFrom: String? get() = manifest.path("collectedFrom").takeIf { it.isTextual }?.asText()
+val RecordedRun.collectedFrom: String? get() = manifest.path("collectedFrom").takeIf { it.isTextual }?.asText()
 
-private fun term(run: Run, key: String, value: String): Boolean = when (key) {
+private fun term(run: RecordedRun, key: String, value: String): Boolean = when (key) {
     "tag" -> run.tag == value
     "host" -> run.hostname == value || run.collectedFrom == value || run.collectedFrom?.substringAfter("@") == value
     "jdk" -> run.forkJdk == value || run.forkJdk.startsWith("$value.") || run.forkJdk.startsWith("$value+")
@@ -56,7 +56,7 @@ private fun term(run: Run, key: String, value: String): Boolean = when (key) {
  * The runs of [pool] that a group selector picks; `run=`, `folder=` and bare ids or paths are looked up with
  * [findRuns] (so they may lie outside the pool). Fails with one line when nothing matches.
  */
-fun selectGroup(study: String, pool: List<Run>, selector: String, root: Path = dataRoot()): List<Run> {
+fun selectGroup(study: String, pool: List<RecordedRun>, selector: String, root: Path = dataRoot()): List<RecordedRun> {
     val terms = selector.split("&").map { it.trim() }.filter { it.isNotEmpty() }
     require(terms.isNotEmpty()) { "compare: an empty group" }
     val picked = terms.fold(pool) { runs, t ->
@@ -115,7 +115,7 @@ fun factorOf(field: String): String = when {
 internal fun kernelRelease(kernel: String): String = Regex("""^\d+(\.\d+)*""").find(kernel)?.value ?: kernel
 
 /** What a comparison should hold equal, per run: host, JVMs, flags, kit, mode and scale, and every parameter. */
-fun Run.fingerprint(): Map<String, String> {
+fun RecordedRun.fingerprint(): Map<String, String> {
     val h = manifest.path("host"); val j = manifest.path("jvm"); val m = manifest.path("measurement")
     fun text(n: JsonNode) = if (n.isMissingNode || n.isNull) "" else if (n.isArray) n.joinToString(" ") { it.asText() } else n.asText()
     val out = linkedMapOf(
@@ -194,7 +194,7 @@ const val FORK_P99 = "latency logs"
  * rate, capacity at the SLO. A fixed-rate run's achieved rate is its target, so it is never the headline. Other
  * studies: the first table with a `*_per_s` rate column (not a JIT or GC time per second).
  */
-fun compareMetric(study: String, run: Run): CompareMetric = when {
+fun compareMetric(study: String, run: RecordedRun): CompareMetric = when {
     study == "queues" && run.mode == "fixed-rate" -> CompareMetric(FORK_P99, "p99_ms", "ms p99 from the intended publish time", higherIsBetter = false)
     study == "queues" -> CompareMetric("throughput.csv", "events_per_s", "events/s")
     study == "workflow" -> CompareMetric("throughput.csv", "jobs_per_s", "jobs/s")
@@ -208,7 +208,7 @@ fun compareMetric(study: String, run: Run): CompareMetric = when {
     } ?: throw RunFormatException("compare: no table with a *_per_s column in $study run ${run.id}")
 }
 
-private fun Run.hasRows(path: String) = files.any { it.path == path } && table(path).rowsCount() > 0
+private fun RecordedRun.hasRows(path: String) = files.any { it.path == path } && table(path).rowsCount() > 0
 
 /** The cell a row belongs to: the metric's key columns (schema 2), else what older runs had in its place. */
 private fun cellOf(row: org.jetbrains.kotlinx.dataframe.DataRow<*>, names: List<String>, keys: List<String>): String = when {
@@ -236,7 +236,7 @@ fun compareValues(groups: List<Group>, metric: CompareMetric): AnyFrame {
 }
 
 /** Each fork's p99 (ms) per series, from its corrected latency log: the producer's own lateness is not a cell. */
-private fun forkP99s(run: Run): List<Pair<String, Double>> =
+private fun forkP99s(run: RecordedRun): List<Pair<String, Double>> =
     run.latencyLogs().filter { it.corrected && !it.series.endsWith("/lateness") }.groupBy { it.series to it.fork }
         .mapNotNull { (key, logs) -> merge(logs.flatMap { it.measuredIntervals() }).takeIf { it.totalCount > 0 }?.let { key.first to it.percentilesMs(listOf(99.0)).getValue(99.0) } }
 
@@ -317,7 +317,7 @@ fun groupCost(summary: AnyFrame, groups: List<Group>, hostType: String): AnyFram
 }
 
 /** Every run of the comparison once, oldest first. */
-fun List<Group>.allRuns(): List<Run> = flatMap { it.runs }.distinctBy { it.id }.sortedBy { it.id }
+fun List<Group>.allRuns(): List<RecordedRun> = flatMap { it.runs }.distinctBy { it.id }.sortedBy { it.id }
 
 /** The runs as a table (the same as a study notebook's [RunsSummary]). */
 fun List<Group>.summary(): RunsSummary = RunsSummary(allRuns())

@@ -8,7 +8,7 @@ import java.util.Locale
 data class Steal(val meanPct: Double, val maxPct: Double)
 
 /** Steal over the run's whole time series; null when the run has no `system` steal series. */
-fun Run.steal(): Steal? {
+fun RecordedRun.steal(): Steal? {
     if (files.none { it.path == "timeseries.csv" }) return null
     val values = table("timeseries.csv").filter { it["series"] == "system" && it["metric"] == "steal_pct" }["value"].values()
         .mapNotNull { (it as? Number)?.toDouble()?.takeIf { v -> v.isFinite() } }
@@ -19,7 +19,7 @@ fun Run.steal(): Steal? {
  * The machine the runs measured, as a phrase for a post's caveats that stays true whichever host made the runs:
  * cores, CPU model, memory, any container limit, and the steal its time series saw. One phrase per host.
  */
-fun List<Run>.hardware(): String = groupBy { it.hostname }.entries.joinToString("; ") { (host, runs) ->
+fun List<RecordedRun>.hardware(): String = groupBy { it.hostname }.entries.joinToString("; ") { (host, runs) ->
     val first = runs.first()
     val memory = first.manifest["host"].path("memoryBytes").asDouble(0.0).takeIf { it >= (1L shl 30) }?.let { String.format(Locale.ROOT, ", %.0f GiB", it / (1L shl 30)) } ?: ""
     val limit = first.containerCpuLimit?.let { ", limited to ${formatNumber(it)} CPUs by its container" } ?: ""

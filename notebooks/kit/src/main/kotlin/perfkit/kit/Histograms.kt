@@ -70,20 +70,20 @@ fun Histogram.spectrum(): List<Pair<Double, Double>> {
  * One latency log a run lists: its [series] (e.g. `abq-1`, `kafka-original-n2/e2e`), the measured [cell],
  * the 1-based [fork], corrected or not, and the measurement [window] (null: every interval is measured).
  */
-class HlogFile(val run: Run, val series: String, val cell: String?, val fork: Int, val corrected: Boolean, val window: Window?, val file: Path) {
+class HlogFile(val run: RecordedRun, val series: String, val cell: String?, val fork: Int, val corrected: Boolean, val window: Window?, val file: Path) {
     /** The intervals of the measurement window, warm-up dropped when the log kept it. */
     fun measuredIntervals(): List<Histogram> = readIntervals(file).let { if (window == null) it else trimWarmup(it, window.startMs) }
 }
 
 /** The latency logs a run lists, described by the manifest's fields (series, cell, fork, timing, window). */
-fun Run.latencyLogs(): List<HlogFile> = files.filter { it.kind == "hlog" }.map { f ->
+fun RecordedRun.latencyLogs(): List<HlogFile> = files.filter { it.kind == "hlog" }.map { f ->
     val series = f.series ?: throw RunFormatException("run $id: hlog ${f.path} has no series in run.json")
     val timing = f.timing ?: throw RunFormatException("run $id: hlog ${f.path} has no timing in run.json")
     HlogFile(this, series, f.cell, f.fork ?: 1, timing == "corrected", f.window, file(f.path))
 }
 
 /** Merged histogram per (run label, series, corrected): all measured intervals of all forks added together. */
-fun List<Run>.mergedLatency(): Map<Triple<String, String, Boolean>, Histogram> =
+fun List<RecordedRun>.mergedLatency(): Map<Triple<String, String, Boolean>, Histogram> =
     flatMap { it.latencyLogs() }
         .groupBy { Triple(it.run.label, it.series, it.corrected) }
         .mapValues { (_, logs) -> merge(logs.flatMap { it.measuredIntervals() }) }

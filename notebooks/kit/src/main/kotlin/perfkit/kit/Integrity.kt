@@ -47,7 +47,7 @@ class TableDeclarations(val study: String, val tables: Map<String, Map<String, S
  * candidate run: tables are small, and of a latency log only its end is read (a copy or a write cut short leaves a
  * partial last line).
  */
-fun Run.damage(root: Path = dataRoot()): String? {
+fun RecordedRun.damage(root: Path = dataRoot()): String? {
     val declared = TableDeclarations.of(study, root)
     for (f in files) {
         val path = dir.resolve(f.path)

@@ -20,7 +20,7 @@ const val HARNESS_TOLERANCE = 0.10
  * 0.9..1.1, "the harness costs throughput" when it lies below 0.9, else "cannot tell" (or "range" under 3 forks).
  * Runs without calibration.csv (older ones, fixed-rate ones) are left out.
  */
-fun harnessCalibration(runs: List<Run>): AnyFrame {
+fun harnessCalibration(runs: List<RecordedRun>): AnyFrame {
     val rows = runs.filter { r -> r.files.any { it.path == "calibration.csv" } }.flatMap { run ->
         val t = run.table("calibration.csv")
         t.rows().groupBy { it["cell"] as String }.map { (cell, rs) ->

@@ -32,13 +32,16 @@ private val RUN_ID = Regex("""\d{8}T\d{6}Z-[a-z0-9-]+-[0-9a-f]{6}""")
 data class Window(val startMs: Long, val endMs: Long)
 
 /** One entry of the manifest's `files[]` (see data/README.md); fields that do not apply are null. */
-data class RunFile(
+data class RecordedFile(
     val path: String, val kind: String, val description: String,
     val cell: String?, val series: String?, val fork: Int?, val timing: String?, val window: Window?,
 )
 
-/** One run: its directory and manifest (see data/README.md), with typed accessors for what cells need. */
-class Run(val dir: Path, val manifest: JsonNode) {
+/**
+ * One run as it was recorded: its directory and manifest (see data/README.md), with typed accessors for what cells
+ * need. (The harness's Run is the run being made; this is what it left on disk.)
+ */
+class RecordedRun(val dir: Path, val manifest: JsonNode) {
     val id: String get() = manifest["runId"].asText()
     val study: String get() = manifest["study"].asText()
     val status: String get() = manifest["status"].asText()
@@ -75,7 +78,7 @@ class Run(val dir: Path, val manifest: JsonNode) {
     fun param(name: String): String? = manifest["params"]?.get(name)?.asText()
 
     /** Every data file the manifest lists, with its cell, series, fork, timing and window. */
-    val files: List<RunFile> by lazy {
+    val files: List<RecordedFile> by lazy {
         manifest["files"].map { f -> fileOf(f) }
     }
 
@@ -96,10 +99,10 @@ class Run(val dir: Path, val manifest: JsonNode) {
     override fun toString() = "$study/$id ($status)"
 }
 
-private fun fileOf(f: JsonNode): RunFile {
+private fun fileOf(f: JsonNode): RecordedFile {
     fun text(name: String) = f.path(name).takeIf { it.isTextual }?.asText()
     val w = f.path("window")
-    return RunFile(f["path"].asText(), f["kind"].asText(), f.path("description").asText(""),
+    return RecordedFile(f["path"].asText(), f["kind"].asText(), f.path("description").asText(""),
         text("cell"), text("series"), f.path("fork").takeIf { it.isInt }?.asInt(), text("timing"),
         if (w.isObject) Window(w["startMs"].asLong(), w["endMs"].asLong()) else null)
 }
@@ -107,13 +110,13 @@ private fun fileOf(f: JsonNode): RunFile {
 /** data/schema/run.schema.json, which the build copies into the jar (pom.xml): format checks on, as in the Python tests. */
 private val MANIFEST_SCHEMA: JsonSchema by lazy {
     val config = SchemaValidatorsConfig.builder().formatAssertionsEnabled(true).build()
-    val schema = Run::class.java.getResourceAsStream("/perfkit/kit/run.schema.json").use { JSON.readTree(it ?: error("run.schema.json is not in the kit's jar")) }
+    val schema = RecordedRun::class.java.getResourceAsStream("/perfkit/kit/run.schema.json").use { JSON.readTree(it ?: error("run.schema.json is not in the kit's jar")) }
     // its $id is relative ("perfkit/run.schema.json"): a base that names no host, as it refers to nothing outside
     JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012).getSchema(SchemaLocation.of("https://perfkit.invalid/schema/"), schema, config)
 }
 
 /** Reads a run directory; a missing or corrupt manifest is an error that names the file and what is wrong with it. */
-fun loadRun(dir: Path): Run {
+fun loadRun(dir: Path): RecordedRun {
     val file = dir.resolve("run.json")
     if (!file.exists()) throw RunFormatException("not a run directory (no run.json): $dir")
     val manifest = try { JSON.readTree(file.toFile()) } catch (e: Exception) {
@@ -127,7 +130,7 @@ fun loadRun(dir: Path): Run {
     val problems = MANIFEST_SCHEMA.validate(manifest).map { "${it.instanceLocation}: ${it.message.substringAfter(": ")}" }.sorted()
     if (problems.isNotEmpty())
         throw RunFormatException("corrupt manifest $file: ${problems.take(3).joinToString("; ")}${if (problems.size > 3) " (and ${problems.size - 3} more)" else ""}")
-    return Run(dir, manifest)
+    return RecordedRun(dir, manifest)
 }
 
 /** The kit's data folder: PERFKIT_DATA, else the nearest data/ above the working directory that holds the schema. */
@@ -164,16 +167,16 @@ val POOLABLE_PARAMS = setOf(
  * share a label but differ in a parameter that changes the measurement get that parameter in their labels, so
  * they are never pooled by accident.
  */
-fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot()): List<Run> {
+fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot()): List<RecordedRun> {
     val user by lazy { runsUnder(root.resolve("runs").resolve(study), study) }
     val reference by lazy { runsUnder(root.resolve("reference").resolve(study), study) }
-    fun intact(runs: List<Run>) = runs.filter { run ->
+    fun intact(runs: List<RecordedRun>) = runs.filter { run ->
         val problem = run.damage(root)
         // stdout: the kernel shows it under the cell (it does not capture a library's System.err)
         if (problem != null) println("perfkit: skipping a damaged run ${run.id}: $problem")
         problem == null
     }
-    fun named(run: Run) = run.also { r -> r.damage(root)?.let { throw RunFormatException("run ${r.id} is damaged: $it") } }
+    fun named(run: RecordedRun) = run.also { r -> r.damage(root)?.let { throw RunFormatException("run ${r.id} is damaged: $it") } }
     val chosen = when {
         selection == "latest" -> newestIntactPerMode(user.runs.filter { it.status == "complete" }, ::intact).ifEmpty { intact(reference.runs) }
         selection == "reference" -> intact(reference.runs)
@@ -192,13 +195,13 @@ fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot(
     return chosen.sortedBy { it.id }.also { distinguish(it) }
 }
 
-private class Found(val runs: List<Run>, val unreadable: Map<String, String>)
+private class Found(val runs: List<RecordedRun>, val unreadable: Map<String, String>)
 
 /** Every readable run of [study] under [folder]; unreadable ones are reported in one line each and kept by folder name. */
 private fun runsUnder(folder: Path, study: String): Found {
     if (!folder.isDirectory()) return Found(emptyList(), emptyMap())
     val manifests = Files.walk(folder).use { paths -> paths.filter { it.name == "run.json" }.toList() }
-    val runs = mutableListOf<Run>()
+    val runs = mutableListOf<RecordedRun>()
     val unreadable = mutableMapOf<String, String>()
     for (m in manifests) {
         try { runs += loadRun(m.parent) } catch (e: RunFormatException) {
@@ -211,11 +214,11 @@ private fun runsUnder(folder: Path, study: String): Found {
 }
 
 /** The newest run of each mode that is whole: older ones are checked only when a newer one is damaged. */
-private fun newestIntactPerMode(runs: List<Run>, intact: (List<Run>) -> List<Run>): List<Run> =
+private fun newestIntactPerMode(runs: List<RecordedRun>, intact: (List<RecordedRun>) -> List<RecordedRun>): List<RecordedRun> =
     runs.groupBy { it.mode }.values.mapNotNull { group -> group.sortedByDescending { it.id }.firstOrNull { intact(listOf(it)).isNotEmpty() } }
 
 /** Appends to the labels of runs that share host, JDK and tag the parameters in which they differ. */
-internal fun distinguish(runs: List<Run>) {
+internal fun distinguish(runs: List<RecordedRun>) {
     runs.forEach { it.distinction = "" }
     for (group in runs.groupBy { it.label }.values) {
         if (group.size < 2) continue
@@ -226,8 +229,8 @@ internal fun distinguish(runs: List<Run>) {
 }
 
 /** One row per run: what ran, where, and how. */
-fun List<Run>.manifests(): AnyFrame {
-    fun col(name: String, f: (Run) -> Any?) = map(f).toColumn(name, Infer.Type)
+fun List<RecordedRun>.manifests(): AnyFrame {
+    fun col(name: String, f: (RecordedRun) -> Any?) = map(f).toColumn(name, Infer.Type)
     return dataFrameOf(listOf(
         col("run_id") { it.id },
         col("label") { it.label },
@@ -264,7 +267,7 @@ fun published(study: String, root: Path = dataRoot()): AnyFrame = readCsv(root.r
  * What a post is based on: shown as a Markdown table in the notebook, and read by the publisher
  * (MIME text/x-perfkit-runs) for the post's front matter.
  */
-class RunsSummary(val runs: List<Run>) {
+class RunsSummary(val runs: List<RecordedRun>) {
     val markdown: String get() = runs.manifests()
         .select("run_id", "mode", "host", "cores", "jdk", "commit", "repetitions", "warmup_s", "measure_s", "valid")
         .toMarkdown().text
@@ -281,7 +284,7 @@ class RunsSummary(val runs: List<Run>) {
  * How much a post's runs can say, for the line under its title: `scale` is "quick" when any run was quick,
  * "reference" when all are committed reference runs, else "full"; `forks` is the fewest forks per cell.
  */
-internal fun scaleFields(runs: List<Run>): Map<String, Any> = mapOf(
+internal fun scaleFields(runs: List<RecordedRun>): Map<String, Any> = mapOf(
     "scale" to when {
         runs.any { it.quick } -> "quick"
         runs.isNotEmpty() && runs.all { it.isReference } -> "reference"
@@ -290,10 +293,10 @@ internal fun scaleFields(runs: List<Run>): Map<String, Any> = mapOf(
     "forks" to (runs.minOfOrNull { it.repetitions } ?: 0),
 )
 
-fun List<Run>.summary() = RunsSummary(this)
+fun List<RecordedRun>.summary() = RunsSummary(this)
 
 /** The same table from every run, stacked, with run_id and label in front. */
-fun List<Run>.table(path: String): AnyFrame = map { run ->
+fun List<RecordedRun>.table(path: String): AnyFrame = map { run ->
     val t = run.table(path)
     t.insert(List(t.rowsCount()) { run.label }.toColumn("label")).at(0)
         .insert(List(t.rowsCount()) { run.id }.toColumn("run_id")).at(0)

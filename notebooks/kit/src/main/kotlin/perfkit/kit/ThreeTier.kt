@@ -20,7 +20,7 @@ private fun Estimate.text(unit: String = ""): String =
  * one [round] when given, and only valid rows measured on warm servers (the step's `warm` column: every server's JIT
  * under 50 ms/s) unless [validOnly] is false. Empty when no run has the table.
  */
-fun List<Run>.roundRows(path: String, round: String? = null, validOnly: Boolean = true): AnyFrame {
+fun List<RecordedRun>.roundRows(path: String, round: String? = null, validOnly: Boolean = true): AnyFrame {
     val having = filter { r -> r.files.any { it.path == path } }
     if (having.isEmpty()) return dataFrameOf(emptyList<org.jetbrains.kotlinx.dataframe.AnyCol>())
     val t = having.table(path)
@@ -32,7 +32,7 @@ fun List<Run>.roundRows(path: String, round: String? = null, validOnly: Boolean 
  * Why a round has nothing to show: it did not run in the selected runs, or it ran but every step was invalid or
  * measured while a server's JIT still compiled (a quick run's warm-up is too short for the JIT on a small host).
  */
-fun List<Run>.nothingToShow(path: String, round: String?): Markdown {
+fun List<RecordedRun>.nothingToShow(path: String, round: String?): Markdown {
     val all = roundRows(path, round, validOnly = false)
     val name = round ?: path.removeSuffix(".csv")
     if (all.isEmptyFrame()) return md("The $name round did not run in the selected runs.")
@@ -43,7 +43,7 @@ fun List<Run>.nothingToShow(path: String, round: String?): Markdown {
 }
 
 /** How many valid steps of [path] were left out because a server's JIT was still busy during them. */
-fun List<Run>.coldSteps(path: String, round: String? = null): Int {
+fun List<RecordedRun>.coldSteps(path: String, round: String? = null): Int {
     val all = roundRows(path, round, validOnly = false)
     if (all.isEmptyFrame() || "warm" !in all.columnNames()) return 0
     return all.rows().count { it["valid"] == true && it["warm"] == false }
@@ -52,7 +52,7 @@ fun List<Run>.coldSteps(path: String, round: String? = null): Int {
 private fun AnyFrame.isEmptyFrame() = rowsCount() == 0 || columnNames().isEmpty()
 
 /** What the newest run can and cannot say: a quick run, invalid steps, the run marked invalid. */
-fun threeTierCaveats(run: Run, runs: List<Run>): Markdown {
+fun threeTierCaveats(run: RecordedRun, runs: List<RecordedRun>): Markdown {
     val invalid = listOf("saturation.csv", "open.csv", "inserts.csv")
         .sumOf { t -> runs.filter { it.id == run.id }.roundRows(t, validOnly = false).let { f -> if (f.isEmptyFrame()) 0 else f.rows().count { it["valid"] != true } } }
     return md(listOfNotNull(
@@ -64,7 +64,7 @@ fun threeTierCaveats(run: Run, runs: List<Run>): Markdown {
 }
 
 /** Round 1: the page check the study made before any load: size per engine and whether it equals plain HTML's, whitespace collapsed. */
-fun templatePageCheck(runs: List<Run>): Markdown {
+fun templatePageCheck(runs: List<RecordedRun>): Markdown {
     val t = runs.sortedBy { it.id }.map { it.manifest.path("notes").path("templates") }.lastOrNull { !it.isMissingNode }
         ?: return md("The templates round did not run in the selected runs.")
     val pages = t.path("pages")
@@ -75,14 +75,14 @@ fun templatePageCheck(runs: List<Run>): Markdown {
 }
 
 /** Round 3: how each chain variant is built, as the study recorded it. */
-fun chainStacks(runs: List<Run>): Markdown {
+fun chainStacks(runs: List<RecordedRun>): Markdown {
     val v = runs.sortedBy { it.id }.map { it.manifest.path("notes").path("chain").path("variants") }.lastOrNull { !it.isMissingNode }
         ?: return md("The chain round did not run in the selected runs.")
     return md("| variant | how it is built |\n|---|---|\n" + v.properties().joinToString("\n") { (name, text) -> "| `${escapeHtml(name)}` | ${escapeHtml(text.asText())} |" })
 }
 
 /** Round 2: every database setting that decides durability, per cell, as the database reported it. */
-fun durabilitySettings(runs: List<Run>): Markdown {
+fun durabilitySettings(runs: List<RecordedRun>): Markdown {
     val rows = runs.roundRows("inserts.csv", validOnly = false)
     if (rows.isEmptyFrame()) return md("The inserts round did not run in the selected runs.")
     val settings = rows.rows().map { it["cell"] as String to (it["settings"]?.toString() ?: "") }.distinctBy { it.first }
@@ -90,7 +90,7 @@ fun durabilitySettings(runs: List<Run>): Markdown {
 }
 
 /** Round 1: each engine's saturation throughput as a share of plain HTML's, beside the published shares. */
-fun templateShares(runs: List<Run>, pub: AnyFrame): Markdown {
+fun templateShares(runs: List<RecordedRun>, pub: AnyFrame): Markdown {
     val rows = runs.roundRows("saturation.csv", "templates")
     if (rows.isEmptyFrame()) return runs.nothingToShow("saturation.csv", "templates")
     val plainPub = pub.publishedValue("plain", "throughput")
@@ -105,7 +105,7 @@ fun templateShares(runs: List<Run>, pub: AnyFrame): Markdown {
 }
 
 /** Round 2: inserts per second and latency per database and durability, with the row-count check. */
-fun insertsTable(runs: List<Run>): Markdown {
+fun insertsTable(runs: List<RecordedRun>): Markdown {
     val rows = runs.roundRows("inserts.csv")
     if (rows.isEmptyFrame()) return runs.nothingToShow("inserts.csv", null)
     val keys = rows.rows().map { it["store"] as String to it["durability"] as String }.distinct()
@@ -125,7 +125,7 @@ fun insertsTable(runs: List<Run>): Markdown {
  * Round 2: Cassandra over PostgreSQL at matched durability, and the original's own pairing (Cassandra at its
  * default, relaxed, against each PostgreSQL setting), beside the published ratio.
  */
-fun durabilityRatios(runs: List<Run>, pub: AnyFrame): Markdown {
+fun durabilityRatios(runs: List<RecordedRun>, pub: AnyFrame): Markdown {
     val rows = runs.roundRows("inserts.csv")
     if (rows.isEmptyFrame()) return runs.nothingToShow("inserts.csv", null)
     val keyed = rows.add("setting") { "${it["store"]}/${it["durability"]}" }
@@ -156,7 +156,7 @@ private fun claimRatio(r: Estimate): String = when {
  * the one offered rate every variant ran at, below the slowest one's capacity (the original's latency claim was about
  * the same load; at saturation, mean = users / throughput only restates throughput).
  */
-fun chainClaims(runs: List<Run>, pub: AnyFrame): Markdown {
+fun chainClaims(runs: List<RecordedRun>, pub: AnyFrame): Markdown {
     val rows = runs.roundRows("saturation.csv", "chain")
     if (rows.isEmptyFrame()) return runs.nothingToShow("saturation.csv", "chain")
     val publishedRatio = pub.publishedValue("async", "throughput") / pub.publishedValue("sync", "throughput")
@@ -181,7 +181,7 @@ fun chainClaims(runs: List<Run>, pub: AnyFrame): Markdown {
  * The original's claims, round by round, with this host's answer: holds, does not hold, or cannot tell here, and why.
  * Each answer follows from an interval over forks (3 or more; fewer give a range, which answers nothing).
  */
-fun threeTierClaims(runs: List<Run>, pub: AnyFrame): List<Claim> {
+fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
     val claims = mutableListOf<Claim>()
     // a round that ran always answers the original's claims, even when none of its steps can be judged (then: why not)
     if (!runs.roundRows("saturation.csv", "templates", validOnly = false).isEmptyFrame()) {
@@ -278,7 +278,7 @@ private fun because(e: Estimate?, answer: Answer, holds: String, unclear: String
  * 1000 requests at the highest rate met, and the cost per million requests on [machine] as a bracket too: "at most"
  * where no wall was found.
  */
-fun capacityAndCost(runs: List<Run>, machine: PricedMachine): Markdown {
+fun capacityAndCost(runs: List<RecordedRun>, machine: PricedMachine): Markdown {
     val cap = runs.roundRows("capacity.csv", validOnly = false)
     if (cap.isEmptyFrame()) return md("No capacity was measured in the selected runs (a quick run skips the open-model search: --open-rates none).")
     val open = runs.roundRows("open.csv")
@@ -301,7 +301,7 @@ fun capacityAndCost(runs: List<Run>, machine: PricedMachine): Markdown {
 }
 
 /** The post's conclusion: one line per round that ran, each a ratio beside the published one, claimed only as far as the forks allow. */
-fun threeTierConclusion(run: Run, runs: List<Run>, pub: AnyFrame): Markdown {
+fun threeTierConclusion(run: RecordedRun, runs: List<RecordedRun>, pub: AnyFrame): Markdown {
     val lines = mutableListOf<String>()
     val templates = runs.roundRows("saturation.csv", "templates")
     if (!templates.isEmptyFrame()) {

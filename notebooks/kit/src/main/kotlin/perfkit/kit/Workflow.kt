@@ -272,7 +272,7 @@ const val DEFAULT_LOCK_POLL_MS = 500.0
  * How each run sized the executor, one Markdown line per run: the calibration that set the threads (or threads set by
  * hand) and the queue per instance (runs before queue_size was a column used their --queue-size).
  */
-fun executorSizing(runs: List<Run>): String = runs.joinToString("\n") { r ->
+fun executorSizing(runs: List<RecordedRun>): String = runs.joinToString("\n") { r ->
     val c = r.manifest["notes"]?.get("calibration")
     val threads = if (c == null) "threads set by hand (--threads ${r.param("threads")})"
         else "no-op drain ${formatNumber(c["noopJobsPerS"].asDouble())} jobs/s (${c["rateFrom"].asText()}, ${c["calibrationThreads"].asInt()} threads, " +

@@ -196,7 +196,7 @@ class RunsTest {
         val complete = Files.readString(dir.resolve("run.json"))
         val r = loadRun(dir)
         assertEquals("throughput", r.mode)
-        assertEquals(RunFile("t.csv", "table", "test", null, null, null, null, null), r.files.single())
+        assertEquals(RecordedFile("t.csv", "table", "test", null, null, null, null, null), r.files.single())
         Files.writeString(dir.resolve("run.json"), complete.replace("\"mode\":\"throughput\",", ""))
         assertTrue(assertThrows<RunFormatException> { loadRun(dir) }.message!!.contains(": required property 'mode' not found"))
     }

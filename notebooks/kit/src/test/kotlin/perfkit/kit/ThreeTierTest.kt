@@ -19,7 +19,7 @@ class ThreeTierTest {
     lateinit var tmp: Path
 
     /** The reference run's manifest and saturation table, with every templates step marked [warm] as given. */
-    private fun referenceWithTemplatesWarm(warm: Boolean): Run {
+    private fun referenceWithTemplatesWarm(warm: Boolean): RecordedRun {
         val dir = Files.createDirectories(tmp.resolve("three-tier").resolve(reference.name))
         for (table in listOf("run.json", "inserts.csv", "open.csv", "chain.csv", "capacity.csv")) Files.copy(reference.resolve(table), dir.resolve(table))
         val lines = reference.resolve("saturation.csv").readLines()
@@ -32,7 +32,7 @@ class ThreeTierTest {
         return loadRun(dir)
     }
 
-    private fun templateClaims(run: Run) = threeTierClaims(listOf(run), published("three-tier", repoData))
+    private fun templateClaims(run: RecordedRun) = threeTierClaims(listOf(run), published("three-tier", repoData))
         .filter { "JSP" in it.original || "FreeMarker" in it.original }
 
     @Test

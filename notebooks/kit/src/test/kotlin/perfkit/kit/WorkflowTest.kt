@@ -13,7 +13,7 @@ import kotlin.test.assertTrue
 class WorkflowTest {
     @TempDir lateinit var root: Path
 
-    private fun sizedRun(id: String, params: String, notes: String, csv: String): Run {
+    private fun sizedRun(id: String, params: String, notes: String, csv: String): RecordedRun {
         val dir = Files.createDirectories(root.resolve("runs/workflow/$id"))
         Files.writeString(dir.resolve("throughput.csv"), csv)
         Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"workflow","runId":"$id","mode":"drain","params":$params,
