@@ -122,7 +122,12 @@ def ssh(target, command, stdin=None, timeout=SHORT_TIMEOUT_S, what="command"):
 def agent(target, *args, timeout=SHORT_TIMEOUT_S, what="command"):
     """Runs an agent-* command of remote_agent.py on the target, the program itself piped into `python3 -`."""
     command = "python3 - " + " ".join([shlex.quote(args[0]), target.shell_dir()] + [shlex.quote(a) for a in args[1:]])
-    return ssh(target, command, stdin=(self_path().parent / "remote_agent.py").read_bytes(), timeout=timeout, what=what)
+    return ssh(target, command, stdin=agent_program(), timeout=timeout, what=what)
+
+
+def agent_program():
+    """The target side's source, piped into `python3 -` for each agent-* command."""
+    return (self_path().parent / "remote_agent.py").read_bytes()
 
 
 def last_line(b):
@@ -261,7 +266,7 @@ def follow(target, job, offset):
         argv = ssh_base() + ["--", target.dest, "python3 - agent-follow " + " ".join([target.shell_dir(), shlex.quote(job), str(offset)])]
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            p.stdin.write(self_path().read_bytes())
+            p.stdin.write(agent_program())
             p.stdin.close()
             while True:
                 chunk = p.stdout.read1(65536)

@@ -60,6 +60,7 @@ def test_committed_notebooks_are_stripped_and_described():
         assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} has outputs: strip them"
         assert code[0].source == "%use @file[kit/perfkit.json]" and "setup" in code[0].metadata["tags"]
         assert "parameters" in code[1].metadata["tags"] and "PERFKIT_RUNS" in code[1].source
+        assert code[1].source.rstrip().endswith("parameters()"), f"{path.name}: the parameters cell ends by showing what it chose"
         assert 8 <= len(nb.cells) <= 30, "a notebook is a short story"
 
 
@@ -149,9 +150,6 @@ def test_a_bad_slo_in_the_environment_is_the_users_error_before_any_kernel_start
 # ---- processes: no debugger port, no compile daemon, lab as root ---------------------------------------
 
 
-
-
-
 def kernel_jvms(pid):
     return {p: c for p, c in descendants(pid).items() if "kotlin-jupyter-kernel" in c and "java" in c}
 
@@ -195,7 +193,6 @@ def test_building_the_kit_leaves_no_compile_daemon(tmp_path):
     assert list((tmp_path / "kit/target/classes/perfkit/kit").glob("*.class")), "it compiled Kotlin"
     assert daemons() - before == set(), "a KotlinCompileDaemon outlived the build"
     assert "\x1b[" not in r.stdout + r.stderr, "Maven printed colour codes"
-
 
 
 def api(port, token, method, path, body=None):

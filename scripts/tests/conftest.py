@@ -142,7 +142,6 @@ PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 # ---- a user's own database: a throwaway PostgreSQL started here, with a password ------------------------------
 
 
-
 @pytest.fixture
 def users_database():
     """A PostgreSQL server standing in for the user's own, with scram-sha-256 and a random password."""

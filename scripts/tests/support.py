@@ -66,7 +66,11 @@ def listening_sockets(*pids):
                 inodes.add(target[8:-1])
     found = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in pathlib.Path(table).read_text().splitlines()[1:]:
+        try:
+            lines = pathlib.Path(table).read_text().splitlines()[1:]
+        except OSError:  # a kernel without IPv6 has no tcp6 table
+            continue
+        for line in lines:
             f = line.split()
             if f[3] == "0A" and f[9] in inodes:  # 0A: LISTEN
                 addr, port = f[1].rsplit(":", 1)

@@ -55,7 +55,6 @@ def marked(token):
     return found
 
 
-
 def listening():
     rows = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):

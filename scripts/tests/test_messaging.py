@@ -12,7 +12,6 @@ from conftest import run_once, port_open, assert_failed_run_with_one_line, lefto
 QUICK = ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"]
 
 
-
 def broker_address(m):
     return re.search(r"127\.0\.0\.1:\d+", m["notes"]["kafkaBroker"]).group(0)
 

@@ -23,7 +23,6 @@ SSHD = "/usr/sbin/sshd"
 QUICK = ["queues", "--quick", "--variants", "abq-1", "--warmup", "0.5", "--measure", "1"]
 
 
-
 def install_sshd():
     if os.path.exists(SSHD):
         return

@@ -21,7 +21,6 @@ TIER_STACKS = {"sync": ("sync", "sync", "sync"), "async": ("async", "async", "as
                "webflux": ("webflux", "webflux", "webflux")}
 
 
-
 def cmdlines_of_tree(pid):
     out = {}
     for p in [pid, *descendants(pid)]:

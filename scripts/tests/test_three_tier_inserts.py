@@ -23,7 +23,6 @@ QUICK = [*BASE, "--warmup", "1", "--durability", "strict,relaxed"]
 CELLS = ["inserts/postgres/strict", "inserts/postgres/relaxed", "inserts/cassandra/strict", "inserts/cassandra/relaxed"]
 
 
-
 def cmdlines(run_pid):
     out = []
     for pid in [run_pid, *descendants(run_pid)]:

@@ -16,7 +16,6 @@ ITEMS = 10
 QUICK = ["--quick", "--rounds", "templates", "--warmup", "1", "--measure", "2", "--open-rates", "0.5"]
 
 
-
 def collapsed(text):
     return re.sub(r"\s+", " ", text.strip())
 

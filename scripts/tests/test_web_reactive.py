@@ -24,7 +24,6 @@ def peer_rows(run_dir, tool):
     return [r for r in read_csv(run_dir / "peers.csv") if r["tool"] == tool]
 
 
-
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     return run_once(tmp_path_factory, "web-reactive", *QUICK, timeout=1500)
@@ -244,7 +243,7 @@ def test_notebook_runs_against_the_fresh_quick_run(quick_run, tmp_path):
     warm = [r for r in read_csv(quick_run / "closed.csv") if r["valid"] == "true" and r["warm"] == "true" and r["verdict"] == "measured"]
     for caption in ("Mean response time against concurrent users", "Throughput against concurrent users"):
         assert any(c.startswith(caption) for c in captions) == bool(warm), (caption, captions)
-    assert ("measured on warm servers, so there is nothing to plot" in text) == (not warm)
+    assert ("so there is nothing to plot" in text) == (not warm)
     assert "The original's claim" in text and "cost per million requests" in text
 
 
@@ -265,7 +264,7 @@ def test_the_post_says_so_when_no_closed_step_was_warm(quick_run, tmp_path):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if "image/svg+xml" in o.get("data", {}) and "concurrent users" in o["data"]["text/plain"]]
     text = "\n".join(o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {}))
-    assert text.count("measured on warm servers, so there is nothing to plot") == 1, text
+    assert text.count("was measured on warm servers without heavy steal, so there is nothing to plot") == 1, text
     assert f"{len(rows)} step(s) measured while a server's JIT still compiled are left out" in text
     assert "no measured closed-model step" in text and "**cannot tell here**" in text
 

@@ -19,7 +19,6 @@ def cluster_port(run_dir):
     return int(re.search(r"127\.0\.0\.1:(\d+)", manifest(run_dir)["notes"]["database"]).group(1))
 
 
-
 def assert_nothing_left(run_dir):
     """Scoped to this run: other runs on a shared machine may have clusters of their own."""
     m = manifest(run_dir)

@@ -43,7 +43,7 @@ final class Rounds {
             rounds.add(switch (name) {
                 case "templates" -> new Templates(run, http);
                 case "inserts" -> new Inserts(run);
-                case "chain" -> new Chain(run, http);
+                case "chain" -> new ChainRound(run, http);
                 default -> throw new IllegalArgumentException("unknown round " + name);
             });
         List<String> cells = new ArrayList<>();

@@ -9,7 +9,7 @@
 //DEPS org.postgresql:postgresql:42.7.7
 // Jackson 3 (Spring Boot 4) needs annotations 2.21; the harness pins jackson-databind 2.18, which would pull 2.18 otherwise
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
-//SOURCES Rounds.java HttpRound.java Templates.java Inserts.java Chain.java
+//SOURCES Rounds.java HttpRound.java Templates.java Inserts.java ChainRound.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java
 //SOURCES templates/*.java
@@ -82,7 +82,7 @@ public class ThreeTier {
             .text("cassandra-user", "", "user for --cassandra-contact-points")
             .secret("cassandra-password", "PERFKIT_CASSANDRA_PASSWORD", "password for --cassandra-contact-points (never stored)")
             // round 3
-            .choices("chains", Chain.VARIANTS, "sync,async,mixed,webflux", "sync,async", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; "
+            .choices("chains", ChainRound.VARIANTS, "sync,async,mixed,webflux", "sync,async", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; "
                     + "async = Reactor Netty server and client, R2DBC, no Spring (the original's pairing); mixed = async with B sync; webflux = Spring "
                     + "WebFlux, WebClient, R2DBC (the same framework as sync: style alone differs)")
             .millis("c-delay-ms", 25, null, "chain: C's delay before it writes its row, milliseconds (holding no thread where the stack allows)")
@@ -91,7 +91,7 @@ public class ThreeTier {
                     + "the same load; auto = half the slowest variant's capacity in the fork (its last rate met, else its saturation throughput)")
             .rule(HttpRound::checkOpenRates)
             .rule(Inserts::checkOptions)
-            .rule(Chain::checkOptions);
+            .rule(ChainRound::checkOptions);
 
     public static void main(String[] args) {
         if (args.length >= 2 && args[0].equals(SERVICE)) {
@@ -105,7 +105,7 @@ public class ThreeTier {
     static void service(String role, String[] args) {
         try {
             if (role.startsWith("templates")) Templates.service(role, args);
-            else if (role.startsWith("chain")) Chain.service(role, args);
+            else if (role.startsWith("chain")) ChainRound.service(role, args);
             else throw new IllegalArgumentException("unknown service " + role);
         } catch (Throwable t) {
             System.err.println("service " + role + " failed: " + t);

@@ -4,7 +4,7 @@
 //DEPS org.springframework.boot:spring-boot-starter-webflux:4.1.1
 // Jackson 3 (Spring Boot 4) needs annotations 2.21; the harness pins jackson-databind 2.18, which would pull 2.18 otherwise
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
-//SOURCES Backend.java Dto.java Cells.java Peers.java mvc/MvcApp.java flux/FluxApp.java
+//SOURCES Backend.java Dto.java RunPlan.java Peers.java mvc/MvcApp.java flux/FluxApp.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java
 //DESCRIPTION Spring MVC vs WebFlux calling a slow external service: closed-model sweep over concurrent users and open-model capacity at a p99 SLO
@@ -30,7 +30,7 @@ import java.util.List;
  * request. Every part runs in a JVM of its own: the external service, one app at a time, and the load driver
  * (Hyperfoil, {@link HttpLoad}). Two load models: the original's closed model ({@code siege -b -c N -r 5}: N users,
  * 5 requests each, back to back) over N, and an open model (a constant arrival rate) whose capacity at a p99 SLO is
- * found by doubling then bisecting. See {@link Cells}.
+ * found by doubling then bisecting. See {@link RunPlan}.
  * <p>
  * One JBang script holds every JVM's code: the parent runs the study, and {@code --service backend|mvc|webflux}
  * starts a part (through the harness, which ties it to the run's life). Spring MVC and WebFlux share the classpath;
@@ -43,7 +43,7 @@ public class WebReactive {
             + "calling an external service that answers after --backend-delay-ms, 1 or 2 times per request. Closed model: N users x 5 requests\n"
             + "(siege -b -c N -r 5) over --users. Open model: constant arrival rate, capacity at a p99 SLO by doubling then bisecting.\n"
             + "Load driver: Hyperfoil 0.25.2 in its own JVM; its benchmark YAML is kept in the run's load/ folder.")
-            .choices("variants", Cells.STACKS, "mvc,webflux,mvc-virtual", "mvc,webflux",
+            .choices("variants", RunPlan.STACKS, "mvc,webflux,mvc-virtual", "mvc,webflux",
                     "stacks: mvc = Tomcat with its default 200 threads; webflux = Reactor Netty event loops; mvc-virtual = MVC on virtual threads "
                             + "(JDK 21+, skipped with a note on older JDKs)")
             .integers("calls", "1,2", null, 1, 4, "external calls per request, made one after the other (the original's two categories: 1 and 2)")
@@ -79,7 +79,7 @@ public class WebReactive {
             service(args[1], Arrays.copyOfRange(args, 2, args.length));
             return;
         }
-        Study.main(args, CLI, WebReactive.class, run -> new Cells(run).run(), fork -> {
+        Study.main(args, CLI, WebReactive.class, run -> new RunPlan(run).run(), fork -> {
             throw new IllegalStateException("web-reactive has no fork body: its parts run as services");
         });
     }

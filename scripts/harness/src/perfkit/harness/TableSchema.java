@@ -43,7 +43,11 @@ public final class TableSchema {
 
     /** The declarations of {@code study}, from the kit's {@code data/schema/tables/}. */
     public static TableSchema of(String study) throws IOException {
-        return read(RunLayout.kitRoot().resolve("data/schema/tables").resolve(study + ".json"), "data/schema/tables/" + study + ".json");
+        Path file = RunLayout.kitRoot().resolve("data/schema/tables").resolve(study + ".json");
+        // outside the checkout (jbang run from elsewhere without PERFKIT_HOME) the declarations are not at hand
+        if (!Files.isRegularFile(file))
+            throw new UserError("the table declarations " + file + " are missing: run from the kit's checkout, or set PERFKIT_HOME to it");
+        return read(file, "data/schema/tables/" + study + ".json");
     }
 
     static TableSchema read(Path file, String source) throws IOException {

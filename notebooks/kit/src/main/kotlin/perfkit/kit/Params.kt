@@ -21,7 +21,7 @@ fun chooseParam(name: String, cellValue: String, env: Map<String, String> = Syst
     }
 }
 
-/** The parameters chosen in this kernel, by name, in the order first chosen: what [parameters] shows. */
+/** The parameters chosen since [parameters] last showed them, by name, in the order first chosen. */
 private val chosen = LinkedHashMap<String, ParamChoice>()
 
 /** A notebook parameter ([chooseParam]); the parameters cell ends with [parameters], which says which value won. */
@@ -33,5 +33,6 @@ fun param(name: String, default: String): String = chooseParam(name, default).al
  * the cell has finished and be lost (Kotlin/kotlin-jupyter#497); a cell's result cannot.
  */
 fun parameters(): Markdown = synchronized(chosen) {
-    Markdown(chosen.values.joinToString("\n") { "- " + mdText(it.toString(), atLineStart = false) })
+    // the record starts afresh, so re-running an edited parameters cell shows only what it chooses now
+    Markdown(chosen.values.joinToString("\n") { "- " + mdText(it.toString(), atLineStart = false) }).also { chosen.clear() }
 }

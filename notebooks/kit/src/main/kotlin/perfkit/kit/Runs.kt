@@ -93,8 +93,17 @@ class RecordedRun(val dir: Path, val manifest: JsonNode) {
 
     fun filesOfKind(kind: String): List<String> = files.filter { it.kind == kind }.map { it.path }
 
-    /** A table of this run, each declared column of its declared type ([TableDeclarations]). */
-    fun table(path: String): AnyFrame = readCsv(file(path), TableDeclarations.of(study).tables[path].orEmpty())
+    /** The data folder whose declarations this run is read by: the one [findRuns] searched, else the kit's own. */
+    internal var declaredUnder: Path? = null
+
+    /**
+     * A table of this run, each declared column of its declared type ([TableDeclarations]); with no declarations at
+     * hand (a run loaded outside any kit checkout), every column is typed by what fits its values.
+     */
+    fun table(path: String): AnyFrame {
+        val root = declaredUnder ?: try { dataRoot() } catch (e: RunFormatException) { null }
+        return readCsv(file(path), root?.let { TableDeclarations.of(study, it).tables[path] }.orEmpty())
+    }
 
     override fun toString() = "$study/$id ($status)"
 }
@@ -192,7 +201,7 @@ fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot(
         }
     }
     if (chosen.isEmpty()) throw RunFormatException("no $study runs match '$selection' under $root")
-    return chosen.sortedBy { it.id }.also { distinguish(it) }
+    return chosen.sortedBy { it.id }.onEach { it.declaredUnder = root }.also { distinguish(it) }
 }
 
 private class Found(val runs: List<RecordedRun>, val unreadable: Map<String, String>)

@@ -35,6 +35,21 @@ fun AnyFrame.closedLeftOut(): String {
 }
 
 /**
+ * Why the closed-model figures of these steps ([this]: closed.csv) have nothing to plot, in one paragraph for the
+ * post: no closed model at all, every step invalid, or every valid step cold or stolen (with how many of each).
+ */
+fun AnyFrame.nothingToPlot(): String {
+    val valid = rows().count { it["valid"] == true }
+    return when {
+        rowsCount() == 0 -> "These runs have no closed-model step (the closed model did not run), so there is nothing to plot."
+        valid == 0 -> "Every closed-model step of these runs is invalid, so there is nothing to plot."
+        else -> "No closed-model step of these runs was measured on warm servers without heavy steal, so there is nothing to plot: " +
+            closedLeftOut() + if ("warm" in columnNames() && rows().any { it["valid"] == true && it["warm"] == false })
+                " A quick run caps each app's warm-up at `--server-warmup-max`; a longer one lets the JIT finish." else ""
+    }
+}
+
+/**
  * The original's claims, with this host's answers:
  * - reactive answers faster than imperative as concurrency grows, with 1 and with 2 calls to the external service;
  * - past about [poolThreads] concurrent requests the imperative style queues behind its pool.

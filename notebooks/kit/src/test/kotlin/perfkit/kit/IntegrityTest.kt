@@ -78,6 +78,19 @@ class IntegrityTest {
     }
 
     @Test
+    fun `a run's tables are typed by the declarations of the data folder it was found under`() {
+        Files.createDirectories(root.resolve("schema/tables"))
+        val doc = com.fasterxml.jackson.databind.ObjectMapper().readTree(repoData.resolve("schema/tables/queues.json").toFile())
+        (doc.path("tables").path("throughput.csv").path("columns").path("fork") as com.fasterxml.jackson.databind.node.ObjectNode).put("type", "string")
+        Files.writeString(root.resolve("schema/tables/queues.json"), doc.toString())
+        copy("throughput", older)
+        val run = findRuns("queues", "latest", root).single()
+        assertTrue(run.table("throughput.csv")["fork"].toList().all { it is String }, "this root declares fork a string")
+        assertTrue(loadRun(repoData.resolve("reference/queues").let { r -> Files.list(r).use { it.toList() }.first { loadRun(it).mode == "throughput" } })
+            .table("throughput.csv")["fork"].toList().all { it is Long }, "a run loaded alone is read by the kit's own declarations")
+    }
+
+    @Test
     fun `declared columns are read as their type, the rest as whatever fits`(@TempDir dir: Path) {
         val file = dir.resolve("t.csv")
         Files.writeString(file, "cell,jdk,rate,n,ok,other\na,17,200,3,true,1\nb,21,250.5,,false,2\n")

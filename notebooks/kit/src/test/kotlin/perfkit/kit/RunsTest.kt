@@ -86,6 +86,9 @@ class RunsTest {
         param("PERFKIT_TEST_ONE", "again")
         val lines = parameters().text.lines().filter { "TEST" in it }
         assertEquals(listOf("- PERFKIT&#95;TEST&#95;ONE = \"again\" (this cell)", "- PERFKIT&#95;TEST&#95;TWO = \"&lt;b&gt;two&lt;/b&gt;\" (this cell)"), lines)
+        param("PERFKIT_TEST_ONE", "edited")
+        assertEquals(listOf("- PERFKIT&#95;TEST&#95;ONE = \"edited\" (this cell)"), parameters().text.lines().filter { "TEST" in it },
+            "the cell run again shows what it chose this time, not a parameter it no longer has")
     }
 
     @Test

@@ -1,6 +1,7 @@
 package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.filter
 import org.junit.jupiter.api.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
@@ -59,5 +60,16 @@ class WebReactiveTest {
         val (race, _) = virtualThreadClaims(twoForks, 100.0)
         assertEquals(Answer.CANNOT_TELL, race.answer, race.why)
         assertTrue("range" in race.why, race.why)
+    }
+
+    @Test
+    fun `an empty closed-model figure says why, whether no closed model, invalid steps or cold servers`() {
+        val invalid = dataFrameOf("cell", "valid", "warm", "verdict")("mvc/1call", false, true, "measured")
+        assertEquals("These runs have no closed-model step (the closed model did not run), so there is nothing to plot.", invalid.filter { false }.nothingToPlot())
+        assertEquals("Every closed-model step of these runs is invalid, so there is nothing to plot.", invalid.nothingToPlot())
+        val cold = dataFrameOf("cell", "valid", "warm", "verdict")("mvc/1call", true, false, "measured", "webflux/1call", true, true, "not measurable")
+        val said = cold.nothingToPlot()
+        assertTrue("1 step(s) measured while a server's JIT still compiled and 1 step(s) with steal above 20% of a core" in said, said)
+        assertTrue(said.endsWith("a longer one lets the JIT finish."), said)
     }
 }

@@ -49,7 +49,7 @@ import java.util.concurrent.Future;
  * slowest variant's capacity (--chain-rate), where their latencies are compared at the same offered load. After
  * the fork C's rows are counted per variant: a row per answered request.
  */
-final class Chain implements Rounds.Round {
+final class ChainRound implements Rounds.Round {
     static final List<String> VARIANTS = List.of("sync", "async", "mixed", "webflux");
     /** The stack of tiers A, B and C per variant. */
     static final Map<String, List<String>> STACKS = Map.of("sync", List.of("sync", "sync", "sync"), "async", List.of("async", "async", "async"),
@@ -61,7 +61,7 @@ final class Chain implements Rounds.Round {
     private final Params p;
     private final HttpClient probe = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    Chain(Run run, HttpRound http) {
+    ChainRound(Run run, HttpRound http) {
         this.run = run;
         this.http = http;
         this.p = run.typed();

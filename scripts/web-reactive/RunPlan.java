@@ -35,7 +35,7 @@ import java.util.Map;
  * order rotated per fork too) and the open model (one driver run per offered rate: fixed rates, or the capacity
  * search). A cell is {@code <stack>/<calls>call}, e.g. {@code mvc/2call}.
  */
-final class Cells {
+final class RunPlan {
     static final List<String> STACKS = List.of("mvc", "webflux", "mvc-virtual");
     /** The external service's p50 must stay this close to its delay at the highest load, or the run is invalid. */
     static final double BACKEND_TOLERANCE_MS = 2.0;
@@ -61,7 +61,7 @@ final class Cells {
     private final Map<String, Double> closedRps = new java.util.HashMap<>();
     private ObjectNode peakBackend;
 
-    Cells(Run run) {
+    RunPlan(Run run) {
         this.run = run;
         this.p = run.typed();
     }
