@@ -20,6 +20,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts/tests"))
 from support import descendants, free_port, listening_ports, listening_sockets, processes  # noqa: E402  (one definition for both test trees)
+from shared_runs import shared_quick_run  # noqa: E402  (one quick run per study for both test trees)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
@@ -420,22 +421,20 @@ def test_posts_show_no_code_and_every_figure_is_described(site, chromium):
     assert all(i["alt"] for i in chromium.execute_script(VISIBLE_KOTLIN)["images"])
 
 
-def execute_against_fresh_run(tmp_path, study, *run_args):
-    """A quick run into a folder of its own, then the study's notebook pointed at that folder."""
-    runs = tmp_path / "runs"
-    run = bench("run", study, "--quick", *run_args, "--out", str(runs), timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    run_dir = pathlib.Path(run.stdout.strip().splitlines()[-1])
+def execute_against_fresh_run(tmp_path_factory, tmp_path, study):
+    """The session's quick run of study (shared with the study's own tests; alone in its folder), then the study's
+    notebook pointed at that folder."""
+    run_dir = shared_quick_run(tmp_path_factory, study).dir
     out = tmp_path / "executed"
-    r = bench("notebooks", "--runs", str(runs / study), "--out", str(out), str(ROOT / f"notebooks/{study}.ipynb"))
+    r = bench("notebooks", "--runs", str(run_dir.parent), "--out", str(out), str(ROOT / f"notebooks/{study}.ipynb"))
     assert r.returncode == 0, r.stderr[-4000:]
     nb = executed_ok(out / f"{study}.ipynb")
     assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [run_dir.name]
     return nb
 
 
-def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
-    nb = execute_against_fresh_run(tmp_path, "messaging", "--warmup", "1", "--measure", "2")
+def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path_factory, tmp_path):
+    nb = execute_against_fresh_run(tmp_path_factory, tmp_path, "messaging")
     text = "\n".join(outputs(nb, "text/markdown"))
     assert "| the original's claim | on this host | answer | why |" in text
     assert "Kafka (one broker, acks=1) meets the 100 ms p99.9 with one chain and breaks it at the second" in text
@@ -451,15 +450,15 @@ def test_messaging_notebook_reads_a_fresh_quick_run(tmp_path):
     assert len(outputs(nb, "image/svg+xml")) == 2
 
 
-def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path):
-    nb = execute_against_fresh_run(tmp_path, "workflow", "--jobs", "300", "--job-types", "fixed,noop")
+def test_workflow_notebook_reads_a_fresh_quick_run(tmp_path_factory, tmp_path):
+    nb = execute_against_fresh_run(tmp_path_factory, tmp_path, "workflow")
     text = "\n".join(outputs(nb, "text/markdown"))
     assert "dropped ACT_IDX_RU_ACTI_END" in text and "| original write-up | fixed | 4,000 |" in text
     assert "Every cell passed its checks" in text
 
 
-def test_three_tier_notebook_reads_a_fresh_quick_run(tmp_path):
-    nb = execute_against_fresh_run(tmp_path, "three-tier", "--warmup", "1", "--measure", "2")
+def test_three_tier_notebook_reads_a_fresh_quick_run(tmp_path_factory, tmp_path):
+    nb = execute_against_fresh_run(tmp_path_factory, tmp_path, "three-tier")
     text = "\n".join(outputs(nb, "text/markdown"))
     # each round beside the published numbers, as ratios: the claims always name the published share; the engine table
     # needs warm steps, which a quick run's 10 s warm-up may not give, and then the post says why it is missing
@@ -620,13 +619,14 @@ def test_unreadable_runs_are_skipped_unless_named_and_a_failure_keeps_the_good_c
     r = bench("notebooks", "--runs", str(runs), "--out", str(out), str(ROOT / "notebooks/overhead.ipynb"))
     assert r.returncode == 0, r.stderr[-3000:]
     nb = executed_ok(out / "overhead.ipynb")
-    def stream_of(cells):
-        return "".join(o["text"] for c in cells for o in c.get("outputs", []) if o.get("output_type") == "stream").splitlines()
     parameters = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert parameter_lines(parameters[0]) == [f'PERFKIT_RUNS = "{runs}" (from the environment: ./bench notebooks)'], "the value that won is said"
-    streamed = stream_of(nb.cells)
-    assert len(streamed) == 4 and all(l.startswith("perfkit: skipping an unreadable run: ") for l in streamed[:3]), streamed
-    assert streamed[3] == f"perfkit: skipping a damaged run {damaged.name}: table summary.csv has no column 'median_ns'", streamed
+    # each skipped run is a line under the runs' table (a cell's result, which the kernel cannot lose as it can printed text)
+    (summary,) = [o["data"]["text/markdown"] for c in nb.cells for o in c.get("outputs", []) if "text/x-perfkit-runs" in o.get("data", {})]
+    said = [html.unescape(l.removeprefix("- ")) for l in summary.splitlines() if l.startswith("- perfkit: ")]
+    assert len(said) == 4 and all(l.startswith("perfkit: skipping an unreadable run: ") for l in said[:3]), said
+    assert said[3] == f"perfkit: skipping a damaged run {damaged.name}: table summary.csv has no column 'median_ns'", said
+    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream"], "nothing is printed"
     assert json.loads(outputs(nb, "text/x-perfkit-runs")[0])["runIds"] == [good.name]
     good_copy = (out / "overhead.ipynb").read_bytes()
 

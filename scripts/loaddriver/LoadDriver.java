@@ -71,7 +71,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *     (with steal) between the phase's edges, and the JSON the probe URLs answered at its end.</li>
  * </ul>
  * Usage: {@code LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...]}.
- * The result is written (atomically) only at the end; a failure writes {@code {"error": "..."}} instead.
+ * The result is written (atomically) only at the end; a failure writes {@code {"error": "..."}} instead. Its fields
+ * are declared in {@code data/schema/load-result.schema.json}: a field added, renamed or retyped here is declared
+ * there too (the tests validate every result against it).
  */
 public class LoadDriver {
     static final double TICKS_PER_SECOND = 100.0; // USER_HZ on Linux

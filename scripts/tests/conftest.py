@@ -56,6 +56,19 @@ def validate(m):
     jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(m)
 
 
+LOAD_RESULT_SCHEMA = json.loads((ROOT / "data/schema/load-result.schema.json").read_text())
+
+
+def validate_load_results(run_dir):
+    """Every load/*.result.json the run lists holds to data/schema/load-result.schema.json; returns how many there were."""
+    paths = [f["path"] for f in manifest(run_dir)["files"] if f["path"].endswith(".result.json")]
+    validator = jsonschema.Draft202012Validator(LOAD_RESULT_SCHEMA)
+    for path in paths:
+        errors = sorted(validator.iter_errors(json.loads((run_dir / path).read_text())), key=lambda e: list(e.path))
+        assert not errors, f"{path}: {errors[0].message} at {list(errors[0].path)}"
+    return len(paths)
+
+
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from conftest import run_once, port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from shared_runs import QUICK as SHARED, shared_quick_run
 
-QUICK = ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"]
+QUICK = SHARED["messaging"]
 
 
 def broker_address(m):
@@ -21,7 +22,8 @@ CELLS = ["kafka/original", "kafka/park", "kafka/blocking", "chronicle/original"]
 
 @pytest.fixture(scope="module")
 def quick_sweep(tmp_path_factory):
-    return run_once(tmp_path_factory, "messaging", *QUICK)
+    """The session's quick messaging run (every policy), which the notebook's test reads too."""
+    return shared_quick_run(tmp_path_factory, "messaging").dir
 
 
 def latency_files(m, cell, series, timing="corrected"):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import ROOT, decode_hlog, manifest, read_csv, validate
+from conftest import ROOT, decode_hlog, manifest, read_csv, validate, validate_load_results
 
 REFERENCE = sorted(p.parent for p in (ROOT / "data/reference").glob("*/*/run.json"))
 
@@ -54,9 +54,16 @@ def test_reference_tables_have_exactly_the_declared_columns(run_dir):
         assert header == expected, path
 
 
+def test_every_reference_load_driver_result_holds_to_its_declaration():
+    """The load driver's results are read by the harness by field name: data/schema/load-result.schema.json declares each."""
+    http = [r for r in REFERENCE if r.parent.name in ("web-reactive", "three-tier")]
+    assert http and all(validate_load_results(r) > 0 for r in http)
+
+
 @pytest.mark.parametrize("run_dir", REFERENCE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_reference_values_have_their_declared_types(run_dir):
-    """A declared type is what a notebook may parse a column as: every non-empty value must read as that type."""
+    """A declared type is what a notebook may parse a column as: every non-empty value must read as that type, and be
+    one of the column's declared values when it lists them (a status or verdict's enum)."""
     import csv
     import json
     readers = {"integer": int, "number": float, "boolean": lambda v: {"true": True, "false": False}[v], "string": str}
@@ -73,6 +80,8 @@ def test_reference_values_have_their_declared_types(run_dir):
                             readers[kind](value)
                     except (ValueError, KeyError):
                         wrong.setdefault(f"{path}:{column} ({kind})", value)
+                    if value != "" and value not in columns[column].get("enum", [value]):
+                        wrong.setdefault(f"{path}:{column} (one of {columns[column]['enum']})", value)
     assert not wrong, wrong
 
 

@@ -4,13 +4,12 @@ rate below the slowest variant's capacity, decodes every hlog, finds a row in Po
 answered request, keeps secrets out of command lines and files, and leaves no tier, database or port behind, after
 completion and after Ctrl-C. Bad input is one line."""
 import pathlib
-import subprocess
-import threading
 import time
 
 import pytest
 
-from conftest import port_open, ROOT, assert_failed_run_with_one_line, descendants, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
+from conftest import port_open, assert_failed_run_with_one_line, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, validate
+from shared_runs import cmdlines_of_tree, shared_quick_run
 
 VARIANTS = ["sync", "async", "mixed", "webflux"]
 CELLS = [f"chain/{v}" for v in VARIANTS]
@@ -21,48 +20,22 @@ TIER_STACKS = {"sync": ("sync", "sync", "sync"), "async": ("async", "async", "as
                "webflux": ("webflux", "webflux", "webflux")}
 
 
-def cmdlines_of_tree(pid):
-    out = {}
-    for p in [pid, *descendants(pid)]:
-        try:
-            out[p] = pathlib.Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            pass
-    return out
-
-
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    """One quick run of the round, its process tree sampled while it runs (for the secrets check)."""
-    out = tmp_path_factory.mktemp("three-tier")
-    proc = subprocess.Popen([str(ROOT / "bench"), "run", "three-tier", *QUICK, "--out", str(out)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen = {}
+    """The session's quick three-tier run (every round; this module reads its chain cells), its process tree sampled."""
+    run = shared_quick_run(tmp_path_factory, "three-tier")
+    return run.dir, run.cmdlines, run.stderr
 
-    def sample():
-        while proc.poll() is None:
-            for pid, c in cmdlines_of_tree(proc.pid).items():
-                if c:  # an exiting process has an empty command line
-                    seen[(pid, c)] = c
-            time.sleep(0.5)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        stdout, stderr = proc.communicate(timeout=1500)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    sampler.join()
-    result = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    return run_dir_of(result), seen, stderr
+def chain_rows(rows):
+    return [r for r in rows if r["cell"] in CELLS]
 
 
 def test_manifest_validates_with_every_variant(quick_run):
     run_dir, _, _ = quick_run
     m = manifest(run_dir)
     validate(m)
-    assert m["status"] == "complete" and m["variants"] == CELLS
+    assert m["status"] == "complete" and [v for v in m["variants"] if v.startswith("chain/")] == CELLS
     chain = m["notes"]["chain"]
     assert "1,200" in chain["published"] and "3,300" in chain["published"] and "2.75" in chain["published"]
     assert chain["delayMs"] == 25 and set(chain["variants"]) == set(VARIANTS)
@@ -73,7 +46,7 @@ def test_manifest_validates_with_every_variant(quick_run):
 
 def test_saturation_is_valid_without_errors(quick_run):
     run_dir, _, _ = quick_run
-    rows = read_csv(run_dir / "saturation.csv")
+    rows = chain_rows(read_csv(run_dir / "saturation.csv"))
     assert [r["cell"] for r in rows] == CELLS
     for r in rows:
         assert r["valid"] == "true" and r["errors"] == "0" and int(r["responses"]) > 0, r
@@ -83,13 +56,13 @@ def test_saturation_is_valid_without_errors(quick_run):
 
 def test_every_variant_is_compared_at_the_same_offered_rate(quick_run):
     run_dir, _, _ = quick_run
-    rows = read_csv(run_dir / "open.csv")
+    rows = chain_rows(read_csv(run_dir / "open.csv"))
     compare = [r for r in rows if r["purpose"] == "compare"]
     assert sorted(r["cell"] for r in compare) == sorted(CELLS)
     rate = manifest(run_dir)["notes"]["chain"]["compareRates"]["1"]
     assert {float(r["rate_rps"]) for r in compare} == {rate}, "one rate for every variant"
     assert all(int(r["requests"]) > 0 for r in compare)
-    capacity = read_csv(run_dir / "capacity.csv")
+    capacity = chain_rows(read_csv(run_dir / "capacity.csv"))
     assert sorted(r["cell"] for r in capacity) == sorted(CELLS)
     # half the slowest variant's capacity: its last rate met, else its saturation throughput
     slowest = min(float(c["last_met_rps"]) if c["last_met_rps"] else
@@ -99,7 +72,7 @@ def test_every_variant_is_compared_at_the_same_offered_rate(quick_run):
 
 def test_every_hlog_decodes(quick_run):
     run_dir, _, _ = quick_run
-    hlogs = [f for f in manifest(run_dir)["files"] if f["kind"] == "hlog"]
+    hlogs = [f for f in manifest(run_dir)["files"] if f["kind"] == "hlog" and f["cell"].startswith("chain/")]
     assert {f["cell"] for f in hlogs} == set(CELLS)
     for f in hlogs:
         merged, intervals = decode_hlog(run_dir / f["path"])
@@ -111,9 +84,9 @@ def test_a_row_in_postgres_per_answered_request(quick_run):
     rows = {r["cell"]: r for r in read_csv(run_dir / "chain.csv")}
     assert list(rows) == CELLS
     measured = {c: 0 for c in CELLS}
-    for r in read_csv(run_dir / "saturation.csv"):
+    for r in chain_rows(read_csv(run_dir / "saturation.csv")):
         measured[r["cell"]] += int(r["responses"])
-    for r in read_csv(run_dir / "open.csv"):
+    for r in chain_rows(read_csv(run_dir / "open.csv")):
         measured[r["cell"]] += int(r["requests"]) - int(r["errors"])
     for cell, r in rows.items():
         # warm-ups answer too, so A's count is at least what the driver measured; C wrote before it answered

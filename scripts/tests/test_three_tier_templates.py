@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from conftest import run_once, port_open, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, validate
+from conftest import port_open, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, validate, validate_load_results
+from shared_runs import shared_quick_run
 
 ENGINES = ["jsp", "freemarker", "plain"]
 CELLS = [f"templates/{e}" for e in ENGINES]
 ITEMS = 10
-QUICK = ["--quick", "--rounds", "templates", "--warmup", "1", "--measure", "2", "--open-rates", "0.5"]
 
 
 def collapsed(text):
@@ -22,13 +22,18 @@ def collapsed(text):
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    return run_once(tmp_path_factory, "three-tier", *QUICK)
+    """The session's quick three-tier run (every round; this module reads its templates cells)."""
+    return shared_quick_run(tmp_path_factory, "three-tier").dir
+
+
+def templates_rows(rows):
+    return [r for r in rows if r["cell"] in CELLS]
 
 
 def test_manifest_validates_with_the_three_engines(quick_run):
     m = manifest(quick_run)
     validate(m)
-    assert m["status"] == "complete" and m["variants"] == CELLS
+    assert m["status"] == "complete" and [v for v in m["variants"] if v.startswith("templates/")] == CELLS
     assert not [r for r in m["invalidReasons"] if r.startswith("templates fork")], "no page or header differs: " + str(m["invalidReasons"])
     t = m["notes"]["templates"]
     assert t["published"]["shareOfPlain"] == {"jsp": 0.733, "freemarker": 0.967, "plain": 1.0}
@@ -49,20 +54,21 @@ def test_pool_and_jsp_settings_come_from_the_running_server(quick_run):
 
 
 def test_one_valid_saturation_row_per_engine(quick_run):
-    rows = read_csv(quick_run / "saturation.csv")
+    rows = templates_rows(read_csv(quick_run / "saturation.csv"))
     assert sorted(r["cell"] for r in rows) == sorted(CELLS)
     for r in rows:
         assert r["round"] == "templates" and r["variant"] == r["cell"].split("/")[1] and r["fork"] == "1", r
         assert r["valid"] == "true" and r["errors"] == "0" and float(r["throughput_rps"]) > 0 and int(r["responses"]) > 0, r
         assert float(r["cpu_app_pct"]) > 0, "the server's CPU is measured"
-    capacity = read_csv(quick_run / "capacity.csv")
+    capacity = templates_rows(read_csv(quick_run / "capacity.csv"))
     assert sorted(r["cell"] for r in capacity) == sorted(CELLS)
 
 
 def test_every_hlog_decodes_and_counts_its_responses(quick_run):
+    assert validate_load_results(quick_run) > 0, "each driver result holds to its declaration"
     m = manifest(quick_run)
     saturation = {(r["cell"], r["fork"]): r for r in read_csv(quick_run / "saturation.csv")}
-    hlogs = [f for f in m["files"] if f["kind"] == "hlog"]
+    hlogs = [f for f in m["files"] if f["kind"] == "hlog" and f["cell"] in CELLS]
     assert {f["cell"] for f in hlogs} == set(CELLS)
     # saturation: corrected and uncorrected (the same samples: a closed model has no schedule); an open step: those two
     # and the driver's lateness

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import run_once, port_open, bench, decode_hlog, free_port, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate
+from conftest import run_once, port_open, bench, decode_hlog, free_port, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate, validate_load_results
 
 USERS = [10, 50]
 RATES = [100, 200]
@@ -138,6 +138,7 @@ def test_every_hlog_decodes_and_holds_its_step(quick_run):
 
 
 def test_driver_yaml_is_kept_and_avoids_hyperfoils_pitfalls(quick_run):
+    assert validate_load_results(quick_run) > 0, "each driver result holds to its declaration"
     m = manifest(quick_run)
     yamls = [f["path"] for f in m["files"] if f["path"].endswith(".yaml")]
     assert yamls

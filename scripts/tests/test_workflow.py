@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import run_once, port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate
+from conftest import port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate
+from shared_runs import shared_quick_run
 
 QUICK = ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32"]
 
@@ -36,7 +37,7 @@ def assert_nothing_left(run_dir):
 @pytest.fixture(scope="module")
 def each_job_type(tmp_path_factory):
     """One quick run of every job type at the default --threads auto, so the calibration drain runs too."""
-    return run_once(tmp_path_factory, "workflow", *QUICK, "--instances", "1", "--locks", "off", timeout=1200)
+    return shared_quick_run(tmp_path_factory, "workflow").dir
 
 
 def test_each_job_type_commits_every_job_exactly_once(each_job_type):

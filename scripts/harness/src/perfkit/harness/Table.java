@@ -16,7 +16,7 @@ import java.util.StringJoiner;
  * A CSV table in the run directory, flushed row by row so an interrupted run keeps every finished row.
  * Every table has a {@code cell} column naming the measured cell a row belongs to (the run format's contract),
  * and rows are bound by column name, so adding a column cannot shift the others. A run's tables are written as
- * {@link TableSchema} declares them: the same columns, each value of its declared type.
+ * {@link TableSchema} declares them: the same columns, each value of its declared type (and one of its declared values).
  */
 public final class Table implements AutoCloseable {
     public static final String CELL = "cell";
@@ -41,8 +41,8 @@ public final class Table implements AutoCloseable {
     private final BufferedWriter out;
     private final String fileName;
     private final List<String> header;
-    /** Each column's declared type ({@link TableSchema}); empty for a table no declaration governs (unit tests). */
-    private final Map<String, TableSchema.Type> types;
+    /** Each column as declared ({@link TableSchema}); empty for a table no declaration governs (unit tests). */
+    private final Map<String, TableSchema.Column> types;
 
     /** A table of the run's study; its columns must be the ones {@code data/schema/tables/<study>.json} declares for it. */
     public Table(Run run, String fileName, String description, String... header) throws IOException {
@@ -73,11 +73,9 @@ public final class Table implements AutoCloseable {
             var unknown = row.values.keySet().stream().filter(c -> !header.contains(c)).toList();
             throw new IllegalArgumentException("row does not match the table: missing " + missing + ", unknown " + unknown);
         }
-        for (Map.Entry<String, TableSchema.Type> t : types.entrySet()) {
-            Object v = row.values.get(t.getKey());
-            if (!t.getValue().accepts(v))
-                throw new IllegalArgumentException("table " + fileName + ": column '" + t.getKey() + "' is declared " + t.getValue().word()
-                        + ", not " + v.getClass().getSimpleName() + " '" + v + "'");
+        for (Map.Entry<String, TableSchema.Column> t : types.entrySet()) {
+            String refusal = t.getValue().refusal(row.values.get(t.getKey()));
+            if (refusal != null) throw new IllegalArgumentException("table " + fileName + ": column '" + t.getKey() + "' " + refusal);
         }
         write(header.stream().map(row.values::get).toList());
     }

@@ -14,7 +14,8 @@ import java.util.Map;
 /**
  * The columns of a study's tables and their types, as {@code data/schema/tables/<study>.json} declares them: the one
  * declaration the notebooks' kit reads the tables by. {@link Table} refuses a header or a value that does not match,
- * so a run can never write a column the notebooks do not know, or a word where they expect a number.
+ * so a run can never write a column the notebooks do not know, a word where they expect a number, or a status they
+ * do not know (a column's {@code enum}: the only values it may hold, such as a verdict's).
  */
 public final class TableSchema {
     /** A column's type in the declaration; null is every type's "no value" (an empty CSV field). */
@@ -33,10 +34,24 @@ public final class TableSchema {
         String word() { return name().toLowerCase(java.util.Locale.ROOT); }
     }
 
-    private final String source;
-    private final Map<String, Map<String, Type>> tables;
+    /** A declared column: its type, and the only values it may hold ({@code enum}; empty when any value of the type may). */
+    public record Column(Type type, List<String> values) {
+        public Column {
+            values = List.copyOf(values);
+        }
 
-    private TableSchema(String source, Map<String, Map<String, Type>> tables) {
+        /** Why {@code v} cannot be written in this column, or null when it can. */
+        String refusal(Object v) {
+            if (!type.accepts(v)) return "is declared " + type.word() + ", not " + v.getClass().getSimpleName() + " '" + v + "'";
+            if (v != null && !values.isEmpty() && !values.contains(v.toString())) return "holds one of " + values + ", not '" + v + "'";
+            return null;
+        }
+    }
+
+    private final String source;
+    private final Map<String, Map<String, Column>> tables;
+
+    private TableSchema(String source, Map<String, Map<String, Column>> tables) {
         this.source = source;
         this.tables = tables;
     }
@@ -53,16 +68,22 @@ public final class TableSchema {
     static TableSchema read(Path file, String source) throws IOException {
         if (!Files.isRegularFile(file)) return new TableSchema(source, Map.of());
         JsonNode doc = Manifest.JSON.readTree(file.toFile());
-        Map<String, Map<String, Type>> tables = new LinkedHashMap<>();
+        Map<String, Map<String, Column>> tables = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> t : doc.path("tables").properties()) {
-            Map<String, Type> columns = new LinkedHashMap<>();
+            Map<String, Column> columns = new LinkedHashMap<>();
             for (Map.Entry<String, JsonNode> c : t.getValue().path("columns").properties()) {
                 String type = c.getValue().path("type").asText();
+                Type declared;
                 try {
-                    columns.put(c.getKey(), Type.valueOf(type.toUpperCase(java.util.Locale.ROOT)));
+                    declared = Type.valueOf(type.toUpperCase(java.util.Locale.ROOT));
                 } catch (IllegalArgumentException e) {
                     throw new IllegalStateException(source + ": column '" + c.getKey() + "' of " + t.getKey() + " has an unknown type '" + type + "'");
                 }
+                List<String> values = new java.util.ArrayList<>();
+                c.getValue().path("enum").forEach(v -> values.add(v.asText()));
+                if (!values.isEmpty() && declared != Type.STRING)
+                    throw new IllegalStateException(source + ": column '" + c.getKey() + "' of " + t.getKey() + " lists values (enum) but is not a string");
+                columns.put(c.getKey(), new Column(declared, values));
             }
             tables.put(t.getKey(), Collections.unmodifiableMap(columns));
         }
@@ -73,8 +94,8 @@ public final class TableSchema {
      * The declared columns of {@code table}, checked against the {@code header} a study is about to write: the same
      * columns, none missing and none extra. A table no one declared is refused too: the notebooks could not rely on it.
      */
-    Map<String, Type> columnsFor(String table, List<String> header) {
-        Map<String, Type> declared = tables.get(table);
+    Map<String, Column> columnsFor(String table, List<String> header) {
+        Map<String, Column> declared = tables.get(table);
         if (declared == null) throw new IllegalStateException("table " + table + " is not declared in " + source + ": declare its columns there first");
         List<String> missing = declared.keySet().stream().filter(c -> !header.contains(c)).toList();
         List<String> unknown = header.stream().filter(c -> !declared.containsKey(c)).toList();
@@ -86,5 +107,5 @@ public final class TableSchema {
     }
 
     /** Every declared table with its columns. */
-    Map<String, Map<String, Type>> tables() { return Collections.unmodifiableMap(tables); }
+    Map<String, Map<String, Column>> tables() { return Collections.unmodifiableMap(tables); }
 }

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -83,6 +84,52 @@ class TableTest {
     void anUnknownTypeInTheDeclarationIsSaid(@TempDir Path dir) throws Exception {
         String bad = DECLARED.replace("\"boolean\"", "\"flag\"");
         assertTrue(assertThrows(IllegalStateException.class, () -> schema(dir, bad)).getMessage().contains("unknown type 'flag'"));
+    }
+
+    @Test
+    void aColumnWithDeclaredValuesTakesOnlyThose(@TempDir Path dir) throws Exception {
+        TableSchema s = schema(dir, """
+                {"study": "study", "tables": {"t.csv": {"columns": {
+                  "cell": {"type": "string"}, "verdict": {"type": "string", "enum": ["met", "missed"]}}}}}""");
+        try (Table t = new Table(dir, "t.csv", s, "cell", "verdict")) {
+            t.write(Table.row().set("cell", "a").set("verdict", StepVerdict.Status.MET.label));
+            t.write(Table.row().set("cell", "b").set("verdict", null));
+            assertEquals("table t.csv: column 'verdict' holds one of [met, missed], not 'Met'",
+                    assertThrows(IllegalArgumentException.class, () -> t.write(Table.row().set("cell", "c").set("verdict", "Met"))).getMessage());
+        }
+        assertEquals(List.of("cell,verdict", "a,met", "b,"), Files.readAllLines(dir.resolve("t.csv")));
+        String numeric = """
+                {"study": "study", "tables": {"t.csv": {"columns": {"cell": {"type": "string"}, "n": {"type": "integer", "enum": ["1"]}}}}}""";
+        assertTrue(assertThrows(IllegalStateException.class, () -> schema(dir, numeric)).getMessage().contains("lists values (enum) but is not a string"));
+    }
+
+    /**
+     * The statuses a notebook reads are the harness's enums, written by their labels: each column that holds one declares
+     * exactly those labels, so a status added in Java without being declared (or the other way round) fails here, not in a post.
+     */
+    @Test
+    void everyStatusColumnDeclaresItsEnumsLabels() throws Exception {
+        Path tables = Path.of(System.getProperty("perfkit.root", "../..")).resolve("data/schema/tables");
+        List<String> step = java.util.Arrays.stream(StepVerdict.Status.values()).map(v -> v.label).toList();
+        List<String> capacity = java.util.Arrays.stream(CapacitySearch.Status.values()).map(v -> v.label).toList();
+        Map<String, List<String>> expected = Map.of(
+                "messaging.json sweep.csv verdict", step, "messaging.json calibration.csv verdict", step,
+                "three-tier.json open.csv verdict", step, "web-reactive.json open.csv verdict", step,
+                "messaging.json capacity.csv capacity_status", capacity, "three-tier.json capacity.csv status", capacity,
+                "web-reactive.json capacity.csv status", capacity);
+        Map<String, List<String>> declared = new java.util.TreeMap<>();
+        try (var files = Files.list(tables)) {
+            for (Path f : files.toList()) {
+                TableSchema.read(f, f.getFileName().toString()).tables().forEach((table, columns) -> columns.forEach((column, c) -> {
+                    if (!c.values().isEmpty()) declared.put(f.getFileName() + " " + table + " " + column, c.values());
+                }));
+            }
+        }
+        expected.forEach((column, labels) -> assertEquals(labels, declared.get(column), column));
+        // a closed-model step has no SLO to meet or miss: it was measured, or is the host's number, or invalid
+        assertEquals(List.of("measured", StepVerdict.Status.NOT_MEASURABLE.label, StepVerdict.Status.INVALID.label),
+                declared.get("web-reactive.json closed.csv verdict"));
+        assertEquals(expected.size() + 2, declared.size(), "every column with values is checked here: " + declared.keySet());
     }
 
     @Test

@@ -34,7 +34,8 @@ fun parseCompareSpec(text: String): CompareSpec {
 }
 
 /** One side of a comparison: its [name] (the selector, or the label in auto mode) and its runs. */
-class Group(val name: String, val runs: List<RecordedRun>, val selector: String = name)
+/** [skipped]: the runs the comparison's pool left out as unreadable or damaged ([FoundRuns.skipped]). */
+class Group(val name: String, val runs: List<RecordedRun>, val selector: String = name, val skipped: List<String> = emptyList())
 
 /** The JVM that ran the forks (`jvm.fork`, written with --java), else the run's own. */
 val RecordedRun.forkJdk: String get() = manifest.path("jvm").path("fork").path("version").asText(null) ?: jdk
@@ -84,11 +85,11 @@ fun selectGroup(study: String, pool: List<RecordedRun>, selector: String, root: 
  */
 fun compareGroups(spec: CompareSpec, selection: String = "latest", root: Path = dataRoot()): List<Group> {
     val pool = findRuns(spec.study, if (selection == "latest") "all" else selection, root)
-    if (!spec.auto) return spec.groups.map { Group(it, selectGroup(spec.study, pool, it, root)) }
+    if (!spec.auto) return spec.groups.map { Group(it, selectGroup(spec.study, pool, it, root), skipped = pool.skipped) }
     val sameMode = pool.filter { it.mode == pool.maxBy { r -> r.id }.mode }
     val candidates = if (sameMode.map { it.label }.distinct().size >= 2) sameMode else pool
     val byLabel = candidates.groupBy { it.label }.entries.sortedBy { (_, runs) -> runs.maxOf { it.id } }
-    return byLabel.takeLast(2).map { (label, runs) -> Group(label, runs.sortedBy { it.id }, "label=$label") }
+    return byLabel.takeLast(2).map { (label, runs) -> Group(label, runs.sortedBy { it.id }, "label=$label", pool.skipped) }
 }
 
 // ---- fingerprint ----------------------------------------------------------------------------------------
@@ -105,6 +106,10 @@ fun factorOf(field: String): String = when {
     field.startsWith("JVM") || field == "java" -> "JVM"
     field == "fork flags" || field == "fork-jvm-args" -> "JVM flags"
     field.startsWith("kit ") -> "kit"
+    // the measurement fields are the parameters of the same name, so a group chosen by `warmup=` names this factor
+    field == "warm-up s" -> "warmup"
+    field == "measure s" -> "measure"
+    field == "repetitions" -> "forks"
     else -> field
 }
 
@@ -129,9 +134,18 @@ fun RecordedRun.fingerprint(): Map<String, String> {
         "mode" to mode, "quick" to quick.toString(),
         "warm-up s" to text(m.path("warmupSeconds")), "measure s" to text(m.path("measureSeconds")), "repetitions" to text(m.path("repetitions")),
     )
-    for ((k, v) in params.toSortedMap()) if (k !in NOT_A_FACTOR && k !in out) out[k] = v
+    for ((k, v) in params.toSortedMap()) {
+        if (k in NOT_A_FACTOR || k in out) continue
+        // a parameter the measurement fields above already show: one difference, not two rows that double-count it
+        val shown = SHOWN_AS[k]?.let { out[it]?.toDoubleOrNull() }
+        if (shown != null && shown == v.toDoubleOrNull()) continue
+        out[k] = v
+    }
     return out
 }
+
+/** Parameters whose value the manifest's measurement block records too, by the fingerprint field that shows it. */
+private val SHOWN_AS = mapOf("warmup" to "warm-up s", "measure" to "measure s", "forks" to "repetitions")
 
 /** The fields that differ between groups (or within one), with each group's value. */
 class FingerprintDiff(val groups: List<Group>, val rows: List<Pair<String, List<String>>>, val differing: List<String>, val same: Int) {
@@ -141,7 +155,7 @@ class FingerprintDiff(val groups: List<Group>, val rows: List<Pair<String, List<
     /** The factors the selectors name: `host=` means the host family, `jdk=` the JVM, a parameter itself. */
     val intended: Set<String> get() = groups.flatMap { g ->
         g.selector.split("&").map { it.substringBefore("=", "").trim() }.mapNotNull { key ->
-            when (key) { "host" -> "host"; "jdk", "java" -> "JVM"; "fork-jvm-args" -> "JVM flags"
+            when (key) { "host" -> "host"; "jdk", "java" -> "JVM"; "fork-jvm-args" -> "JVM flags"; "repetitions" -> "forks"
                 "", "tag", "run", "folder", "label", "mode" -> null; else -> key }
         }
     }.toSet()
@@ -320,7 +334,7 @@ fun groupCost(summary: AnyFrame, groups: List<Group>, hostType: String): AnyFram
 fun List<Group>.allRuns(): List<RecordedRun> = flatMap { it.runs }.distinctBy { it.id }.sortedBy { it.id }
 
 /** The runs as a table (the same as a study notebook's [RunsSummary]). */
-fun List<Group>.summary(): RunsSummary = RunsSummary(allRuns())
+fun List<Group>.summary(): RunsSummary = RunsSummary(allRuns(), flatMap { it.skipped }.distinct())
 
 /**
  * The post's front matter data (MIME text/x-perfkit-runs, read by notebooks/tools/publish.py): run ids,

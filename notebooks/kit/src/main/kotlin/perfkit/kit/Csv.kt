@@ -12,10 +12,11 @@ import java.nio.file.Path
  * Reads one of the kit's CSV tables into a DataFrame, parsed by Apache Commons CSV (RFC 4180: a quoted field may
  * hold commas, quotes and newlines, as Table.java writes them). A column [types] declares (its type in
  * `data/schema/tables/<study>.json`: integer, number, boolean, string) becomes Long, Double, Boolean or String, and a
- * value that is not of that type is a format error; any other column becomes whichever of those fits every value.
- * Empty cells are null. Errors name the file and line.
+ * value that is not of that type is a format error, as is a value outside a column's declared [values] (its `enum`:
+ * a status or verdict). Any other column becomes whichever of those fits every value. Empty cells are null. Errors
+ * name the file and line.
  */
-fun readCsv(file: Path, types: Map<String, String> = emptyMap()): AnyFrame {
+fun readCsv(file: Path, types: Map<String, String> = emptyMap(), values: Map<String, List<String>> = emptyMap()): AnyFrame {
     if (!Files.isRegularFile(file)) throw RunFormatException("missing table: $file")
     val records = try {
         // each record with the line it ends on (a quoted newline makes one record span lines)
@@ -35,8 +36,11 @@ fun readCsv(file: Path, types: Map<String, String> = emptyMap()): AnyFrame {
     }
     return dataFrameOf(header.mapIndexed { c, name ->
         val raw = rows.map { it[c] }
-        val values = types[name]?.let { type -> declaredValues(raw, type) { v -> "table $file column '$name' is declared $type, but holds '$v'" } } ?: typedValues(raw)
-        values.toColumn(name, Infer.Type)
+        values[name]?.let { allowed ->
+            raw.firstOrNull { it.isNotEmpty() && it !in allowed }?.let { v -> throw RunFormatException("table $file column '$name' holds '$v', not one of its declared values $allowed") }
+        }
+        val typed = types[name]?.let { type -> declaredValues(raw, type) { v -> "table $file column '$name' is declared $type, but holds '$v'" } } ?: typedValues(raw)
+        typed.toColumn(name, Infer.Type)
     })
 }
 

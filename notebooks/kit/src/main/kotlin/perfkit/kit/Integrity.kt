@@ -14,9 +14,13 @@ import kotlin.io.path.exists
 /**
  * The tables a study writes, as declared in `data/schema/tables/<study>.json`: for each table file, its columns and
  * their types. Notebooks rely on these columns; a run whose tables lack one is damaged (or from another kit). A column
- * added later names the instant it came in ([since], ISO-8601 UTC): runs started before it lack it and are whole.
+ * added later names the instant it came in ([since], ISO-8601 UTC): runs started before it lack it and are whole. A
+ * status or verdict column lists the only values it may hold ([values], the declaration's `enum`).
  */
-class TableDeclarations(val study: String, val tables: Map<String, Map<String, String>>, val since: Map<String, Map<String, String>> = emptyMap()) {
+class TableDeclarations(
+    val study: String, val tables: Map<String, Map<String, String>>, val since: Map<String, Map<String, String>> = emptyMap(),
+    val values: Map<String, Map<String, List<String>>> = emptyMap(),
+) {
     /** The columns of [table] a run started at [startedAt] (ISO-8601) must have. */
     fun required(table: String, startedAt: String): Set<String> =
         tables[table].orEmpty().keys.filter { c -> since[table]?.get(c)?.let { startedAt.isEmpty() || startedAt >= it } ?: true }.toSet()
@@ -35,6 +39,8 @@ class TableDeclarations(val study: String, val tables: Map<String, Map<String, S
                     table to spec.path("columns").properties().associate { (column, c) -> column to c.path("type").asText() }
                 }, tables.associate { (table, spec) ->
                     table to spec.path("columns").properties().filter { it.value.has("since") }.associate { (column, c) -> column to c.path("since").asText() }
+                }, tables.associate { (table, spec) ->
+                    table to spec.path("columns").properties().filter { it.value.has("enum") }.associate { (column, c) -> column to c.path("enum").map { it.asText() } }
                 })
             }
         }
@@ -43,7 +49,8 @@ class TableDeclarations(val study: String, val tables: Map<String, Map<String, S
 
 /**
  * What is wrong with the run's data files, in one line, or null when they are whole: a listed file that is missing,
- * a table that does not parse, lacks a declared column or holds a value not of its declared type, a latency log cut short. Cheap enough to ask of every
+ * a table that does not parse, lacks a declared column or holds a value not of its declared type (or not one of its
+ * declared values), a latency log cut short. Cheap enough to ask of every
  * candidate run: tables are small, and of a latency log only its end is read (a copy or a write cut short leaves a
  * partial last line).
  */
@@ -54,7 +61,7 @@ fun RecordedRun.damage(root: Path = dataRoot()): String? {
         if (!path.exists()) return "lists ${f.path} but it is missing"
         when (f.kind) {
             "table" -> {
-                val table = try { readCsv(path, declared.tables[f.path].orEmpty()) } catch (e: RunFormatException) { return e.message }
+                val table = try { readCsv(path, declared.tables[f.path].orEmpty(), declared.values[f.path].orEmpty()) } catch (e: RunFormatException) { return e.message }
                 val missing = declared.required(f.path, startedAt) - table.columnNames().toSet()
                 if (missing.isNotEmpty()) return "table ${f.path} has no column ${missing.joinToString { "'$it'" }}"
             }

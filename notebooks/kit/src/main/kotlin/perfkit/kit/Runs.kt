@@ -102,7 +102,8 @@ class RecordedRun(val dir: Path, val manifest: JsonNode) {
      */
     fun table(path: String): AnyFrame {
         val root = declaredUnder ?: try { dataRoot() } catch (e: RunFormatException) { null }
-        return readCsv(file(path), root?.let { TableDeclarations.of(study, it).tables[path] }.orEmpty())
+        val declared = root?.let { TableDeclarations.of(study, it) }
+        return readCsv(file(path), declared?.tables?.get(path).orEmpty(), declared?.values?.get(path).orEmpty())
     }
 
     override fun toString() = "$study/$id ($status)"
@@ -172,17 +173,19 @@ val POOLABLE_PARAMS = setOf(
  * - a run id; or a path to a run directory or to a folder of runs (e.g. runs from two hosts to compare).
  *
  * Unreadable or damaged runs (a listed file missing, a table without a declared column, a latency log cut short:
- * see [damage]) are skipped with a one-line warning unless the selection names them, when they fail it. Runs that
+ * see [damage]) are skipped unless the selection names them, when they fail it; [FoundRuns.skipped] says why, one
+ * line each, and the runs' [summary] shows those lines under its table. Runs that
  * share a label but differ in a parameter that changes the measurement get that parameter in their labels, so
  * they are never pooled by accident.
  */
-fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot()): List<RecordedRun> {
-    val user by lazy { runsUnder(root.resolve("runs").resolve(study), study) }
-    val reference by lazy { runsUnder(root.resolve("reference").resolve(study), study) }
+fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot()): FoundRuns {
+    // Said in the runs' summary, a cell's result: printed text can arrive after its cell ends and be lost (Kotlin/kotlin-jupyter#497)
+    val skipped = mutableListOf<String>()
+    val user by lazy { runsUnder(root.resolve("runs").resolve(study), study, skipped) }
+    val reference by lazy { runsUnder(root.resolve("reference").resolve(study), study, skipped) }
     fun intact(runs: List<RecordedRun>) = runs.filter { run ->
         val problem = run.damage(root)
-        // stdout: the kernel shows it under the cell (it does not capture a library's System.err)
-        if (problem != null) println("perfkit: skipping a damaged run ${run.id}: $problem")
+        if (problem != null) skipped += "skipping a damaged run ${run.id}: $problem"
         problem == null
     }
     fun named(run: RecordedRun) = run.also { r -> r.damage(root)?.let { throw RunFormatException("run ${r.id} is damaged: $it") } }
@@ -197,17 +200,22 @@ fun findRuns(study: String, selection: String = "latest", root: Path = dataRoot(
         else -> {
             val path = Path.of(selection).let { if (it.isAbsolute || it.exists()) it else root.resolve(selection) }
             if (!path.isDirectory()) throw RunFormatException("no run id, folder or keyword '$selection' (use latest, reference, all, a run id or a folder)")
-            if (path.resolve("run.json").exists()) listOf(named(loadRun(path))) else intact(runsUnder(path, study).runs)
+            if (path.resolve("run.json").exists()) listOf(named(loadRun(path))) else intact(runsUnder(path, study, skipped).runs)
         }
     }
     if (chosen.isEmpty()) throw RunFormatException("no $study runs match '$selection' under $root")
-    return chosen.sortedBy { it.id }.onEach { it.declaredUnder = root }.also { distinguish(it) }
+    // a run named by id is read alone: what else lies in its folders is not this selection's business
+    val said = if (RUN_ID.matches(selection)) emptyList() else skipped.distinct()
+    return FoundRuns(chosen.sortedBy { it.id }.onEach { it.declaredUnder = root }.also { distinguish(it) }, said)
 }
+
+/** The runs [findRuns] chose, and one line per run it skipped as unreadable or damaged. */
+class FoundRuns(runs: List<RecordedRun>, val skipped: List<String>) : List<RecordedRun> by runs
 
 private class Found(val runs: List<RecordedRun>, val unreadable: Map<String, String>)
 
-/** Every readable run of [study] under [folder]; unreadable ones are reported in one line each and kept by folder name. */
-private fun runsUnder(folder: Path, study: String): Found {
+/** Every readable run of [study] under [folder]; unreadable ones are kept by folder name, and said in [skipped]. */
+private fun runsUnder(folder: Path, study: String, skipped: MutableList<String>): Found {
     if (!folder.isDirectory()) return Found(emptyList(), emptyMap())
     val manifests = Files.walk(folder).use { paths -> paths.filter { it.name == "run.json" }.toList() }
     val runs = mutableListOf<RecordedRun>()
@@ -215,8 +223,7 @@ private fun runsUnder(folder: Path, study: String): Found {
     for (m in manifests) {
         try { runs += loadRun(m.parent) } catch (e: RunFormatException) {
             unreadable[m.parent.name] = e.message!!
-            // stdout: the kernel shows it under the cell (it does not capture a library's System.err)
-            println("perfkit: skipping an unreadable run: ${e.message}")
+            skipped += "skipping an unreadable run: ${e.message}"
         }
     }
     return Found(runs.filter { it.study == study }, unreadable)
@@ -276,10 +283,11 @@ fun published(study: String, root: Path = dataRoot()): AnyFrame = readCsv(root.r
  * What a post is based on: shown as a Markdown table in the notebook, and read by the publisher
  * (MIME text/x-perfkit-runs) for the post's front matter.
  */
-class RunsSummary(val runs: List<RecordedRun>) {
+class RunsSummary(val runs: List<RecordedRun>, val skipped: List<String> = (runs as? FoundRuns)?.skipped.orEmpty()) {
     val markdown: String get() = runs.manifests()
         .select("run_id", "mode", "host", "cores", "jdk", "commit", "repetitions", "warmup_s", "measure_s", "valid")
-        .toMarkdown().text
+        .toMarkdown().text +
+            if (skipped.isEmpty()) "" else "\n\n" + skipped.joinToString("\n") { "- perfkit: " + mdText(it, atLineStart = false) }
     val json: String get() = JSON.writeValueAsString(mapOf(
         "study" to runs.map { it.study }.distinct().joinToString(),
         "runIds" to runs.map { it.id },

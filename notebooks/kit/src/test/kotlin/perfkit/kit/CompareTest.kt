@@ -12,6 +12,7 @@ import java.nio.file.Files
 import java.nio.file.Path
 import kotlin.random.Random
 import kotlin.test.assertEquals
+import kotlin.test.assertFalse
 import kotlin.test.assertTrue
 
 class CompareTest {
@@ -104,6 +105,30 @@ class CompareTest {
         val pool3 = findRuns("queues", "all", root)
         val flags = fingerprintDiff(listOf(Group("tag=a", selectGroup("queues", pool3, "tag=a", root)), Group("tag=d", selectGroup("queues", pool3, "tag=d", root))))
         assertEquals(listOf("JVM flags"), flags.factors)
+    }
+
+    @Test
+    fun `a warm-up the measurement block shows is one row, and one difference`() {
+        run(a1, listOf(1.0), tag = "a", params = mapOf("warmup" to "1", "measure" to "2"))
+        val fields = loadRun(root.resolve("runs/queues/$a1")).fingerprint()
+        assertEquals("1", fields["warm-up s"]); assertEquals("2", fields["measure s"]); assertEquals("1", fields["repetitions"])
+        assertFalse("warmup" in fields || "measure" in fields || "forks" in fields, fields.keys.toString())
+        // a parameter that disagrees with what the run recorded stays visible
+        run(b1, listOf(1.0), tag = "b", params = mapOf("warmup" to "5"))
+        assertEquals("5", loadRun(root.resolve("runs/queues/$b1")).fingerprint()["warmup"])
+    }
+
+    @Test
+    fun `groups chosen by warm-up differ in that one factor`() {
+        run(a1, listOf(1.0), params = mapOf("warmup" to "1"))
+        run(b1, listOf(1.0), params = mapOf("warmup" to "5"))
+        Files.writeString(root.resolve("runs/queues/$b1/run.json"), Files.readString(root.resolve("runs/queues/$b1/run.json")).replace("\"warmupSeconds\":1", "\"warmupSeconds\":5"))
+        val pool = findRuns("queues", "all", root)
+        val diff = fingerprintDiff(listOf(Group("warmup=1", selectGroup("queues", pool, "warmup=1", root)), Group("warmup=5", selectGroup("queues", pool, "warmup=5", root))))
+        assertEquals(listOf("warm-up s"), diff.differing)
+        assertEquals(listOf("warmup"), diff.factors)
+        assertEquals(emptyList(), diff.unintended)
+        assertTrue("clean comparison" in diff.warning().text, diff.warning().text)
     }
 
     @Test

@@ -4,8 +4,6 @@ import org.jetbrains.kotlinx.dataframe.api.toList
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import org.junit.jupiter.api.io.TempDir
-import java.io.ByteArrayOutputStream
-import java.io.PrintStream
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
@@ -14,7 +12,7 @@ import kotlin.test.assertEquals
 import kotlin.test.assertNull
 import kotlin.test.assertTrue
 
-/** Damaged runs (a copy cut short, a table from another kit): skipped with a warning, unless the user named them. */
+/** Damaged runs (a copy cut short, a table from another kit): skipped with a line in the runs' summary, unless the user named them. */
 class IntegrityTest {
     @TempDir lateinit var root: Path
 
@@ -38,14 +36,6 @@ class IntegrityTest {
         Files.copy(repoData.resolve("schema/tables/queues.json"), root.resolve("schema/tables/queues.json"))
     }
 
-    private fun printed(body: () -> Unit): String {
-        val before = System.out
-        val out = ByteArrayOutputStream()
-        System.setOut(PrintStream(out, true))
-        try { body() } finally { System.setOut(before) }
-        return out.toString()
-    }
-
     private val older = "20260101T000000Z-h1-aaaaaa"
     private val newer = "20260102T000000Z-h1-bbbbbb"
 
@@ -56,8 +46,12 @@ class IntegrityTest {
         val damaged = copy("throughput", newer)
         val table = damaged.resolve("throughput.csv")
         Files.writeString(table, Files.readString(table).replace("events_per_s", "events_per_second"))
-        val out = printed { assertEquals(listOf(older), findRuns("queues", "latest", root).map { it.id }) }
-        assertEquals("perfkit: skipping a damaged run $newer: table throughput.csv has no column 'events_per_s'\n", out)
+        val found = findRuns("queues", "latest", root)
+        assertEquals(listOf(older), found.map { it.id })
+        assertEquals(listOf("skipping a damaged run $newer: table throughput.csv has no column 'events_per_s'"), found.skipped)
+        // said where a post keeps it: a line under the runs' table, with its markup escaped
+        assertTrue(found.summary().markdown.endsWith("\n\n- perfkit: skipping a damaged run $newer: table throughput.csv has no column 'events&#95;per&#95;s'"),
+            found.summary().markdown)
         assertEquals(listOf(older), findRuns("queues", "all", root).map { it.id })
         val e = assertThrows<RunFormatException> { findRuns("queues", newer, root) }
         assertEquals("run $newer is damaged: table throughput.csv has no column 'events_per_s'", e.message)
@@ -73,8 +67,22 @@ class IntegrityTest {
         val lines = Files.readAllLines(table)
         val fork = lines[0].split(',').indexOf("fork")
         Files.write(table, listOf(lines[0], lines[1].split(',').toMutableList().also { it[fork] = "first" }.joinToString(",")) + lines.drop(2))
-        val out = printed { assertEquals(listOf(older), findRuns("queues", "latest", root).map { it.id }) }
-        assertEquals("perfkit: skipping a damaged run $newer: table $table column 'fork' is declared integer, but holds 'first'\n", out)
+        val found = findRuns("queues", "latest", root)
+        assertEquals(listOf(older), found.map { it.id })
+        assertEquals(listOf("skipping a damaged run $newer: table $table column 'fork' is declared integer, but holds 'first'"), found.skipped)
+    }
+
+    @Test
+    fun `a status outside its column's declared values is damage`() {
+        val declared = TableDeclarations.of("messaging", repoData)
+        val allowed = declared.values.getValue("sweep.csv").getValue("verdict")
+        assertEquals(listOf("met", "missed", "not measurable on this host", "invalid"), allowed)
+        val file = root.resolve("sweep.csv")
+        Files.writeString(file, "cell,verdict\na,met\nb,\nc,not measurable on this host\n")
+        assertEquals(listOf("met", null, "not measurable on this host"), readCsv(file, mapOf("verdict" to "string"), mapOf("verdict" to allowed))["verdict"].toList())
+        Files.writeString(file, "cell,verdict\na,met\nb,Met\n")
+        val e = assertThrows<RunFormatException> { readCsv(file, mapOf("verdict" to "string"), mapOf("verdict" to allowed)) }
+        assertEquals("table $file column 'verdict' holds 'Met', not one of its declared values $allowed", e.message)
     }
 
     @Test
@@ -116,7 +124,9 @@ class IntegrityTest {
         assertTrue(loadRun(damaged).damage(root)!!.contains("cut short"), loadRun(damaged).damage(root))
         Files.write(log, bytes.copyOf(bytes.size - 40) + "\n".toByteArray())
         assertTrue(loadRun(damaged).damage(root)!!.contains("does not decode"), loadRun(damaged).damage(root))
-        printed { assertEquals(listOf(older), findRuns("queues", "latest", root).map { it.id }) }
+        val found = findRuns("queues", "latest", root)
+        assertEquals(listOf(older), found.map { it.id })
+        assertTrue(found.skipped.single().startsWith("skipping a damaged run $newer: latency log "), found.skipped.toString())
     }
 
     @Test

@@ -1,0 +1,80 @@
+"""The quick runs both test trees read, one per study for the whole session.
+
+A study's quick run is most of what its end-to-end tests cost, and the studies' tests (scripts/tests) and the
+notebooks' tests (notebooks/tests) used to make one each, with slightly different options. Here each study has one
+set of options that serves both; the first test that asks makes the run, and every later one reads the same run
+(or sees the same failure). A test that needs other options, or that must watch a run as it goes, still makes its own.
+"""
+import collections
+import pathlib
+import subprocess
+import threading
+import time
+
+from support import descendants
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# the options of each study's shared quick run: enough cells for every test that reads it, and no more
+QUICK = {
+    "messaging": ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"],
+    "workflow": ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32", "--instances", "1", "--locks", "off"],
+    # all three rounds; open steps at half the saturation throughput, so the chain's compare step runs
+    "three-tier": ["--quick", "--warmup", "1", "--measure", "2", "--open-rates", "0.5", "--durability", "strict,relaxed",
+                   "--chains", "sync,async,mixed,webflux"],
+}
+
+# dir: the run's folder; cmdlines: (pid, command line) -> command line of every process seen in its tree while it ran
+SharedRun = collections.namedtuple("SharedRun", "dir cmdlines stderr")
+_made = {}
+
+
+def shared_quick_run(tmp_path_factory, study, timeout=1800):
+    """The session's quick run of study (made on first use) as a SharedRun; raises the first attempt's failure again."""
+    if study not in _made:
+        try:
+            _made[study] = watched_run(tmp_path_factory.mktemp(study), study, QUICK[study], timeout)
+        except BaseException as e:  # pytest's failures are BaseExceptions
+            _made[study] = e
+    found = _made[study]
+    if isinstance(found, BaseException):
+        raise found
+    return found
+
+
+def cmdlines_of_tree(pid):
+    """pid -> command line of pid and every process under it."""
+    out = {}
+    for p in [pid, *descendants(pid)]:
+        try:
+            out[p] = pathlib.Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            pass
+    return out
+
+
+def watched_run(out, study, args, timeout):
+    """./bench run study args --out out, its process tree's command lines sampled twice a second while it runs."""
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", study, *args, "--out", str(out)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = {}
+
+    def sample():
+        while proc.poll() is None:
+            for pid, c in cmdlines_of_tree(proc.pid).items():
+                if c:  # an exiting process has an empty command line
+                    seen[(pid, c)] = c
+            time.sleep(0.5)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    sampler.join()
+    assert proc.returncode == 0, f"the shared {study} run failed ({proc.returncode}):\n{stderr[-3000:]}"
+    run_dir = pathlib.Path(stdout.strip().splitlines()[-1])
+    assert run_dir.is_dir(), run_dir
+    return SharedRun(run_dir, seen, stderr)
