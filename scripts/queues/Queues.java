@@ -6,7 +6,6 @@
 //DESCRIPTION ArrayBlockingQueue with 1, 3 and 5 competing consumers vs the LMAX Disruptor
 package perfkit.queues;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
 import perfkit.harness.Params;
@@ -52,13 +51,7 @@ public class Queues {
             .seconds("measure", 10, 2.0, 0.1, "measurement window per fork in seconds")
             .integer("rate", 0, null, 0, MAX_RATE, "fixed-rate mode: events/s published on a schedule, recording latency from the intended publish time (0 = as fast as possible)")
             .integer("capacity", 65536, null, 2, MAX_CAPACITY, "queue capacity and ring size (ring rounded up to a power of two)")
-            .text("wait-strategy", FULL_STRATEGIES, QUICK_STRATEGIES,
-                    "how Disruptor consumers wait: one or more of " + String.join(", ", WAIT_STRATEGIES) + ", comma-separated; each Disruptor variant runs under each")
-            .rule(p -> {
-                List<String> s = p.list("wait-strategy");
-                return !s.isEmpty() && WAIT_STRATEGIES.containsAll(s) ? null
-                        : "option --wait-strategy expects one or more of " + String.join(", ", WAIT_STRATEGIES) + ", got '" + p.text("wait-strategy") + "'";
-            })
+            .choices("wait-strategy", WAIT_STRATEGIES, FULL_STRATEGIES, QUICK_STRATEGIES, "how Disruptor consumers wait, comma-separated; each Disruptor variant runs under each")
             .jvmOptions("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated")
             .choice("calibration", List.of("on", "off"), "on", "throughput mode: also run a minimal 1P1C program (scripts/queues/Minimal1P1C.java, no harness) "
                     + "beside each 1-consumer cell, interleaved with its forks, so the run shows what its harness costs (calibration.csv)")
@@ -86,20 +79,34 @@ public class Queues {
         }
     }
 
+    /** A run's options, read once from the command line's checked values: nothing below reads an option by name. */
+    record Options(List<Cell> cells, List<String> waitStrategies, int forks, double warmup, double measure, long rate, int capacity,
+                   List<String> forkJvmArgs, boolean calibration, boolean keepWarmup, boolean quick) {
+        static Options of(Params p) {
+            return new Options(Cell.of(p.list("variants"), p.list("wait-strategy")), p.list("wait-strategy"), p.intValue("forks"),
+                    p.seconds("warmup"), p.seconds("measure"), p.integer("rate"), p.intValue("capacity"), Sys.jvmArgs(p.text("fork-jvm-args")),
+                    p.text("calibration").equals("on"), p.flag("keep-warmup"), p.flag("quick"));
+        }
+
+        /** What one fork of {@code cell} measures. */
+        QueuesFork.Spec spec(Cell cell, int fork) {
+            return new QueuesFork.Spec(cell.name(), cell.variant(), cell.waitStrategy(), fork, rate, warmup, measure, capacity, keepWarmup);
+        }
+    }
+
     static void plan(Run run) throws Exception {
-        Params p = run.typed();
-        List<Cell> cells = Cell.of(p.list("variants"), p.list("wait-strategy").stream().distinct().toList());
-        long forks = p.integer("forks");
-        double warmup = p.seconds("warmup"), measure = p.seconds("measure");
-        long rate = p.integer("rate");
+        Options o = Options.of(run.typed());
+        List<Cell> cells = o.cells();
+        double warmup = o.warmup(), measure = o.measure();
+        long rate = o.rate();
         run.mode(rate > 0 ? "fixed-rate" : "throughput");
         run.variants(cells.stream().map(Cell::name).toList());
-        run.measurement(warmup, measure, forks, "jvm-fork");
-        describe(run.notes(), rate, p);
+        run.measurement(warmup, measure, o.forks(), "jvm-fork");
+        describe(run.notes(), o);
 
-        List<String> jvmArgs = Sys.jvmArgs(p.text("fork-jvm-args"));
+        List<String> jvmArgs = o.forkJvmArgs();
         Map<String, List<Double>> perCell = new LinkedHashMap<>();
-        boolean calibrate = rate == 0 && p.text("calibration").equals("on") && cells.stream().anyMatch(Cell::hasMinimal);
+        boolean calibrate = rate == 0 && o.calibration() && cells.stream().anyMatch(Cell::hasMinimal);
         ScriptJvm minimal = calibrate ? ScriptJvm.prepare(RunLayout.kitRoot().resolve(MINIMAL_SCRIPT), "perfkit.queues.Minimal1P1C",
                 "the minimal 1P1C program", run.dir().resolve("logs")) : null;
         if (calibrate) run.notes().put("calibration", "each 1-consumer cell's forks alternate with a minimal program of the same topology ("
@@ -116,47 +123,35 @@ public class Queues {
                      + "events per second of each 1-consumer cell's fork and of the minimal program run next to it",
                      "cell", "variant", "wait_strategy", "fork", "harness_events_per_s", "minimal_events_per_s", "harness_over_minimal",
                      "minimal_exactly_once") : null) {
-            for (int fork = 1; fork <= forks; fork++) {
+            for (int fork = 1; fork <= o.forks(); fork++) {
                 for (Cell cell : cells) {
-                    Map<String, String> fp = new LinkedHashMap<>(run.params());
-                    fp.put("cell", cell.name());
-                    fp.put("variant", cell.variant());
-                    fp.put("strategy", cell.waitStrategy());
-                    fp.put("fork", String.valueOf(fork));
                     // the minimal program goes first on even forks, so drift on the host favours neither
                     Minimal.Result before = calibration != null && cell.hasMinimal() && fork % 2 == 0
-                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, p.intValue("capacity")) : null;
-                    ObjectNode r = run.fork(cell.name() + "/fork" + fork, jvmArgs, fp, warmup + measure);
+                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, o.capacity()) : null;
+                    QueuesFork.Result r = run.fork(cell.name() + "/fork" + fork, jvmArgs, o.spec(cell, fork), warmup + measure, QueuesFork.Result.class);
                     Minimal.Result m = calibration != null && cell.hasMinimal() && before == null
-                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, p.intValue("capacity")) : before;
+                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, o.capacity()) : before;
                     if (m != null) {
-                        double harness = r.get("eventsPerSecond").asDouble();
+                        double harness = r.eventsPerSecond();
                         calibration.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
                                 .set("fork", fork).set("harness_events_per_s", harness).set("minimal_events_per_s", m.eventsPerSecond())
                                 .set("harness_over_minimal", harness / m.eventsPerSecond()).set("minimal_exactly_once", m.exactlyOnce()));
                         run.progress().say(String.format(Locale.ROOT, "%s fork %d: harness %,.0f events/s, minimal program %,.0f (%.2fx)",
                                 cell.name(), fork, harness, m.eventsPerSecond(), harness / m.eventsPerSecond()));
                     }
-                    double achieved = r.get("achievedRate").asDouble();
-                    boolean exactlyOnce = r.get("exactlyOnce").asBoolean();
                     throughput.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
                             .set("fork", fork).set("consumers", QueuesFork.consumersOf(cell.variant()))
-                            .set("events", r.get("events").asLong()).set("seconds", r.get("seconds").asDouble())
-                            .set("events_per_s", r.get("eventsPerSecond").asDouble()).set("produced", r.get("produced").asLong())
-                            .set("producer_bytes_per_event", r.get("producerBytesPerEvent").asDouble())
-                            .set("target_rate", rate).set("achieved_rate", achieved)
-                            .set("produced_total", r.get("producedTotal").asLong()).set("consumed_total", r.get("consumedTotal").asLong())
-                            .set("exactly_once", exactlyOnce)
-                            .set("scheduled_in_window", rate > 0 ? r.get("scheduledInWindow").asLong() : null)
-                            .set("latency_samples", rate > 0 ? r.get("latencySamples").asLong() : null));
-                    int c = 0;
-                    JsonNode totals = r.get("consumerEventsTotal");
-                    for (JsonNode n : r.get("consumerEvents")) {
+                            .set("events", r.events()).set("seconds", r.seconds())
+                            .set("events_per_s", r.eventsPerSecond()).set("produced", r.produced())
+                            .set("producer_bytes_per_event", r.producerBytesPerEvent())
+                            .set("target_rate", rate).set("achieved_rate", r.achievedRate())
+                            .set("produced_total", r.producedTotal()).set("consumed_total", r.consumedTotal())
+                            .set("exactly_once", r.exactlyOnce())
+                            .set("scheduled_in_window", r.scheduledInWindow()).set("latency_samples", r.latencySamples()));
+                    for (int c = 0; c < r.consumerEvents().size(); c++)
                         consumers.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
-                                .set("fork", fork).set("consumer", c + 1).set("events", n.asLong()).set("events_total", totals.get(c).asLong()));
-                        c++;
-                    }
-                    perCell.computeIfAbsent(cell.name(), v -> new ArrayList<>()).add(r.get("eventsPerSecond").asDouble());
+                                .set("fork", fork).set("consumer", c + 1).set("events", r.consumerEvents().get(c)).set("events_total", r.consumerEventsTotal().get(c)));
+                    perCell.computeIfAbsent(cell.name(), v -> new ArrayList<>()).add(r.eventsPerSecond());
                     for (String reason : invalidReasons(cell.name(), fork, rate, r)) run.invalid(reason);
                 }
             }
@@ -194,26 +189,26 @@ public class Queues {
     }
 
     /** Why one fork's result cannot be trusted; empty when it can. */
-    static List<String> invalidReasons(String cell, int fork, long rate, JsonNode r) {
+    static List<String> invalidReasons(String cell, int fork, long rate, QueuesFork.Result r) {
         List<String> reasons = new ArrayList<>();
-        double achieved = r.get("achievedRate").asDouble();
-        if (rate > 0 && achieved < 0.99 * rate)
-            reasons.add(String.format(Locale.ROOT, "%s fork %d: producer held only %.0f of %d events/s", cell, fork, achieved, rate));
-        if (!r.get("exactlyOnce").asBoolean())
+        if (rate > 0 && r.achievedRate() < 0.99 * rate)
+            reasons.add(String.format(Locale.ROOT, "%s fork %d: producer held only %.0f of %d events/s", cell, fork, r.achievedRate(), rate));
+        if (!r.exactlyOnce())
             reasons.add(String.format(Locale.ROOT, "%s fork %d: consumers took %d events for %d produced (lost, duplicated or not drained in %.0f s)",
-                    cell, fork, r.get("consumedTotal").asLong(), r.get("producedTotal").asLong(), QueuesFork.DRAIN_TIMEOUT_S));
-        if (rate > 0 && r.get("latencySamples").asLong() != r.get("scheduledInWindow").asLong())
+                    cell, fork, r.consumedTotal(), r.producedTotal(), QueuesFork.DRAIN_TIMEOUT_S));
+        if (rate > 0 && !r.latencySamples().equals(r.scheduledInWindow()))
             reasons.add(String.format(Locale.ROOT, "%s fork %d: %d of %d events scheduled in the window have no latency sample (not sent or not delivered in time)",
-                    cell, fork, r.get("scheduledInWindow").asLong() - r.get("latencySamples").asLong(), r.get("scheduledInWindow").asLong()));
+                    cell, fork, r.scheduledInWindow() - r.latencySamples(), r.scheduledInWindow()));
         return reasons;
     }
 
-    static void describe(ObjectNode notes, long rate, Params p) {
+    static void describe(ObjectNode notes, Options o) {
+        long rate = o.rate();
         notes.put("cells", "<variant>/<wait strategy> for Disruptor variants (e.g. disruptor-work-3/yielding), the variant alone for the queue; "
                 + "tables carry variant and wait_strategy as their own columns");
-        notes.put("waitStrategies", "Disruptor wait strategies run: " + String.join(", ", p.list("wait-strategy").stream().distinct().toList())
+        notes.put("waitStrategies", "Disruptor wait strategies run: " + String.join(", ", o.waitStrategies())
                 + "; blocking (BlockingWaitStrategy, the DSL default) is what the original used"
-                + (p.flag("quick") && p.text("wait-strategy").equals(QUICK_STRATEGIES)
+                + (o.quick() && String.join(",", o.waitStrategies()).equals(QUICK_STRATEGIES)
                 ? "; quick scale leaves out busy-spin to stay near a minute, the full run adds it" : ""));
         notes.put("abqProducer", "allocates one event object per put, as the original did; blocking put()");
         notes.put("abqConsumers", "compete on one ArrayBlockingQueue with poll(100 ms), as the original did");

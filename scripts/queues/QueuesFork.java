@@ -1,6 +1,5 @@
 package perfkit.queues;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.BusySpinWaitStrategy;
 import com.lmax.disruptor.SleepingWaitStrategy;
@@ -8,11 +7,12 @@ import com.lmax.disruptor.WaitStrategy;
 import com.lmax.disruptor.YieldingWaitStrategy;
 import perfkit.harness.Fork;
 import perfkit.harness.LatencyLog;
-import perfkit.harness.Params;
 import perfkit.queues.Handoff.Consumer;
 import perfkit.queues.Handoff.Counter;
 import perfkit.queues.Handoff.Transport;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
@@ -30,27 +30,40 @@ final class QueuesFork {
         return Integer.parseInt(variant.substring(variant.lastIndexOf('-') + 1));
     }
 
+    /** What one fork measures: a cell (a variant under a wait strategy, "" for the queue), and the options it needs. */
+    record Spec(String cell, String variant, String waitStrategy, int fork, long rate, double warmup, double measure, int capacity,
+                boolean keepWarmup) {}
+
+    /**
+     * What it measured: events per consumer and in all in the window, the producer's rate and allocation, and the
+     * delivery check over the whole fork. A fixed rate adds the events scheduled in the window and the latency samples
+     * recorded for them (null in throughput mode).
+     */
+    record Result(List<Long> consumerEvents, List<Long> consumerEventsTotal, long events, double seconds, double eventsPerSecond,
+                  long produced, double achievedRate, double producerBytesPerEvent, long producedTotal, long consumedTotal,
+                  boolean exactlyOnce, Long scheduledInWindow, Long latencySamples) {}
+
     static void measure(Fork f) throws Exception {
-        Params p = f.params();
-        String cell = p.text("cell"), variant = p.text("variant");
-        int fork = p.intValue("fork"), n = consumersOf(variant);
-        long rate = p.integer("rate");
-        double warmup = p.seconds("warmup"), measureSeconds = p.seconds("measure");
+        Spec spec = f.spec(Spec.class);
+        String cell = spec.cell(), variant = spec.variant();
+        int fork = spec.fork(), n = consumersOf(variant);
+        long rate = spec.rate();
+        double warmup = spec.warmup(), measureSeconds = spec.measure();
 
         LatencyLog e2e = null, lateness = null;
         if (rate > 0) {
             String at = cell + ", fork " + fork + ", " + rate + " events/s";
-            e2e = f.latencyLog(cell, cell, fork, "end-to-end latency publish -> consumed, " + at);
+            e2e = f.latencyLog(cell, cell, fork, "end-to-end latency publish -> consumed, " + at, spec.keepWarmup());
             lateness = f.latencyLog(cell, cell + "/lateness", fork, "producer lateness, actual minus intended publish time (the load generator's own delay, "
-                    + "not the queue's; corrected and uncorrected hold the same values), " + at);
+                    + "not the queue's; corrected and uncorrected hold the same values), " + at, spec.keepWarmup());
         }
         Consumer[] consumers = new Consumer[n];
         for (int i = 0; i < n; i++) consumers[i] = new Consumer(new Counter(), e2e == null ? null : e2e.newRecorder());
 
-        int capacity = p.intValue("capacity");
+        int capacity = spec.capacity();
         boolean timed = rate > 0;
         Transport transport = variant.startsWith("abq") ? new QueueTransport(capacity, timed, consumers)
-                : new DisruptorTransport(capacity, timed, waitStrategy(p.text("strategy")), variant.startsWith("disruptor-work"), consumers);
+                : new DisruptorTransport(capacity, timed, waitStrategy(spec.waitStrategy()), variant.startsWith("disruptor-work"), consumers);
         Producer producer = new Producer(transport, rate, lateness == null ? null : lateness.newRecorder());
         transport.start();
         producer.start();
@@ -88,28 +101,18 @@ final class QueuesFork {
 
         double seconds = (t1 - t0) / 1e9;
         long events = 0;
-        ObjectNode r = f.result();
-        var perConsumer = r.putArray("consumerEvents");
-        var perConsumerTotal = r.putArray("consumerEventsTotal");
+        List<Long> perConsumer = new ArrayList<>(), perConsumerTotal = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             events += c1[i] - c0[i];
             perConsumer.add(c1[i] - c0[i]);
             perConsumerTotal.add(consumers[i].count().get());
         }
-        r.put("events", events);
-        r.put("seconds", seconds);
-        r.put("eventsPerSecond", events / seconds);
-        r.put("produced", p1 - p0);
-        // fixed rate: the producer stops at the window's end, so divide by the schedule's span, not by the (longer) wait
-        r.put("achievedRate", (p1 - p0) / (rate > 0 ? (windowStart + measureNs - t0) / 1e9 : seconds));
-        r.put("producerBytesPerEvent", a0 < 0 || a1 < 0 || p1 == p0 ? Double.NaN : (double) (a1 - a0) / (p1 - p0));
-        r.put("producedTotal", producedTotal);
-        r.put("consumedTotal", consumedTotal);
-        r.put("exactlyOnce", producer.stopped() && consumedTotal == producedTotal && checksum == producer.checksum());
-        if (rate > 0) {
-            r.put("scheduledInWindow", producer.scheduledIn(windowStart, windowStart + measureNs, rate));
-            r.put("latencySamples", e2e.measuredCount());
-        }
+        f.result(new Result(perConsumer, perConsumerTotal, events, seconds, events / seconds, p1 - p0,
+                // fixed rate: the producer stops at the window's end, so divide by the schedule's span, not by the (longer) wait
+                (p1 - p0) / (rate > 0 ? (windowStart + measureNs - t0) / 1e9 : seconds),
+                a0 < 0 || a1 < 0 || p1 == p0 ? Double.NaN : (double) (a1 - a0) / (p1 - p0), producedTotal, consumedTotal,
+                producer.stopped() && consumedTotal == producedTotal && checksum == producer.checksum(),
+                rate > 0 ? producer.scheduledIn(windowStart, windowStart + measureNs, rate) : null, rate > 0 ? e2e.measuredCount() : null));
     }
 
     static long[] snapshot(Consumer[] consumers) {

@@ -22,16 +22,19 @@ public final class Fork {
     private final Path dir;
     private final String series;
     private final Params params;
+    /** The stdin line as it came, for {@link #spec}. */
+    private final ObjectNode line;
     private final ObjectNode result = Manifest.newObject();
     private final Map<LatencyLog, RunFile[]> logs = new LinkedHashMap<>();
     private boolean logsClosed;
     private static final String SIMPLE_LOGGER_FILE = "org.slf4j.simpleLogger.logFile";
     private String libraryLog;
 
-    private Fork(Path dir, String series, Map<String, String> params) {
+    private Fork(Path dir, String series, ObjectNode line) {
         this.dir = dir;
         this.series = series;
-        this.params = new Params(params);
+        this.line = line;
+        this.params = new Params(ForkProtocol.params(line));
         result.put("series", series);
         result.putArray("files");
         result.set("jvm", HostInfo.jvm());
@@ -40,7 +43,7 @@ public final class Fork {
     /** args: FLAG runDir series; the parameters arrive as the first line of stdin. */
     static void main(String[] args, Body body) {
         try {
-            Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeParams(ChildProcess.firstLine()));
+            Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeLine(ChildProcess.firstLine()));
             fork.routeLibraryLogging();
             Runtime.getRuntime().addShutdownHook(new Thread(fork::closeLogs, "perfkit-fork-shutdown"));
             body.run(fork);
@@ -81,12 +84,20 @@ public final class Fork {
 
     public String series() { return series; }
     public Params params() { return params; }
+
+    /** What the parent sent as a study's typed spec ({@link Run#fork(String, List, Record, double, Class)}): read once, no strings to parse. */
+    public <T extends Record> T spec(Class<T> type) throws IOException { return ForkProtocol.spec(line, type); }
     public String param(String name) { return params.values().get(name); }
     public long integer(String name) { return params.integer(name); }
     public double seconds(String name) { return params.seconds(name); }
 
     /** What this repetition reports back; the study fills it in. */
     public ObjectNode result() { return result; }
+
+    /** What this repetition reports back, as the study's result record (the parent reads it with {@link Run#fork(String, List, Record, double, Class)}). */
+    public void result(Record measured) {
+        result.setAll((ObjectNode) Manifest.JSON.valueToTree(measured));
+    }
 
     public void phase(String name, double plannedSeconds) {
         System.out.println(ForkProtocol.phase(name, plannedSeconds));
@@ -111,8 +122,13 @@ public final class Fork {
      * {@code latency/<series>.fork<k>.<timing>.hlog}, and lists them in the result with their fields.
      */
     public LatencyLog latencyLog(String cell, String series, int fork, String description) throws IOException {
+        return latencyLog(cell, series, fork, description, params.has("keep-warmup") && params.flag("keep-warmup"));
+    }
+
+    /** The same, for a fork with a typed spec: {@code keepWarmup} is the run's --keep-warmup (warm-up intervals kept in the logs). */
+    public LatencyLog latencyLog(String cell, String series, int fork, String description, boolean keepWarmup) throws IOException {
         String stem = "latency/" + series.replace('/', '.') + ".fork" + fork;
-        LatencyLog log = new LatencyLog(dir, stem, description, params.has("keep-warmup") && params.flag("keep-warmup"));
+        LatencyLog log = new LatencyLog(dir, stem, description, keepWarmup);
         RunFile corrected = new RunFile(stem + LatencyLog.CORRECTED, "hlog",
                 description + "; corrected for coordinated omission (from intended start), ns", cell, series, fork, RunFile.CORRECTED, null, null);
         RunFile uncorrected = new RunFile(stem + LatencyLog.UNCORRECTED, "hlog",

@@ -1,7 +1,7 @@
 package perfkit.harness;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -9,7 +9,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * How a run and its forks talk. The parent writes the fork's parameters as one JSON line on the fork's stdin
+ * How a run and its forks talk. The parent writes the fork's parameters (a map of option values, or the study's typed
+ * spec record) as one JSON line on the fork's stdin
  * (never on its command line, where other users could read secrets) and keeps stdin open: its end tells the
  * fork the parent is gone. The fork answers with tagged stdout lines: progress ticks, phase changes, and one
  * final result; any other line is passed through to the console.
@@ -53,7 +54,44 @@ final class ForkProtocol {
         return Manifest.JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(params);
     }
 
-    static Map<String, String> decodeParams(String line) throws JsonProcessingException {
-        return Manifest.JSON.readValue(line, new TypeReference<Map<String, String>>() {});
+    /** A study's typed fork spec (a record) as the one stdin line: its components by name, each of its own JSON type. */
+    static String encodeSpec(Record spec) throws JsonProcessingException {
+        return Manifest.JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(spec);
+    }
+
+    /** The stdin line as it came: a parameter map (all strings) or a spec (typed components). */
+    static ObjectNode decodeLine(String line) throws JsonProcessingException {
+        return (ObjectNode) Manifest.JSON.readTree(line);
+    }
+
+    /** The parameter-map view of a line: each scalar as its text (a spec's lists and objects as their JSON). */
+    static Map<String, String> params(ObjectNode line) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        line.properties().forEach(e -> out.put(e.getKey(), e.getValue().isValueNode() ? e.getValue().asText() : e.getValue().toString()));
+        return out;
+    }
+
+    /**
+     * The line as the study's spec record: every component must be there, of its type, and nothing else, so a spec
+     * the parent and the fork disagree on fails at the fork's start, never as a silent default.
+     */
+    static <T extends Record> T spec(ObjectNode line, Class<T> type) throws JsonProcessingException {
+        return strict(line, type);
+    }
+
+    /** The fields the harness itself puts in every fork's result, beside the study's own. */
+    static final java.util.Set<String> HARNESS_RESULT_FIELDS = java.util.Set.of("series", "files", "jvm");
+
+    /** A fork's result as the study's result record: its fields without the harness's, read as strictly as a spec. */
+    static <T extends Record> T result(ObjectNode result, Class<T> type) throws JsonProcessingException {
+        ObjectNode own = result.deepCopy();
+        own.remove(HARNESS_RESULT_FIELDS);
+        return strict(own, type);
+    }
+
+    /** Every component present (null only where its type allows: a boxed or reference type), none unknown. */
+    private static <T extends Record> T strict(ObjectNode node, Class<T> type) throws JsonProcessingException {
+        return Manifest.JSON.readerFor(type).with(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES,
+                DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES).treeToValue(node, type);
     }
 }

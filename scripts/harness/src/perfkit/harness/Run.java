@@ -217,8 +217,20 @@ public final class Run {
     /** The same, telling {@code onPhase} each phase the fork enters (e.g. to sample other processes at its edges). */
     public ObjectNode fork(String series, List<String> jvmArgs, Map<String, String> forkParams, double plannedSeconds,
                            Consumer<String> onPhase) throws Exception {
-        Supervisor.Child child = supervisor.launchJvm(series, jvmArgs, List.of(ForkProtocol.FLAG, dir.toString(), series),
-                ForkProtocol.encodeParams(forkParams));
+        return forkWithLine(series, jvmArgs, ForkProtocol.encodeParams(forkParams), plannedSeconds, onPhase);
+    }
+
+    /**
+     * A fork that receives the study's typed spec (a record; the fork reads it with {@link Fork#spec}) instead of option
+     * strings, and answers with the study's result record ({@link Fork#result(Record)}): both declared once, in Java.
+     */
+    public <T extends Record> T fork(String series, List<String> jvmArgs, Record spec, double plannedSeconds, Class<T> resultType) throws Exception {
+        return ForkProtocol.result(forkWithLine(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, phase -> {}), resultType);
+    }
+
+    private ObjectNode forkWithLine(String series, List<String> jvmArgs, String stdinLine, double plannedSeconds,
+                                    Consumer<String> onPhase) throws Exception {
+        Supervisor.Child child = supervisor.launchJvm(series, jvmArgs, List.of(ForkProtocol.FLAG, dir.toString(), series), stdinLine);
         Process p = child.process();
         timeSeries.watchProcess("proc:" + series, p.pid());
         TimeSeries.Counter counter = timeSeries.counter(series);
