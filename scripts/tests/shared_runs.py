@@ -11,6 +11,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from support import descendants
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -29,16 +31,22 @@ SharedRun = collections.namedtuple("SharedRun", "dir cmdlines stderr")
 _made = {}
 
 
-def shared_quick_run(tmp_path_factory, study, timeout=1800):
-    """The session's quick run of study (made on first use) as a SharedRun; raises the first attempt's failure again."""
+# seconds each run may take: three-tier runs three rounds (four chains, two durabilities, open steps) in one
+TIMEOUT = {"messaging": 1200, "workflow": 1200, "three-tier": 3000}
+
+
+def shared_quick_run(tmp_path_factory, study):
+    """The session's quick run of study (made on first use) as a SharedRun. The first test to ask sees the failure
+    if it fails; every later one fails at once, naming it, instead of making the run again."""
     if study not in _made:
         try:
-            _made[study] = watched_run(tmp_path_factory.mktemp(study), study, QUICK[study], timeout)
+            _made[study] = watched_run(tmp_path_factory.mktemp(study), study, QUICK[study], TIMEOUT[study])
         except BaseException as e:  # pytest's failures are BaseExceptions
-            _made[study] = e
+            _made[study] = f"{type(e).__name__}: {str(e)[:3000]}"
+            raise
     found = _made[study]
-    if isinstance(found, BaseException):
-        raise found
+    if isinstance(found, str):
+        pytest.fail(f"the shared quick {study} run failed in an earlier test: {found}", pytrace=False)
     return found
 
 

@@ -180,6 +180,16 @@ def test_unreachable_database_is_refused_before_the_run_and_keeps_the_password_o
     assert not (tmp_path / "workflow").exists() or not any((tmp_path / "workflow").iterdir())
 
 
+def test_a_completed_run_on_a_users_database_leaves_no_schema(tmp_path, users_database, monkeypatch):
+    db = users_database
+    monkeypatch.setenv("PERFKIT_JDBC_PASSWORD", db["password"])
+    run = run_dir_of(bench("run", "workflow", "--quick", "--jobs", "300", "--job-types", "noop", "--threads", "4", "--instances", "1",
+                           "--locks", "off", "--acquire-sizes", "32", "--repetitions", "2", "--jdbc-url", db["url"], "--out", str(tmp_path)))
+    m = manifest(run)
+    assert m["status"] == "complete" and len(read_csv(run / "throughput.csv")) == 2, "two cells, each in a schema of its own"
+    assert perfkit_schemas(db) == [], "each cell drops its schema when it ends"
+
+
 def test_users_database_keeps_its_password_secret_and_loses_the_schema_on_ctrl_c(tmp_path, users_database, monkeypatch):
     db = users_database
     monkeypatch.setenv("PERFKIT_JDBC_PASSWORD", db["password"])

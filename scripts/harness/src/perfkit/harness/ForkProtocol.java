@@ -67,7 +67,8 @@ final class ForkProtocol {
     /** The parameter-map view of a line: each scalar as its text (a spec's lists and objects as their JSON). */
     static Map<String, String> params(ObjectNode line) {
         Map<String, String> out = new java.util.LinkedHashMap<>();
-        line.properties().forEach(e -> out.put(e.getKey(), e.getValue().isValueNode() ? e.getValue().asText() : e.getValue().toString()));
+        line.properties().forEach(e -> out.put(e.getKey(), e.getValue().isNull() ? null
+                : e.getValue().isValueNode() ? e.getValue().asText() : e.getValue().toString()));
         return out;
     }
 

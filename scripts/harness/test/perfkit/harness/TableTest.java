@@ -129,6 +129,8 @@ class TableTest {
         // a closed-model step has no SLO to meet or miss: it was measured, or is the host's number, or invalid
         assertEquals(List.of("measured", StepVerdict.Status.NOT_MEASURABLE.label, StepVerdict.Status.INVALID.label),
                 declared.get("web-reactive.json closed.csv verdict"));
+        // why a three-tier open step ran: a step of the capacity search, or the chain's step at one rate for every variant
+        assertEquals(List.of("search", "compare"), declared.get("three-tier.json open.csv purpose"));
         assertEquals(expected.size() + 2, declared.size(), "every column with values is checked here: " + declared.keySet());
     }
 

@@ -34,7 +34,7 @@ fun parseCompareSpec(text: String): CompareSpec {
 }
 
 /** One side of a comparison: its [name] (the selector, or the label in auto mode) and its runs. */
-/** [skipped]: the runs the comparison's pool left out as unreadable or damaged ([FoundRuns.skipped]). */
+/** [skipped]: the runs the comparison left out as unreadable or damaged, from its pool and its own look-ups ([FoundRuns.skipped]). */
 class Group(val name: String, val runs: List<RecordedRun>, val selector: String = name, val skipped: List<String> = emptyList())
 
 /** The JVM that ran the forks (`jvm.fork`, written with --java), else the run's own. */
@@ -57,9 +57,10 @@ private fun term(run: RecordedRun, key: String, value: String): Boolean = when (
  * The runs of [pool] that a group selector picks; `run=`, `folder=` and bare ids or paths are looked up with
  * [findRuns] (so they may lie outside the pool). Fails with one line when nothing matches.
  */
-fun selectGroup(study: String, pool: List<RecordedRun>, selector: String, root: Path = dataRoot()): List<RecordedRun> {
+fun selectGroup(study: String, pool: List<RecordedRun>, selector: String, root: Path = dataRoot()): FoundRuns {
     val terms = selector.split("&").map { it.trim() }.filter { it.isNotEmpty() }
     require(terms.isNotEmpty()) { "compare: an empty group" }
+    val skipped = mutableListOf<String>()
     val picked = terms.fold(pool) { runs, t ->
         val key = t.substringBefore("=", ""); val value = t.substringAfter("=")
         // run ids, folders and keywords are looked up like a notebook's selection; later terms narrow them
@@ -69,13 +70,16 @@ fun selectGroup(study: String, pool: List<RecordedRun>, selector: String, root: 
             else -> null
         }
         when {
-            lookup != null -> findRuns(study, lookup, root).let { found -> if (runs === pool) found else runs.filter { r -> found.any { it.id == r.id } } }
+            lookup != null -> findRuns(study, lookup, root).let { found ->
+                skipped += found.skipped
+                if (runs === pool) found else runs.filter { r -> found.any { it.id == r.id } }
+            }
             key == "run" || key.isEmpty() -> runs.filter { it.id == value }
             else -> runs.filter { term(it, key, value) }
         }
     }
     if (picked.isEmpty()) throw RunFormatException("compare: no $study run matches '$selector' (runs here: ${pool.map { it.label }.distinct().joinToString(" | ")})")
-    return picked.sortedBy { it.id }
+    return FoundRuns(picked.sortedBy { it.id }, skipped)
 }
 
 /**
@@ -85,7 +89,9 @@ fun selectGroup(study: String, pool: List<RecordedRun>, selector: String, root: 
  */
 fun compareGroups(spec: CompareSpec, selection: String = "latest", root: Path = dataRoot()): List<Group> {
     val pool = findRuns(spec.study, if (selection == "latest") "all" else selection, root)
-    if (!spec.auto) return spec.groups.map { Group(it, selectGroup(spec.study, pool, it, root), skipped = pool.skipped) }
+    if (!spec.auto) return spec.groups.map { selector ->
+        selectGroup(spec.study, pool, selector, root).let { Group(selector, it, skipped = (pool.skipped + it.skipped).distinct()) }
+    }
     val sameMode = pool.filter { it.mode == pool.maxBy { r -> r.id }.mode }
     val candidates = if (sameMode.map { it.label }.distinct().size >= 2) sameMode else pool
     val byLabel = candidates.groupBy { it.label }.entries.sortedBy { (_, runs) -> runs.maxOf { it.id } }

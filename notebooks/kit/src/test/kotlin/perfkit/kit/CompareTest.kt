@@ -119,6 +119,19 @@ class CompareTest {
     }
 
     @Test
+    fun `a group read from a folder says which of its runs it skipped`() {
+        val good = run(a1, listOf(1.0), tag = "a")
+        val folder = root.resolve("elsewhere")
+        Files.createDirectories(folder.resolve("queues"))
+        Files.move(good, folder.resolve("queues/$a1"))
+        Files.createDirectories(folder.resolve("queues/$b1"))
+        Files.writeString(folder.resolve("queues/$b1/run.json"), "null")
+        val picked = selectGroup("queues", emptyList(), "folder=${folder.resolve("queues")}", root)
+        assertEquals(listOf(a1), picked.map { it.id })
+        assertTrue(picked.skipped.single().startsWith("skipping an unreadable run:"), picked.skipped.toString())
+    }
+
+    @Test
     fun `groups chosen by warm-up differ in that one factor`() {
         run(a1, listOf(1.0), params = mapOf("warmup" to "1"))
         run(b1, listOf(1.0), params = mapOf("warmup" to "5"))
