@@ -9,6 +9,7 @@ import perfkit.harness.JvmActivity;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
+import perfkit.harness.Releases;
 import perfkit.harness.Run;
 import perfkit.harness.Sys;
 import perfkit.harness.Table;
@@ -338,13 +339,8 @@ final class ChainRound implements Rounds.Round {
             String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
             String schema = "perfkit_chain_" + id.substring(0, 15).replaceAll("[^a-z0-9]", "") + "_" + id.substring(id.length() - 6).replaceAll("[^a-z0-9]", "");
             Database db = new Database(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")), schema, null);
-            try (Connection c = db.connect(); Statement s = c.createStatement()) {
-                s.execute("CREATE SCHEMA " + schema);
-            } catch (java.sql.SQLException e) {
-                String why = String.valueOf(e.getMessage()).lines().findFirst().orElse("no answer");
-                throw new IllegalStateException("chain: cannot connect to " + db.url + ": " + (db.password.isEmpty() ? why : why.replace(db.password, "***")));
-            }
-            run.onFinish(db::dropSchema); // right after CREATE SCHEMA: Ctrl-C or a failure must not leave it behind
+            // listed for dropping as it is created, with the run's end registered first: Ctrl-C or a failure must not leave it behind
+            new Releases(run).create("schema " + schema, db::createSchema, db::dropSchema);
             return db;
         }
 
@@ -385,13 +381,26 @@ final class ChainRound implements Rounds.Round {
             postgres.close();
         }
 
+        private void createSchema() {
+            try (Connection c = connect(); Statement s = c.createStatement()) {
+                s.execute("CREATE SCHEMA " + schema);
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException("chain: cannot connect to " + url + ": " + scrubbed(e));
+            }
+        }
+
         private void dropSchema() {
             try (Connection c = connect(); Statement s = c.createStatement()) {
                 s.execute("SET lock_timeout = '30s'");
                 s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            } catch (Exception e) {
-                System.err.println("[three-tier] could not drop schema " + schema + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException(scrubbed(e)); // said, and tried again at the run's end
             }
+        }
+
+        private String scrubbed(Exception e) {
+            String why = String.valueOf(e.getMessage()).lines().findFirst().orElse("no answer");
+            return password.isEmpty() ? why : why.replace(password, "***");
         }
 
         private static String series(int fork) { return "proc:chain-postgres/fork" + fork; }

@@ -6,6 +6,7 @@ import perfkit.harness.Fork;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
+import perfkit.harness.Releases;
 import perfkit.harness.Run;
 import perfkit.harness.Sys;
 import perfkit.harness.Table;
@@ -19,8 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Round 2, inserts: W writer threads insert the same row, one per statement, into PostgreSQL and Cassandra, each
@@ -40,7 +39,8 @@ final class Inserts implements Rounds.Round {
     private final Run run;
     private final Params p;
     private final boolean usersPostgres, usersCassandra;
-    private final Set<Runnable> liveDrops = ConcurrentHashMap.newKeySet();
+    /** What the run created on a user's database or cluster (schemas, keyspaces): dropped by its cell, or at the run's end. */
+    private Releases releases;
     private EmbeddedCassandra.Scripts cassandraScripts;
     private CqlBridge usersCql; // the admin session on the user's cluster: DDL, counts, and the drop on any ending
     private int cellIndex;
@@ -148,7 +148,9 @@ final class Inserts implements Rounds.Round {
         // a user's database that does not answer fails the run in one line, before anything is measured
         if (usersPostgres && stores.contains("postgres")) checkUsersPostgres();
         if (usersCassandra && stores.contains("cassandra")) openUsersCassandra();
-        run.onFinish(() -> { for (Runnable r : List.copyOf(liveDrops)) r.run(); if (usersCql != null) usersCql.close(); });
+        // before anything is created on a user's database or cluster; its session closes after the drops (cleanups run in order)
+        releases = new Releases(run);
+        run.onFinish(() -> { if (usersCql != null) usersCql.close(); });
         try (Table table = new Table(run, "inserts.csv", "one row per inserts cell and fork: TPS over the window, latency per insert, rows counted "
                 + "vs acknowledged, CPU of the database and the writers, the durability settings in force",
                 "cell", "store", "durability", "fork", "writers", "window_s", "inserts", "tps", "latency_mean_ms", "latency_p50_ms",
@@ -210,13 +212,13 @@ final class Inserts implements Rounds.Round {
             run.timeSeries().watchProcessTree("proc:postgres", pg.pid());
             target = new PgTarget(pg.jdbcUrl(), pg.user(), pg.password(), "");
         }
-        String schema = objectName(), table = schema + "." + TABLE;
-        Runnable drop = () -> dropSchema(target, schema);
+        String schema = objectName(), table = schema + "." + TABLE, created = "schema " + schema;
+        // on a user's database the schema is listed for dropping as it is created: Ctrl-C or a failure must not leave it there
+        if (usersPostgres) releases.create(created, () -> execute(target, "CREATE SCHEMA " + schema), () -> dropSchema(target, schema));
+        else execute(target, "CREATE SCHEMA " + schema);
         try {
             Map<String, String> settings = new LinkedHashMap<>();
             try (Connection c = target.connect(); Statement s = c.createStatement()) {
-                s.execute("CREATE SCHEMA " + schema);
-                if (usersPostgres) liveDrops.add(drop); // right after CREATE: Ctrl-C or a failure must not leave it in the user's database
                 s.execute("CREATE TABLE " + table + " (" + InsertWriters.PG_COLUMNS + ")");
                 for (String name : PG_SETTINGS)
                     try (ResultSet r = s.executeQuery("SHOW " + name)) { r.next(); settings.put(name, r.getString(1)); }
@@ -233,7 +235,7 @@ final class Inserts implements Rounds.Round {
             String where = usersPostgres ? "user database, synchronous_commit set per session" : "private cluster 127.0.0.1:" + pg.port() + ", server settings";
             return row(cell, "postgres", durability, fork, m, counted, settings, where);
         } finally {
-            if (usersPostgres) { liveDrops.remove(drop); drop.run(); }
+            if (usersPostgres) releases.release(created);
             if (pg != null) { run.timeSeries().unwatchProcess("proc:postgres"); pg.close(); }
         }
     }
@@ -243,7 +245,13 @@ final class Inserts implements Rounds.Round {
             s.execute("SET lock_timeout = '30s'");
             s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         } catch (Exception e) {
-            System.err.println("[three-tier] could not drop schema " + schema + ": " + scrub(firstLine(e), target.password()));
+            throw new IllegalStateException(scrub(firstLine(e), target.password())); // said, and tried again at the run's end
+        }
+    }
+
+    private static void execute(PgTarget target, String sql) throws Exception {
+        try (Connection c = target.connect(); Statement s = c.createStatement()) {
+            s.execute(sql);
         }
     }
 
@@ -282,15 +290,12 @@ final class Inserts implements Rounds.Round {
                 throw e;
             }
         }
-        String keyspace = objectName(), table = keyspace + "." + TABLE;
+        String keyspace = objectName(), table = keyspace + "." + TABLE, created = "keyspace " + keyspace;
         CqlBridge admin = cql;
-        Runnable drop = () -> {
-            try { admin.execute("DROP KEYSPACE IF EXISTS " + keyspace); }
-            catch (Exception e) { System.err.println("[three-tier] could not drop keyspace " + keyspace + ": " + firstLine(e)); }
-        };
+        String createKeyspace = "CREATE KEYSPACE " + keyspace + " WITH replication = {'class': 'NetworkTopologyStrategy', '" + datacenter + "': 1}";
         try {
-            cql.execute("CREATE KEYSPACE " + keyspace + " WITH replication = {'class': 'NetworkTopologyStrategy', '" + datacenter + "': 1}");
-            if (usersCassandra) liveDrops.add(drop);
+            if (usersCassandra) releases.create(created, () -> admin.execute(createKeyspace), () -> admin.execute("DROP KEYSPACE IF EXISTS " + keyspace));
+            else cql.execute(createKeyspace);
             cql.execute("CREATE TABLE " + table + " (" + InsertWriters.CQL_COLUMNS + ")");
             Map<String, String> settings = commitlogSettings(cql, node);
             Map<String, String> params = forkParams("cassandra", cell, fork, table);
@@ -302,7 +307,7 @@ final class Inserts implements Rounds.Round {
                     : "embedded node " + points + ", generated cassandra.yaml";
             return row(cell, "cassandra", durability, fork, m, counted, settings, where);
         } finally {
-            if (usersCassandra) { liveDrops.remove(drop); drop.run(); }
+            if (usersCassandra) releases.release(created);
             if (node != null) { cql.close(); node.close(); }
         }
     }
