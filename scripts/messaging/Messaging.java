@@ -4,25 +4,16 @@
 //DEPS org.apache.kafka:kafka-clients:4.3.1
 //DEPS net.openhft:chronicle-queue:2026.4
 //DEPS org.slf4j:slf4j-simple:2.0.17
-//SOURCES Transport.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java Placement.java RateCalibration.java
+//SOURCES StepFork.java Transport.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java Placement.java RateCalibration.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //DESCRIPTION Kafka vs Chronicle Queue: 5-service chains at a fixed rate each (1000 msg/s as published), grown until end-to-end p99.9 passes the SLO
 package perfkit.messaging;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
-import perfkit.harness.CpuSampler;
-import perfkit.harness.Fork;
-import perfkit.harness.LatencyLog;
 import perfkit.harness.Params;
 import perfkit.harness.Study;
-import perfkit.harness.Warmup;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.function.LongSupplier;
 
 /**
  * A chain instance is a driver and 5 services joined by 6 topics (Kafka) or 6 queues (Chronicle Queue),
@@ -34,8 +25,6 @@ public class Messaging {
     static final double FULL_WARMUP_SECONDS = 20;
     /** CPU moves of up to this many points of one core are noise to the warm-up rule, not a trend. */
     static final double WARMUP_CPU_FLOOR_PCT = 5;
-    /** The window opens this long after it is set, so every thread sees it before its first message is due. */
-    static final long WINDOW_LEAD_NS = 100_000_000L;
 
     static final Cli CLI = new Cli("messaging", "Kafka vs Chronicle Queue: chains of 5 services joined by 6 topics or queues, each chain\n"
             + "driven at a fixed rate; instances are added until end-to-end p99.9 passes the SLO. Kafka runs under each idle-poll\n"
@@ -116,151 +105,6 @@ public class Messaging {
             PollProbe.main(args);
             return;
         }
-        Study.main(args, CLI, Messaging.class, Sweep::run, Messaging::step);
-    }
-
-    /**
-     * One sweep step (or, with --isolation jvm, one instance of it) in this fresh JVM: warm up by rule, measure the
-     * messages intended in one window, keep publishing and recording through the drain until all of them arrived.
-     */
-    static void step(Fork f) throws Exception {
-        Params p = f.params();
-        String system = p.text("system"), cell = p.text("cell");
-        KafkaTransport.Poll poll = KafkaTransport.Poll.of(p.text("policy"));
-        int total = p.intValue("instances"), first = p.intValue("first-instance"), count = p.intValue("count"), jvm = p.intValue("jvm-index");
-        long rate = p.integer("chain-rate"), brokerPid = p.integer("broker-pid");
-        double measure = p.seconds("measure"), drain = p.seconds("drain-timeout");
-        Warmup warmup = new Warmup(new Warmup.Rule(p.seconds("warmup"), p.seconds("warmup-max"), p.intValue("warmup-stable"),
-                p.integer("warmup-tolerance") / 100.0, WARMUP_CPU_FLOOR_PCT));
-        String what = cell.replace("/n", ", ") + " instance(s)";
-        LatencyLog e2e = f.latencyLog(cell, cell + "/e2e", jvm, what + ": end-to-end latency, driver send -> driver receive");
-        LatencyLog hop1 = f.latencyLog(cell, cell + "/hop1", jvm, what + ": first hop, driver send -> service 1 receive");
-
-        Transport transport = system.equals("kafka")
-                ? new KafkaTransport(p.text("bootstrap"), p.text("topic-prefix") + "-" + poll.name + "-n" + total, p.text("acks"),
-                        (short) p.intValue("replication-factor"), poll)
-                : new ChronicleTransport(f.scratchDir().resolve("chronicle").resolve(cell.replace('/', '-') + ".jvm" + jvm));
-        List<Chain> chains = new ArrayList<>();
-        try {
-            transport.prepare(first, count);
-            for (int i = first; i < first + count; i++)
-                chains.add(new Chain(i, transport, rate, p.text("backoff").equals("busy-spin"), e2e.newRecorder(), hop1.newRecorder()));
-            chains.forEach(Chain::start);
-            LongSupplier received = () -> chains.stream().mapToLong(c -> c.received.get()).sum();
-
-            f.phase("warmup", warmup.rule().maxSeconds());
-            long loadStartMs = System.currentTimeMillis();
-            Warmup.State warm = warmUp(f, warmup, chains, received, brokerPid);
-            ObjectNode r = f.result();
-            r.put("cpusAllowed", Placement.allowedCpus("self"));
-            r.put("warmupSeconds", warm.atSeconds());
-            r.put("warmupEndedAtMs", loadStartMs + Math.round(warm.atSeconds() * 1000));
-            r.put("warmupSettled", warm.settled());
-            r.put("warmupReason", warm.reason());
-
-            // one window by intended send time for every log and counter of this step
-            long start = System.nanoTime() + WINDOW_LEAD_NS, end = start + (long) (measure * 1e9);
-            Chain.Window window = new Chain.Window(start, end);
-            e2e.window(start, end);
-            hop1.window(start, end);
-            chains.forEach(c -> c.window(window));
-            sleepUntil(start);
-            CpuWindow cpu = CpuWindow.open(chains);
-            f.phase("measure", measure);
-            f.await((end - System.nanoTime()) / 1e9, received);
-            long sentByEnd = 0, expected = 0;
-            for (Chain c : chains) { sentByEnd += c.windowSent(); expected += c.windowExpected(); }
-            cpu.close(chains, r);
-            failIfBroken(chains);
-
-            f.phase("drain", drain);
-            long deadline = System.nanoTime() + (long) (drain * 1e9);
-            while (!windowComplete(chains) && System.nanoTime() - deadline < 0) {
-                Thread.sleep(20);
-                failIfBroken(chains);
-            }
-            for (Chain c : chains) c.stopPublishing();
-            for (Chain c : chains) c.stop();
-            failIfBroken(chains);
-            e2e.close(); // after the drain: late completions of in-window messages are in
-            hop1.close();
-
-            long sent = 0, delivered = 0;
-            for (Chain c : chains) { sent += c.windowSent(); delivered += c.windowDelivered(); }
-            r.put("windowSeconds", measure);
-            r.put("windowExpected", expected);
-            r.put("windowSent", sent);
-            r.put("windowSentByEnd", sentByEnd);
-            r.put("windowDelivered", delivered);
-            r.put("lost", sent - delivered);
-            r.put("measured", e2e.measuredCount());
-            r.put("sent", chains.stream().mapToLong(c -> c.sent.get()).sum());
-            r.put("received", received.getAsLong());
-            r.put("duplicates", chains.stream().mapToLong(c -> c.duplicates).sum());
-            r.put("outOfOrder", chains.stream().mapToLong(c -> c.outOfOrder).sum());
-            r.put("badHops", chains.stream().mapToLong(c -> c.badHops).sum());
-        } finally {
-            for (Chain c : chains) c.stop();
-            transport.close();
-        }
-    }
-
-    /**
-     * Feeds the warm-up rule one sample a second: messages delivered end to end per second, and the CPU of the processes
-     * under test (this JVM, plus the broker when there is one). Returns when the rule says warm-up is over.
-     */
-    private static Warmup.State warmUp(Fork f, Warmup warmup, List<Chain> chains, LongSupplier received, long brokerPid) throws Exception {
-        CpuSampler sampler = CpuSampler.forThisMachine();
-        LongSupplier cpuNs = () -> CpuWindow.processCpuNs() + (brokerPid > 0 ? Math.max(0, sampler.processTicks(brokerPid)) * 10_000_000L : 0);
-        long t0 = System.nanoTime(), lastNs = t0, lastReceived = received.getAsLong(), lastCpu = cpuNs.getAsLong();
-        for (int second = 1; ; second++) {
-            sleepUntil(t0 + second * 1_000_000_000L);
-            long now = System.nanoTime(), got = received.getAsLong(), cpu = cpuNs.getAsLong();
-            double dt = (now - lastNs) / 1e9;
-            Warmup.State s = warmup.add(new Warmup.Sample((now - t0) / 1e9, (got - lastReceived) / dt, 100.0 * (cpu - lastCpu) / 1e9 / dt));
-            f.report(got);
-            failIfBroken(chains);
-            if (s.done()) return s;
-            lastNs = now;
-            lastReceived = got;
-            lastCpu = cpu;
-        }
-    }
-
-    private static boolean windowComplete(List<Chain> chains) throws InterruptedException {
-        for (Chain c : chains) if (c.windowSent() < c.windowExpected() || c.windowDelivered() < c.windowSent()) return false;
-        return true;
-    }
-
-    private static void sleepUntil(long nanoTime) throws InterruptedException {
-        for (long left; (left = nanoTime - System.nanoTime()) > 0; ) Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
-    }
-
-    private static void failIfBroken(List<Chain> chains) {
-        for (Chain c : chains)
-            if (c.failure() != null) throw new IllegalStateException("instance " + c.id + " failed: " + c.failure(), c.failure());
-    }
-
-    /** CPU of this JVM and of its driver threads over the measurement window. */
-    record CpuWindow(long t0, long cpu0, long driverCpu0) {
-        static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-
-        static long processCpuNs() {
-            return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
-        }
-
-        static long driverCpuNs(List<Chain> chains) {
-            return chains.stream().flatMap(c -> c.driverThreads().stream()).mapToLong(t -> Math.max(0, THREADS.getThreadCpuTime(t.getId()))).sum();
-        }
-
-        static CpuWindow open(List<Chain> chains) {
-            return new CpuWindow(System.nanoTime(), processCpuNs(), driverCpuNs(chains));
-        }
-
-        void close(List<Chain> chains, ObjectNode r) {
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            r.put("appCpuPct", 100.0 * (processCpuNs() - cpu0) / 1e9 / seconds);
-            r.put("driverCpuPct", 100.0 * (driverCpuNs(chains) - driverCpu0) / 1e9 / seconds);
-        }
+        Study.main(args, CLI, Messaging.class, Sweep::run, StepFork::run);
     }
 }

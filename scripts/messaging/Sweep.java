@@ -1,6 +1,5 @@
 package perfkit.messaging;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.HdrHistogram.Histogram;
@@ -9,18 +8,17 @@ import perfkit.harness.CapacitySearch;
 import perfkit.harness.CpuSampler;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
+import perfkit.harness.RunFile;
 import perfkit.harness.StepVerdict;
 import perfkit.harness.Sys;
 import perfkit.harness.Table;
+import perfkit.harness.Warmup;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -57,19 +55,19 @@ final class Sweep {
     record StepResult(long windowExpected, long windowSent, long windowSentByEnd, long windowDelivered, long lost, long measured,
                       long duplicates, long outOfOrder, long badHops, double appCpuPct, double driverCpuPct,
                       double warmupSeconds, long warmupEndedAtMs, boolean warmupSettled, String warmupReason) {
-        static StepResult of(List<ObjectNode> forks) {
+        static StepResult of(List<StepFork.Result> forks) {
             // with one JVM per instance each fork warms up on its own: the step's warm-up is the longest one
-            ObjectNode slowest = forks.stream().max((a, b) -> Double.compare(a.get("warmupSeconds").asDouble(), b.get("warmupSeconds").asDouble())).orElseThrow();
-            return new StepResult(sum(forks, "windowExpected"), sum(forks, "windowSent"), sum(forks, "windowSentByEnd"), sum(forks, "windowDelivered"),
-                    sum(forks, "lost"), sum(forks, "measured"), sum(forks, "duplicates"), sum(forks, "outOfOrder"), sum(forks, "badHops"),
-                    forks.stream().mapToDouble(r -> r.get("appCpuPct").asDouble()).sum(),
-                    forks.stream().mapToDouble(r -> r.get("driverCpuPct").asDouble()).sum(),
-                    slowest.get("warmupSeconds").asDouble(), slowest.get("warmupEndedAtMs").asLong(),
-                    forks.stream().allMatch(r -> r.get("warmupSettled").asBoolean()), slowest.get("warmupReason").asText());
+            StepFork.Result slowest = forks.stream().max(java.util.Comparator.comparingDouble(StepFork.Result::warmupSeconds)).orElseThrow();
+            return new StepResult(sum(forks, StepFork.Result::windowExpected), sum(forks, StepFork.Result::windowSent),
+                    sum(forks, StepFork.Result::windowSentByEnd), sum(forks, StepFork.Result::windowDelivered), sum(forks, StepFork.Result::lost),
+                    sum(forks, StepFork.Result::measured), sum(forks, StepFork.Result::duplicates), sum(forks, StepFork.Result::outOfOrder),
+                    sum(forks, StepFork.Result::badHops), forks.stream().mapToDouble(StepFork.Result::appCpuPct).sum(),
+                    forks.stream().mapToDouble(StepFork.Result::driverCpuPct).sum(), slowest.warmupSeconds(), slowest.warmupEndedAtMs(),
+                    forks.stream().allMatch(StepFork.Result::warmupSettled), slowest.warmupReason());
         }
 
-        private static long sum(List<ObjectNode> forks, String field) {
-            return forks.stream().mapToLong(r -> r.get(field).asLong()).sum();
+        private static long sum(List<StepFork.Result> forks, java.util.function.ToLongFunction<StepFork.Result> field) {
+            return forks.stream().mapToLong(field).sum();
         }
     }
 
@@ -354,42 +352,29 @@ final class Sweep {
      * {@code windowSeconds}, and judges the step. {@code topicSuffix} keeps the topics of another search on the same cluster apart.
      */
     Measured measureStep(Cell cell, String name, int n, String bootstrap, long chainRate, double windowSeconds, String topicSuffix) throws Exception {
-        Map<String, String> base = new LinkedHashMap<>(p.values());
-        base.put("system", cell.system());
-        base.put("policy", cell.policy());
-        base.put("cell", name);
-        base.put("instances", String.valueOf(n));
-        base.put("chain-rate", String.valueOf(chainRate));
-        base.put("measure", Double.toString(windowSeconds));
-        base.put("bootstrap", bootstrap == null ? "" : bootstrap);
-        base.put("topic-prefix", topicPrefix + topicSuffix);
-        base.put("broker-pid", String.valueOf(brokerPid));
+        String bootstrapOrNone = bootstrap == null ? "" : bootstrap;
+        StepFork.Kafka kafka = cell.system().equals("kafka") ? new StepFork.Kafka(bootstrapOrNone, topicPrefix + topicSuffix, p.text("acks"),
+                (short) p.intValue("replication-factor")) : null;
+        Warmup.Rule warmupRule = new Warmup.Rule(p.seconds("warmup"), p.seconds("warmup-max"), p.intValue("warmup-stable"),
+                p.integer("warmup-tolerance") / 100.0, Messaging.WARMUP_CPU_FLOOR_PCT);
+        boolean busySpin = p.text("backoff").equals("busy-spin");
+        // one JVM for the step, or (--isolation jvm) one per instance
+        boolean jvmEach = p.text("isolation").equals("jvm");
+        List<String> series = new ArrayList<>();
+        List<StepFork.Spec> specs = new ArrayList<>();
+        for (int i = 0; i < (jvmEach ? n : 1); i++) {
+            specs.add(new StepFork.Spec(cell.system(), cell.policy(), name, n, i, jvmEach ? 1 : n, i + 1, chainRate, warmupRule, windowSeconds,
+                    p.seconds("drain-timeout"), busySpin, kafka, brokerPid));
+            series.add(jvmEach ? name + "/jvm" + (i + 1) : name);
+        }
         CpuWindow window = new CpuWindow();
         double planned = p.seconds("warmup-max") + windowSeconds + p.seconds("drain-timeout");
-        List<ObjectNode> results;
-        if (!p.text("isolation").equals("jvm")) {
-            Map<String, String> one = new LinkedHashMap<>(base);
-            one.put("first-instance", "0");
-            one.put("count", String.valueOf(n));
-            one.put("jvm-index", "1");
-            results = List.of(run.fork(name, forkJvmArgs, one, planned, window::onPhase));
-        } else {
-            List<String> series = new ArrayList<>();
-            List<Map<String, String>> params = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                Map<String, String> one = new LinkedHashMap<>(base);
-                one.put("first-instance", String.valueOf(i));
-                one.put("count", "1");
-                one.put("jvm-index", String.valueOf(i + 1));
-                params.add(one);
-                series.add(name + "/jvm" + (i + 1));
-            }
-            results = run.forkAll(series, forkJvmArgs, params, planned, window::onPhase);
-        }
+        List<Run.Forked<StepFork.Result>> forks = run.forkAll(series, forkJvmArgs, specs, planned, window::onPhase, StepFork.Result.class);
+        List<StepFork.Result> results = forks.stream().map(Run.Forked::result).toList();
         StepResult r = StepResult.of(results);
-        if (placement.pinned()) placementSeen.put(name, results.get(0).path("cpusAllowed").asText());
-        Histogram e2e = merge(results, name + "/e2e", "corrected"), e2eRaw = merge(results, name + "/e2e", "uncorrected"),
-                hop1 = merge(results, name + "/hop1", "corrected");
+        if (placement.pinned()) placementSeen.put(name, results.get(0).cpusAllowed());
+        Histogram e2e = merge(forks, name + "/e2e", RunFile.CORRECTED), e2eRaw = merge(forks, name + "/e2e", RunFile.UNCORRECTED),
+                hop1 = merge(forks, name + "/hop1", RunFile.CORRECTED);
         double target = r.windowExpected() / windowSeconds, achieved = r.windowSentByEnd() / windowSeconds, delivered = r.windowDelivered() / windowSeconds;
         List<String> problems = new ArrayList<>();
         if (r.windowSent() < r.windowExpected()) problems.add((r.windowExpected() - r.windowSent()) + " in-window message(s) never sent");
@@ -406,12 +391,12 @@ final class Sweep {
     Params params() { return p; }
 
     /** Merges the intervals of one latency series from every fork of a step, found by the manifest fields, not by file name. */
-    private Histogram merge(List<ObjectNode> results, String series, String timing) throws Exception {
+    private Histogram merge(List<Run.Forked<StepFork.Result>> forks, String series, String timing) throws Exception {
         Histogram total = new Histogram(3);
-        for (ObjectNode r : results)
-            for (JsonNode f : r.get("files")) {
-                if (!series.equals(f.path("series").asText()) || !timing.equals(f.path("timing").asText())) continue;
-                try (HistogramLogReader reader = new HistogramLogReader(new File(run.dir().toFile(), f.get("path").asText()))) {
+        for (Run.Forked<StepFork.Result> fork : forks)
+            for (RunFile f : fork.files()) {
+                if (!series.equals(f.series()) || !timing.equals(f.timing())) continue;
+                try (HistogramLogReader reader = new HistogramLogReader(run.dir().resolve(f.path()).toFile())) {
                     for (var h = reader.nextIntervalHistogram(); h != null; h = reader.nextIntervalHistogram()) total.add((Histogram) h);
                 }
             }

@@ -177,23 +177,14 @@ final class Inserts implements Rounds.Round {
 
     // ---- PostgreSQL -------------------------------------------------------------------------------
 
-    private record PgTarget(String url, String user, String password, String sessionSync) {
-        Connection connect() throws Exception {
-            DriverManager.setLoginTimeout(10);
-            Connection c = DriverManager.getConnection(JdbcUrl.withParam(url, "connectTimeout", "10"), user, password);
-            if (!sessionSync.isEmpty()) try (Statement s = c.createStatement()) { s.execute("SET synchronous_commit TO " + sessionSync); }
-            return c;
-        }
-    }
-
-    private PgTarget usersPgTarget(String durability) {
+    private InsertWriters.Postgres usersPgTarget(String durability) {
         JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
-        return new PgTarget(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")),
+        return new InsertWriters.Postgres(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")),
                 durability.equals("relaxed") ? "off" : "on");
     }
 
     private void checkUsersPostgres() {
-        PgTarget t = usersPgTarget("strict");
+        InsertWriters.Postgres t = usersPgTarget("strict");
         try (Connection c = t.connect()) {
             c.isValid(5);
         } catch (Exception e) {
@@ -203,14 +194,14 @@ final class Inserts implements Rounds.Round {
 
     private Table.Row postgresCell(String cell, String durability, int fork) throws Exception {
         PrivatePostgres pg = null;
-        PgTarget target;
+        InsertWriters.Postgres target;
         if (usersPostgres) {
             target = usersPgTarget(durability);
         } else {
             run.progress().phase(cell + " fork " + fork + ": starting a private PostgreSQL cluster", 3);
             pg = PrivatePostgres.start(run, durability.equals("relaxed") ? Map.of("synchronous_commit", "off") : Map.of());
             run.timeSeries().watchProcessTree("proc:postgres", pg.pid());
-            target = new PgTarget(pg.jdbcUrl(), pg.user(), pg.password(), "");
+            target = new InsertWriters.Postgres(pg.jdbcUrl(), pg.user(), pg.password(), "");
         }
         String schema = objectName(), table = schema + "." + TABLE, created = "schema " + schema;
         // on a user's database the schema is listed for dropping as it is created: Ctrl-C or a failure must not leave it there
@@ -223,10 +214,8 @@ final class Inserts implements Rounds.Round {
                 for (String name : PG_SETTINGS)
                     try (ResultSet r = s.executeQuery("SHOW " + name)) { r.next(); settings.put(name, r.getString(1)); }
             }
-            Map<String, String> params = forkParams("postgres", cell, fork, table);
-            params.putAll(Map.of("db-url", target.url(), "db-user", target.user(), "db-password", target.password(), "session-sync", target.sessionSync()));
             long pid = pg == null ? -1 : pg.pid();
-            Measured m = fork(cell, params, pid);
+            Measured m = fork(cell, spec(cell, fork, table, target, null), pid);
             long counted;
             try (Connection c = target.connect(); Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT count(*) FROM " + table)) {
                 r.next();
@@ -240,7 +229,7 @@ final class Inserts implements Rounds.Round {
         }
     }
 
-    private static void dropSchema(PgTarget target, String schema) {
+    private static void dropSchema(InsertWriters.Postgres target, String schema) {
         try (Connection c = target.connect(); Statement s = c.createStatement()) {
             s.execute("SET lock_timeout = '30s'");
             s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -249,7 +238,7 @@ final class Inserts implements Rounds.Round {
         }
     }
 
-    private static void execute(PgTarget target, String sql) throws Exception {
+    private static void execute(InsertWriters.Postgres target, String sql) throws Exception {
         try (Connection c = target.connect(); Statement s = c.createStatement()) {
             s.execute(sql);
         }
@@ -298,10 +287,8 @@ final class Inserts implements Rounds.Round {
             else cql.execute(createKeyspace);
             cql.execute("CREATE TABLE " + table + " (" + InsertWriters.CQL_COLUMNS + ")");
             Map<String, String> settings = commitlogSettings(cql, node);
-            Map<String, String> params = forkParams("cassandra", cell, fork, table);
-            params.putAll(Map.of("cql-classpath", cassandraScripts.clientClasspath(), "cql-contact-points", points, "cql-datacenter", datacenter,
-                    "cql-user", user, "cql-password", password));
-            Measured m = fork(cell, params, node == null ? -1 : node.pid());
+            InsertWriters.Cassandra target = new InsertWriters.Cassandra(cassandraScripts.clientClasspath(), points, datacenter, user, password);
+            Measured m = fork(cell, spec(cell, fork, table, null, target), node == null ? -1 : node.pid());
             long counted = cql.execute("SELECT count(*) FROM " + table);
             String where = usersCassandra ? "as the cluster is configured (read from the contacted node's system_views.settings)"
                     : "embedded node " + points + ", generated cassandra.yaml";
@@ -329,42 +316,34 @@ final class Inserts implements Rounds.Round {
 
     // ---- one fork ---------------------------------------------------------------------------------
 
-    private Map<String, String> forkParams(String store, String cell, int fork, String table) {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put("store", store);
-        m.put("cell", cell);
-        m.put("fork", String.valueOf(fork));
-        m.put("table", table);
-        m.put("writers", String.valueOf(p.integer("writers")));
-        m.put("warmup", p.text("warmup"));
-        m.put("warmup-max", p.text("server-warmup-max"));
-        m.put("measure", p.text("insert-measure"));
-        return m;
+    private InsertWriters.Spec spec(String cell, int fork, String table, InsertWriters.Postgres postgres, InsertWriters.Cassandra cassandra) {
+        return new InsertWriters.Spec(cell, fork, table, p.intValue("writers"), p.seconds("warmup"), p.seconds("server-warmup-max"),
+                p.seconds("insert-measure"), postgres, cassandra);
     }
 
-    private record Measured(ObjectNode result, double cpuDbPct) {}
+    private record Measured(InsertWriters.Result result, double cpuDbPct) {}
 
     /** Runs the writers in a fresh JVM; the database's CPU is sampled at the window's edges as the fork reports them. */
-    private Measured fork(String cell, Map<String, String> params, long dbPid) throws Exception {
+    private Measured fork(String cell, InsertWriters.Spec spec, long dbPid) throws Exception {
         CpuSampler cpu = CpuSampler.forThisMachine();
         long[] ticks = {-1, -1};
         long[] wall = {0, 0};
-        ObjectNode result = run.fork(cell + "/writers", Sys.jvmArgs(run.param("app-jvm-args")), params,
-                p.seconds("warmup") + p.seconds("insert-measure") + 5, phase -> {
+        InsertWriters.Result result = run.fork(cell + "/writers", Sys.jvmArgs(run.param("app-jvm-args")), spec,
+                spec.warmup() + spec.measure() + 5, phase -> {
                     if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); }
                     else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); }
-                });
+                }, InsertWriters.Result.class);
         double dbPct = dbPid < 0 || wall[1] == 0 ? Double.NaN : CpuSampler.percent(ticks[0], ticks[1], (wall[1] - wall[0]) / 1e9);
         return new Measured(result, dbPct);
     }
 
     private Table.Row row(String cell, String store, String durability, int fork, Measured m, long counted, Map<String, String> settings, String where) {
-        ObjectNode r = m.result();
-        long acknowledged = r.get("acknowledged").asLong(), failed = r.get("failed").asLong(), measured = r.get("measured").asLong();
-        double window = r.get("windowSeconds").asDouble(), tps = measured / window;
+        InsertWriters.Result r = m.result();
+        long acknowledged = r.acknowledged(), failed = r.failed(), measured = r.measured();
+        double window = r.windowSeconds(), tps = measured / window;
         List<String> reasons = new ArrayList<>();
         if (counted != acknowledged) reasons.add("counted " + counted + " rows for " + acknowledged + " acknowledged inserts");
-        if (failed > 0) reasons.add(failed + " inserts failed (first: " + r.get("firstError").asText() + ")");
+        if (failed > 0) reasons.add(failed + " inserts failed (first: " + r.firstError() + ")");
         if (measured == 0) reasons.add("no insert was acknowledged in the window");
         String settingText = settings.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).reduce((a, b) -> a + "; " + b).orElse("")
                 + " (" + where + ")";
@@ -377,16 +356,16 @@ final class Inserts implements Rounds.Round {
         String reason = String.join("; ", reasons);
         if (!reasons.isEmpty()) run.invalid(cell + " fork " + fork + ": " + reason);
         run.progress().say(String.format(Locale.ROOT, "%s fork %d: %.0f inserts/s, p50 %.2f ms, p99 %.2f ms; %d rows for %d acknowledged; CPU db %s, writers %.0f%%%s",
-                cell, fork, tps, r.get("p50Ms").asDouble(), r.get("p99Ms").asDouble(), counted, acknowledged,
+                cell, fork, tps, r.p50Ms(), r.p99Ms(), counted, acknowledged,
                 Double.isNaN(m.cpuDbPct()) ? "n/a (not ours)" : String.format(Locale.ROOT, "%.0f%%", m.cpuDbPct()),
-                r.get("cpuWritersPct").asDouble(), reasons.isEmpty() ? "" : "  INVALID: " + reason));
+                r.cpuWritersPct(), reasons.isEmpty() ? "" : "  INVALID: " + reason));
         return Table.row().set("cell", cell).set("store", store).set("durability", durability).set("fork", fork).set("writers", p.integer("writers"))
-                .set("window_s", window).set("inserts", measured).set("tps", tps).set("latency_mean_ms", r.get("meanMs").asDouble())
-                .set("latency_p50_ms", r.get("p50Ms").asDouble()).set("latency_p95_ms", r.get("p95Ms").asDouble())
-                .set("latency_p99_ms", r.get("p99Ms").asDouble()).set("latency_max_ms", r.get("maxMs").asDouble())
+                .set("window_s", window).set("inserts", measured).set("tps", tps).set("latency_mean_ms", r.meanMs())
+                .set("latency_p50_ms", r.p50Ms()).set("latency_p95_ms", r.p95Ms())
+                .set("latency_p99_ms", r.p99Ms()).set("latency_max_ms", r.maxMs())
                 .set("acknowledged", acknowledged).set("rows_counted", counted).set("failed_inserts", failed).set("cpu_db_pct", m.cpuDbPct())
-                .set("cpu_writers_pct", r.get("cpuWritersPct").asDouble()).set("warmup_s", r.get("warmupSeconds").asDouble())
-                .set("warmup_settled", r.get("warmupSettled").asBoolean()).set("settings", settingText).set("valid", reasons.isEmpty()).set("reason", reason);
+                .set("cpu_writers_pct", r.cpuWritersPct()).set("warmup_s", r.warmupSeconds())
+                .set("warmup_settled", r.warmupSettled()).set("settings", settingText).set("valid", reasons.isEmpty()).set("reason", reason);
     }
 
     static void writerFork(Fork fork) throws Exception { InsertWriters.run(fork); }

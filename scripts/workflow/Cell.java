@@ -1,62 +1,46 @@
 package perfkit.workflow;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.CpuSampler;
 import perfkit.harness.DrainBottleneck;
 import perfkit.harness.DrainRate;
 import perfkit.harness.Run;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /** One configuration's drain: generate, drain with K engines, check; {@code lockPollMs} is null with the lock off, where it plays no part. */
-record Cell(Run run, Database db, int index, String name, int repetition, String type, int instances, int acquire, String lock,
-            Integer lockPollMs, int threads, int queueSize, long jobs) {
+record Cell(Run run, Workflow.Options options, Database db, int index, String name, int repetition, String type, int instances, int acquire,
+            String lock, Integer lockPollMs, int threads, int queueSize, long jobs) {
     Outcome drain() throws Exception {
         // the run id's time and random suffix: unique per run even on a shared database, and under PostgreSQL's 63 characters
         String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
         String schema = "perfkit_" + id.substring(0, 16) + "_" + id.substring(id.length() - 6).replaceAll("[^a-z0-9]", "") + "_" + index;
         String url = db.cellUrl(run, schema);
-        Map<String, String> base = new LinkedHashMap<>(run.params());
-        base.keySet().removeIf(k -> k.startsWith("jdbc-")); // the forks get the connection below, nothing of the user's options
-        base.putAll(Map.of("db-url", url, "db-user", db.credentials.user(), "db-password", db.credentials.password(),
-                "db-schema", db.h2 ? "" : schema, "job-type", type, "acquire-size", String.valueOf(acquire), "lock", lock, "cell", name,
-                "threads", String.valueOf(threads), "jobs", String.valueOf(jobs)));
-        base.put("queue-size", String.valueOf(queueSize));
-        if (lockPollMs != null) base.put("lock-poll-ms", String.valueOf(lockPollMs));
-        else base.put("lock-poll-ms", run.typed().list("lock-poll-ms").get(0)); // unused with the lock off; one value for the engine
-        List<String> jvm = Sys.jvmArgs(run.param("fork-jvm-args"));
+        // the forks get this connection and nothing of the user's options
+        Engine.Db connection = new Engine.Db(url, db.credentials.user(), db.credentials.password(), db.h2 ? "" : schema);
+        List<String> jvm = options.forkJvmArgs();
         try {
-            Map<String, String> gen = new LinkedHashMap<>(base);
-            gen.put("mode", "generate");
-            gen.put("jvm-index", "0");
-            ObjectNode g = run.fork(name + "/generate", jvm, gen, jobs / 300.0);
-            run.notes().put("indexFix", g.get("indexFix").asText());
+            Engine.Generated g = run.fork(name + "/generate", jvm, spec(Engine.Phase.GENERATE, 0, connection), jobs / 300.0, Engine.Generated.class);
+            run.notes().put("indexFix", g.indexFix());
 
             List<String> series = new ArrayList<>();
-            List<Map<String, String>> params = new ArrayList<>();
+            List<Engine.Spec> specs = new ArrayList<>();
             for (int i = 1; i <= instances; i++) {
-                Map<String, String> p = new LinkedHashMap<>(base);
-                p.put("mode", "execute");
-                p.put("jvm-index", String.valueOf(i));
-                params.add(p);
+                specs.add(spec(Engine.Phase.DRAIN, i, connection));
                 series.add(name + "/engine" + i);
             }
             CpuSampler cpu = CpuSampler.forThisMachine();
             Monitor monitor = new Monitor(run, db, url, schema, jobs);
             Edges edges = new Edges();
-            List<ObjectNode> results;
+            List<Engine.Drained> results;
             try {
-                results = run.forkAll(series, jvm, params, run.seconds("max-drain"), phase -> {
+                results = run.forkAll(series, jvm, specs, options.maxDrain(), phase -> {
                     // the drain's edges as the first engine sees them; tree ticks include backends that already exited
                     if (phase.equals("execute")) { cpu.sampleSystem(); edges.db0 = treeTicks(cpu); edges.t0 = System.nanoTime(); monitor.start(); }
                     else if (phase.equals("done")) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); }
-                });
+                }, Engine.Drained.class).stream().map(Run.Forked::result).toList();
             } finally {
                 monitor.stop();
             }
@@ -67,24 +51,33 @@ record Cell(Run run, Database db, int index, String name, int repetition, String
         }
     }
 
+    /** What engine {@code engine} of this cell does in {@code phase} (engine 0 generates). */
+    private Engine.Spec spec(Engine.Phase phase, int engine, Engine.Db connection) {
+        // the poll plays no part with the lock off; the engine still needs one value
+        int poll = lockPollMs != null ? lockPollMs : options.lockPollMs().get(0);
+        return new Engine.Spec(phase, name, engine, connection, type, jobs, options.jobMs(), threads, queueSize, acquire, lock.equals("on"),
+                poll, options.indexFix(), options.warmup(), options.maxDrain());
+    }
+
     private long treeTicks(CpuSampler cpu) {
         long pid = db.pid();
         return pid < 0 ? -1 : cpu.treeTicks(pid);
     }
 
-    private Outcome outcome(ObjectNode g, List<ObjectNode> results, Monitor monitor, Edges edges) throws Exception {
+    private Outcome outcome(Engine.Generated g, List<Engine.Drained> results, Monitor monitor, Edges edges) throws Exception {
         Engine.Verification v = monitor.verify();
         long committed = jobs - v.jobsLeft() - v.deadLetters();
-        long start = results.stream().mapToLong(r -> r.get("drainStartMs").asLong()).min().orElse(-1);
+        long start = results.stream().mapToLong(Engine.Drained::drainStartMs).min().orElse(-1);
         long end = monitor.drainedAtMs(committed);
         String endSource = "database";
         if (end < 0) { // the monitor never saw the end (e.g. the drain timed out): the engines' last commit instead
-            end = results.stream().mapToLong(r -> r.get("lastCommitMs").asLong()).max().orElse(-1);
+            end = results.stream().mapToLong(Engine.Drained::lastCommitMs).max().orElse(-1);
             endSource = "engines";
         }
         double drain = (end - start) / 1000.0;
         double rate = DrainRate.overall(committed, start, end);
-        long events = sum(results, "committed"), failed = sum(results, "failed"), arrivals = sum(results, "arrivals"), bodies = sum(results, "sleepRuns");
+        long events = sum(results, Engine.Drained::committed), failed = sum(results, Engine.Drained::failed),
+                arrivals = sum(results, Engine.Drained::arrivals), bodies = sum(results, Engine.Drained::sleepRuns);
         List<String> reasons = new ArrayList<>();
         if (committed != jobs) reasons.add(committed + " of " + jobs + " jobs committed");
         if (events != jobs) reasons.add(events + " commit events for " + jobs + " jobs");
@@ -94,18 +87,18 @@ record Cell(Run run, Database db, int index, String name, int repetition, String
         if (v.jobsLeft() > 0) reasons.add(v.jobsLeft() + " jobs left");
         if (v.deadLetters() > 0) reasons.add(v.deadLetters() + " dead letters");
         if (v.atWaitState() != jobs) reasons.add(v.atWaitState() + " of " + jobs + " instances at the wait state");
-        double max = type.equals("fixed") ? instances * threads * 1000.0 / run.integer("job-ms") : Double.NaN;
+        double max = type.equals("fixed") ? options.theoreticalMax(instances, threads) : Double.NaN;
         double window = (edges.t1 - edges.t0) / 1e9;
         double dbPct = CpuSampler.percent(edges.db0, edges.db1, window);
         double sysPct = edges.sys == null ? Double.NaN : edges.sys.busyPercent();
-        double enginesPct = results.stream().mapToDouble(r -> r.get("cpuPct").asDouble()).sum();
-        double busy = results.stream().mapToDouble(r -> r.get("threadsBusy").asDouble()).average().orElse(Double.NaN);
-        double queued = results.stream().mapToDouble(r -> r.get("queuedMean").asDouble()).average().orElse(Double.NaN);
+        double enginesPct = results.stream().mapToDouble(Engine.Drained::cpuPct).sum();
+        double busy = results.stream().mapToDouble(Engine.Drained::threadsBusy).average().orElse(Double.NaN);
+        double queued = results.stream().mapToDouble(Engine.Drained::queuedMean).average().orElse(Double.NaN);
         int cores = Runtime.getRuntime().availableProcessors();
         String bottleneck = DrainBottleneck.classify(new DrainBottleneck.Evidence(sysPct, cores, enginesPct, dbPct, busy, monitor.lockWaitersMean()));
-        Outcome o = new Outcome(this, g.get("generateSeconds").asDouble(), drain, rate, monitor.steady(start, run.seconds("warmup")), max,
+        Outcome o = new Outcome(this, g.generateSeconds(), drain, rate, monitor.steady(start, options.warmup()), max,
                 committed, events, failed, arrivals, bodies, v, reasons, enginesPct, dbPct, sysPct, cores, busy, queued,
-                monitor.activeMean(), monitor.lockWaitersMean(), bottleneck, sum(results, "latencySamples"), endSource, results);
+                monitor.activeMean(), monitor.lockWaitersMean(), bottleneck, sum(results, Engine.Drained::latencySamples), endSource, results);
         run.progress().say(String.format(Locale.ROOT, "%s: %,d jobs in %.1f s = %.0f jobs/s%s; CPU engines %.0f%%, database %.0f%%, system %.0f%%; bottleneck %s%s",
                 name, committed, drain, rate,
                 type.equals("fixed") ? String.format(Locale.ROOT, " (%.0f%% of the theoretical %.0f)", 100 * rate / max, max) : "",
@@ -113,8 +106,8 @@ record Cell(Run run, Database db, int index, String name, int repetition, String
         return o;
     }
 
-    private static long sum(List<ObjectNode> results, String field) {
-        return results.stream().mapToLong(r -> r.get(field).asLong()).sum();
+    private static long sum(List<Engine.Drained> results, java.util.function.ToLongFunction<Engine.Drained> field) {
+        return results.stream().mapToLong(field).sum();
     }
 
     /** CPU readings at the drain's start and end (set from the fork-reader thread). */
@@ -128,7 +121,7 @@ record Cell(Run run, Database db, int index, String name, int repetition, String
                    long committed, long commitEvents, long failed, long arrivals, long bodyRuns, Engine.Verification verification,
                    List<String> reasons, double cpuEngines, double cpuDb, double cpuSystem, int cores, double threadsBusy, double queuedMean,
                    double dbActive, double dbLockWaiters, String bottleneck, long latencySamples, String endSource,
-                   List<ObjectNode> engines) {
+                   List<Engine.Drained> engines) {
         void write(Table cells, Table engineTable) throws Exception {
             Cell c = cell;
             cells.write(Table.row().set("cell", c.name()).set("repetition", c.repetition()).set("job_type", c.type()).set("instances", c.instances())
@@ -146,10 +139,10 @@ record Cell(Run run, Database db, int index, String name, int repetition, String
                     .set("latency_samples", latencySamples).set("drain_end_source", endSource));
             if (engineTable != null)
                 for (int i = 0; i < engines.size(); i++) {
-                    ObjectNode e = engines.get(i);
-                    engineTable.write(Table.row().set("cell", c.name()).set("instance", i + 1).set("commit_events", e.get("committed").asLong())
-                            .set("jobs_per_s", e.get("committed").asLong() / drainSeconds).set("cpu_pct", e.get("cpuPct").asDouble())
-                            .set("threads_busy_pct", 100 * e.get("threadsBusy").asDouble()));
+                    Engine.Drained e = engines.get(i);
+                    engineTable.write(Table.row().set("cell", c.name()).set("instance", i + 1).set("commit_events", e.committed())
+                            .set("jobs_per_s", e.committed() / drainSeconds).set("cpu_pct", e.cpuPct())
+                            .set("threads_busy_pct", 100 * e.threadsBusy()));
                 }
         }
     }

@@ -42,10 +42,10 @@ final class Database {
         this.schemas = usersDatabase ? new Releases(run) : null;
     }
 
-    static Database open(Run run, boolean h2) throws Exception {
-        if (h2) return new Database(run, new Credentials(null, "sa", ""), "H2 2.3.232 embedded (file per cell in the run's scratch folder, ANALYZE_AUTO=0)", true, false, null);
-        if (!run.param("jdbc-url").isBlank()) {
-            Credentials c = Credentials.of(run.typed());
+    static Database open(Run run, Workflow.Options o) throws Exception {
+        if (o.h2()) return new Database(run, new Credentials(null, "sa", ""), "H2 2.3.232 embedded (file per cell in the run's scratch folder, ANALYZE_AUTO=0)", true, false, null);
+        if (o.usersDatabase() != null) {
+            Credentials c = o.usersDatabase();
             return new Database(run, c, "user database " + c.url(), false, true, null);
         }
         run.progress().phase("starting a private PostgreSQL cluster", 3);

@@ -17,11 +17,11 @@ import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.Run;
 import perfkit.harness.Study;
+import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.sql.Connection;
 import java.util.Collections;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 
@@ -46,14 +46,14 @@ public class Workflow {
             .integer("jobs", 1_000_000, 1000L, 1, 100_000_000, "jobs in the backlog per cell (the original: 1,000,000)")
             .integers("instances", "1,2,4", "1", 1, 64, "engine instances (JVMs) per cell, comma-separated")
             .integers("acquire-sizes", "32,512", "32", 1, 100_000, "jobs fetched per acquisition, comma-separated")
-            .text("locks", "off,on", "off", "global acquire lock, comma-separated: off, on")
+            .choices("locks", List.of("off", "on"), "off,on", "off", "global acquire lock, comma-separated: off, on")
             .integers("lock-poll-ms", "500", null, 1, 60_000, "with the lock on: how often an engine waiting for the global acquire lock tries again, "
                     + "in ms, comma-separated; every lock-on cell runs at each (Flowable's default 500; the original: a shorter wait adds a few hundred jobs/s)")
-            .text("threads", "auto", "executor threads per instance: a number (the original: 128), or auto: sized by a no-op calibration "
+            .integerOrAuto("threads", "auto", 1, 4096, "executor threads per instance: a number (the original: 128), or auto: sized by a no-op calibration "
                     + "drain so that the fixed jobs' theoretical maximum at the most --instances is --headroom percent of what this host serves")
             .integer("headroom", 50, null, 1, 100, "with --threads auto: percent of the calibrated no-op rate that the theoretical maximum may ask for")
             .integer("calibration-jobs", 4000, 1000L, 100, 1_000_000, "with --threads auto: no-op jobs in the calibration drain")
-            .text("queue-size", "auto", "executor queue per instance: a number (the original: 8192), or auto: " + QUEUE_PER_THREAD
+            .integerOrAuto("queue-size", "auto", 1, 1_000_000, "executor queue per instance: a number (the original: 8192), or auto: " + QUEUE_PER_THREAD
                     + " per executor thread, the original's 8192 for 128, so a full queue holds as many seconds of an engine's work as there")
             .integer("job-ms", 100, null, 1, 3_600_000, "duration of a fixed job in ms")
             .integer("repetitions", 1, null, 1, 100, "repetitions of every cell")
@@ -65,12 +65,6 @@ public class Workflow {
             .secret("jdbc-password", "PERFKIT_JDBC_PASSWORD", "password for --jdbc-url (never stored; a password in the URL is the last resort)")
             .choice("index-fix", List.of("on", "off"), "on", "drop ACT_IDX_RU_ACTI_END on PostgreSQL (see the notebook); off shows the pitfall")
             .jvmOptions("fork-jvm-args", "-Xmx1g", "JVM options of every engine JVM, space-separated")
-            .rule(p -> p.list("locks").isEmpty() || !List.of("off", "on").containsAll(p.list("locks"))
-                    ? "option --locks expects off, on or both, got '" + p.text("locks") + "'" : null)
-            .rule(p -> p.text("threads").equals("auto") || parseThreads(p.text("threads")) > 0
-                    ? null : "option --threads expects auto or an integer from 1 to 4096, got '" + p.text("threads") + "'")
-            .rule(p -> p.text("queue-size").equals("auto") || parseCount(p.text("queue-size"), 1_000_000) > 0
-                    ? null : "option --queue-size expects auto or an integer from 1 to 1000000, got '" + p.text("queue-size") + "'")
             .rule(p -> Workflow.checkJdbcUrl(p.text("jdbc-url")))
             .rule(p -> !p.text("jdbc-url").isBlank() && p.text("database").equals("h2") ? "--database h2 and --jdbc-url exclude each other" : null)
             .rule(p -> usesH2(p) && p.ints("instances").stream().anyMatch(k -> k > 1)
@@ -78,36 +72,35 @@ public class Workflow {
             .rule(p -> p.seconds("warmup") >= p.seconds("max-drain") ? "--warmup must be shorter than --max-drain" : null)
             .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && PrivatePostgres.binaries() == null
                     ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
-            .rule(Workflow::checkReachable); // last: only a well-formed URL is worth a connection attempt
+            .rule(p -> checkReachable(Options.of(p).usersDatabase())); // last: only a well-formed URL is worth a connection attempt
 
     public static void main(String[] args) {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
-        Study.main(args, CLI, Workflow.class, Workflow::plan, f -> {
-            if (f.param("mode").equals("generate")) Engine.generate(f);
-            else Engine.execute(f);
-        });
+        Study.main(args, CLI, Workflow.class, Workflow::plan, Engine::run);
+    }
+
+    /** A run's options, read once from the checked command line: nothing below reads an option by name. */
+    record Options(List<String> jobTypes, int jobs, List<Integer> instances, List<Integer> acquireSizes, List<String> locks,
+                   List<Integer> lockPollMs, Integer threads, int headroomPct, int calibrationJobs, Integer queueSize, int jobMs,
+                   int repetitions, double warmup, double maxDrain, boolean h2, Database.Credentials usersDatabase, boolean indexFix,
+                   List<String> forkJvmArgs) {
+        static Options of(Params p) {
+            return new Options(p.list("job-types"), p.intValue("jobs"), p.ints("instances"), p.ints("acquire-sizes"), p.list("locks"),
+                    p.ints("lock-poll-ms"), p.integerOrAuto("threads"), p.intValue("headroom"), p.intValue("calibration-jobs"),
+                    p.integerOrAuto("queue-size"), p.intValue("job-ms"), p.intValue("repetitions"), p.seconds("warmup"), p.seconds("max-drain"),
+                    usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.text("index-fix").equals("on"),
+                    Sys.jvmArgs(p.text("fork-jvm-args")));
+        }
+
+        /** The executor queue per instance: --queue-size, or with auto {@link #QUEUE_PER_THREAD} per executor thread. */
+        int queueSizeFor(int threads) { return queueSize == null ? threads * QUEUE_PER_THREAD : queueSize; }
+
+        /** Fixed jobs' theoretical maximum of {@code instances} engines of {@code threads} each, in jobs/s. */
+        double theoreticalMax(int instances, int threads) { return instances * threads * 1000.0 / jobMs; }
     }
 
     static boolean usesH2(Params p) {
         return p.text("database").equals("h2") && p.text("jdbc-url").isBlank();
-    }
-
-    /** The thread count of --threads, or -1 when it is not an integer in [1, 4096]. */
-    static int parseThreads(String v) { return parseCount(v, 4096); }
-
-    /** An integer in [1, max], or -1 when the text is not one. */
-    static int parseCount(String v, int max) {
-        try {
-            long n = Long.parseLong(v.trim().replace("_", ""));
-            return n >= 1 && n <= max ? (int) n : -1;
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    /** The executor queue per instance: --queue-size, or with auto {@link #QUEUE_PER_THREAD} per executor thread. */
-    static int queueSize(Params p, int threads) {
-        return p.text("queue-size").equals("auto") ? threads * QUEUE_PER_THREAD : parseCount(p.text("queue-size"), 1_000_000);
     }
 
     static String checkJdbcUrl(String raw) {
@@ -122,9 +115,8 @@ public class Workflow {
     }
 
     /** The user's database must answer before the run folder exists: a wrong host or password is a typo, not a failed run. */
-    static String checkReachable(Params p) {
-        if (p.text("jdbc-url").isBlank()) return null;
-        Database.Credentials c = Database.Credentials.of(p);
+    static String checkReachable(Database.Credentials c) {
+        if (c == null) return null;
         try (Connection conn = c.connect(c.url())) {
             conn.isValid(5);
             return null;
@@ -135,43 +127,40 @@ public class Workflow {
     }
 
     static void plan(Run run) throws Exception {
-        Params p = run.typed();
-        List<String> types = p.list("job-types");
-        List<Integer> instances = p.ints("instances"), acquires = p.ints("acquire-sizes");
-        List<String> locks = List.copyOf(new LinkedHashSet<>(p.list("locks")));
-        List<Integer> polls = p.ints("lock-poll-ms");
+        Options o = Options.of(run.typed());
         run.mode("drain");
-        run.variants(types);
-        run.measurement(p.seconds("warmup"), 0, p.integer("repetitions"), "step");
+        run.variants(o.jobTypes());
+        run.measurement(o.warmup(), 0, o.repetitions(), "step");
 
-        Database db = Database.open(run, usesH2(p));
-        describe(run, db);
+        Database db = Database.open(run, o);
+        describe(run, db, o);
         String[] columns = {"cell", "repetition", "job_type", "instances", "threads", "queue_size", "acquire_size", "lock", "lock_poll_ms", "jobs", "generate_seconds",
                 "drain_seconds", "jobs_per_s", "steady_jobs_per_s", "theoretical_max_per_s", "pct_of_max", "committed", "commit_events",
                 "failed", "wait_arrivals", "body_runs", "left", "dead_letters", "at_wait_state", "valid", "invalid_reason",
                 "cpu_engines_pct", "cpu_db_pct", "cpu_system_pct", "cpu_other_pct", "cores", "threads_busy_pct", "queued_mean",
                 "db_active_mean", "db_lock_waiters_mean", "bottleneck", "latency_samples", "drain_end_source"};
-        int threads = p.text("threads").equals("auto") ? calibrate(run, db, acquires.get(0), Collections.max(instances), columns) : parseThreads(p.text("threads"));
-        int queue = queueSize(p, threads);
+        int threads = o.threads() != null ? o.threads() : calibrate(run, o, db, o.acquireSizes().get(0), Collections.max(o.instances()), columns);
+        int queue = o.queueSizeFor(threads);
         try (Table cells = new Table(run, "throughput.csv", "one row per cell: drain time, committed jobs/s overall and steady, "
                 + "% of the theoretical maximum, exact-once checks, CPU of engines, database and machine, and the bottleneck", columns);
              Table engines = new Table(run, "engines.csv", "jobs each engine instance committed per cell, its CPU and how busy its threads were",
                      "cell", "instance", "commit_events", "jobs_per_s", "cpu_pct", "threads_busy_pct")) {
             int index = 0;
-            for (int rep = 1; rep <= p.integer("repetitions"); rep++)
-                for (String type : types)
-                    for (int k : instances)
-                        for (int acquire : acquires)
-                            for (String lock : locks)
+            List<Integer> polls = o.lockPollMs();
+            for (int rep = 1; rep <= o.repetitions(); rep++)
+                for (String type : o.jobTypes())
+                    for (int k : o.instances())
+                        for (int acquire : o.acquireSizes())
+                            for (String lock : o.locks())
                                 // the poll matters only while an engine waits for the lock: lock-off cells run once
                                 for (Integer poll : lock.equals("on") ? polls : Collections.<Integer>singletonList(null)) {
                                     // one poll keeps the names runs had before the poll was a factor, so compare still pairs them
                                     String name = type + "-k" + k + "-a" + acquire + "-lock" + lock + (poll == null || polls.size() == 1 ? "" : "-p" + poll) + "-r" + rep;
-                                    Cell cell = new Cell(run, db, ++index, name, rep, type, k, acquire, lock, poll, threads, queue, p.integer("jobs"));
-                                    Cell.Outcome o = cell.drain();
-                                    o.write(cells, engines);
+                                    Cell cell = new Cell(run, o, db, ++index, name, rep, type, k, acquire, lock, poll, threads, queue, o.jobs());
+                                    Cell.Outcome outcome = cell.drain();
+                                    outcome.write(cells, engines);
                                     // a failed check means jobs were lost or ran twice: the run cannot be trusted
-                                    if (!o.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", o.reasons()));
+                                    if (!outcome.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", outcome.reasons()));
                                 }
         }
     }
@@ -182,46 +171,44 @@ public class Workflow {
      * but their bookkeeping (see DrainRate.threadsFor). So "stable as instances are added" is a question the host can
      * answer: adding engines asks for more of the same CPU, never for more than it serves.
      */
-    static int calibrate(Run run, Database db, int acquire, int mostInstances, String[] columns) throws Exception {
-        Params p = run.typed();
+    static int calibrate(Run run, Options opts, Database db, int acquire, int mostInstances, String[] columns) throws Exception {
         Cell.Outcome o;
         try (Table t = new Table(run, "calibration.csv", "the no-op drain that sized --threads auto (same columns as throughput.csv)", columns)) {
-            o = new Cell(run, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", null, CALIBRATION_THREADS,
-                    queueSize(p, CALIBRATION_THREADS), p.integer("calibration-jobs")).drain();
+            o = new Cell(run, opts, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", null, CALIBRATION_THREADS,
+                    opts.queueSizeFor(CALIBRATION_THREADS), opts.calibrationJobs()).drain();
             o.write(t, null);
         }
         if (!o.reasons().isEmpty()) throw new IllegalStateException("the calibration drain failed its checks: " + String.join("; ", o.reasons()));
         double rate = Double.isNaN(o.steady()) ? o.rate() : o.steady();
-        double headroom = p.integer("headroom") / 100.0;
-        int threads = DrainRate.threadsFor(rate / mostInstances, p.integer("job-ms"), headroom);
+        double headroom = opts.headroomPct() / 100.0;
+        int threads = DrainRate.threadsFor(rate / mostInstances, opts.jobMs(), headroom);
         ObjectNode c = run.notes().putObject("calibration");
         c.put("rule", "threads = floor(noop jobs/s x job-ms / 1000 x headroom / most instances), at least 1");
         c.put("mostInstances", mostInstances);
         c.put("noopJobsPerS", rate);
         c.put("rateFrom", Double.isNaN(o.steady()) ? "overall (drain too short for a steady rate)" : "steady");
-        c.put("jobs", p.integer("calibration-jobs"));
+        c.put("jobs", opts.calibrationJobs());
         c.put("calibrationThreads", CALIBRATION_THREADS);
-        c.put("jobMs", p.integer("job-ms"));
+        c.put("jobMs", opts.jobMs());
         c.put("headroom", headroom);
         c.put("threads", threads);
-        c.put("theoreticalMaxPerInstance", threads * 1000.0 / p.integer("job-ms"));
+        c.put("theoreticalMaxPerInstance", opts.theoreticalMax(1, threads));
         // above headroom only when even 1 thread per instance asks for more (a long --job-ms fixes that)
-        c.put("largestMaxShareOfNoop", mostInstances * threads * 1000.0 / p.integer("job-ms") / rate);
+        c.put("largestMaxShareOfNoop", opts.theoreticalMax(mostInstances, threads) / rate);
         c.put("bottleneck", o.bottleneck());
         run.writeManifest();
         run.progress().say(String.format(Locale.ROOT, "calibration: %.0f no-op jobs/s -> %d threads per instance (theoretical maximum %.0f jobs/s "
-                + "per instance, %.0f at %d instances)", rate, threads, threads * 1000.0 / p.integer("job-ms"),
-                mostInstances * threads * 1000.0 / p.integer("job-ms"), mostInstances));
+                + "per instance, %.0f at %d instances)", rate, threads, opts.theoreticalMax(1, threads),
+                opts.theoreticalMax(mostInstances, threads), mostInstances));
         return threads;
     }
 
-    static void describe(Run run, Database db) {
-        Params p = run.typed();
+    static void describe(Run run, Database db, Options o) {
         ObjectNode n = run.notes();
         n.put("database", db.description);
         n.put("process", "start -> job -> receive task (wait state) -> end; history level none; a fresh schema per cell");
         n.put("jobs", "fixed: async service task sleeping --job-ms; timer: intermediate timer due in the past; noop: async service task ${true}");
-        n.put("executor", "queue per instance " + (p.text("queue-size").equals("auto") ? "auto: " + QUEUE_PER_THREAD + " per executor thread "
+        n.put("executor", "queue per instance " + (o.queueSize() == null ? "auto: " + QUEUE_PER_THREAD + " per executor thread "
                 + "(the original's 8192 for 128), so a full queue holds as many seconds of work as the original's" : "set by --queue-size")
                 + " (queue_size per cell; an engine acquires at most its free places); acquire and timer wait 100 ms, queue-full wait 100 ms (Flowable's defaults of 10 s and 5 s make a drain crawl); "
                 + "global acquire lock wait time at Flowable's default (1 min), its poll rate --lock-poll-ms (lock_poll_ms per lock-on cell)");
@@ -231,7 +218,7 @@ public class Workflow {
         n.put("throughput", "jobs_per_s = committed jobs / drain time, from the first engine starting its executor to the first poll that finds "
                 + "the backlog drained (drain_end_source = database; engines when the monitor never saw it, e.g. a drain that timed out); steady_jobs_per_s = the committed count's rate between the end of warm-up and 95% drained");
         n.put("theoreticalMax", "fixed jobs only: instances x threads x 1000 / job-ms jobs/s");
-        n.put("threads", run.param("threads").equals("auto")
+        n.put("threads", o.threads() == null
                 ? "auto: sized by the calibration drain (notes.calibration), the same count for every cell and job type"
                 : "set by --threads");
         n.put("checks", "valid when every job committed once (database count and post-commit events), no execution failed, instances reached the "

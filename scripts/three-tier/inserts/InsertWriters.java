@@ -1,8 +1,8 @@
 package perfkit.threetier;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.HdrHistogram.Histogram;
 import perfkit.harness.Fork;
+import perfkit.harness.JdbcUrl;
 import perfkit.harness.LatencyLog;
 import perfkit.harness.LatencyRecorder;
 import perfkit.harness.Warmup;
@@ -36,22 +36,55 @@ final class InsertWriters {
 
     private InsertWriters() {}
 
+    /** A PostgreSQL target: {@code sessionSync} is the synchronous_commit each session sets, "" for the server's. */
+    record Postgres(String url, String user, String password, String sessionSync) {
+        /** A connection for the run's own statements (DDL, counts), with its session's synchronous_commit. */
+        Connection connect() throws Exception {
+            DriverManager.setLoginTimeout(10);
+            Connection c = DriverManager.getConnection(JdbcUrl.withParam(url, "connectTimeout", "10"), user, password);
+            if (!sessionSync.isEmpty()) try (Statement s = c.createStatement()) { s.execute("SET synchronous_commit TO " + sessionSync); }
+            return c;
+        }
+
+        @Override
+        public String toString() { return "Postgres[" + url + ", " + user + ", " + sessionSync + "]"; }
+    }
+
+    /** A Cassandra target, reached through the driver on {@code classpath} (a class loader of its own). */
+    record Cassandra(String classpath, String contactPoints, String datacenter, String user, String password) {
+        @Override
+        public String toString() { return "Cassandra[" + contactPoints + ", " + datacenter + ", " + user + "]"; }
+    }
+
+    /** What one writer fork does: W writers insert into {@code table} on one of the two targets (the other is null). Passwords travel only here, over stdin. */
+    record Spec(String cell, int fork, String table, int writers, double warmup, double warmupMax, double measure,
+                Postgres postgres, Cassandra cassandra) {}
+
+    /**
+     * What it measured: the warm-up the rule chose, the inserts acknowledged (warm-up included) and failed, those
+     * measured in the window and their latency in ms (the mean NaN for none), the writer JVM's CPU in percent of one
+     * core over the window, and the Cassandra driver's version (null for PostgreSQL).
+     */
+    record Result(double warmupSeconds, boolean warmupSettled, String warmupReason, long acknowledged, long failed, String firstError,
+                  long measured, double windowSeconds, double meanMs, double p50Ms, double p95Ms, double p99Ms, double maxMs,
+                  double cpuWritersPct, String driver) {}
+
     static void run(Fork fork) throws Exception {
-        String store = fork.param("store"), cell = fork.param("cell"), table = fork.param("table");
-        int writers = (int) fork.integer("writers"), forkIndex = (int) fork.integer("fork");
-        double warmup = fork.seconds("warmup"), warmupMax = fork.seconds("warmup-max"), measure = fork.seconds("measure");
+        Spec spec = fork.spec(Spec.class);
         List<AutoCloseable> resources = new ArrayList<>();
         List<Consumer<Object[]>> inserters = new ArrayList<>();
+        String driver = null;
         try {
             // connections and prepared statements first: opening them is not part of any insert's latency
-            if (store.equals("postgres")) {
-                for (int i = 0; i < writers; i++) {
-                    Connection c = DriverManager.getConnection(fork.param("db-url"), fork.param("db-user"), fork.param("db-password"));
+            if (spec.postgres() != null) {
+                Postgres pg = spec.postgres();
+                for (int i = 0; i < spec.writers(); i++) {
+                    Connection c = DriverManager.getConnection(pg.url(), pg.user(), pg.password());
                     resources.add(c);
                     c.setAutoCommit(true); // one insert per commit
-                    if (!fork.param("session-sync").isEmpty())
-                        try (Statement s = c.createStatement()) { s.execute("SET synchronous_commit TO " + fork.param("session-sync")); }
-                    PreparedStatement ps = c.prepareStatement(INSERT.formatted(table));
+                    if (!pg.sessionSync().isEmpty())
+                        try (Statement s = c.createStatement()) { s.execute("SET synchronous_commit TO " + pg.sessionSync()); }
+                    PreparedStatement ps = c.prepareStatement(INSERT.formatted(spec.table()));
                     inserters.add(values -> {
                         try {
                             ps.setLong(1, (Long) values[0]);
@@ -66,13 +99,13 @@ final class InsertWriters {
                     });
                 }
             } else {
-                CqlBridge cql = CqlBridge.open(fork.param("cql-classpath"), fork.param("cql-contact-points"), fork.param("cql-datacenter"),
-                        fork.param("cql-user"), fork.param("cql-password"), 10);
+                Cassandra cs = spec.cassandra();
+                CqlBridge cql = CqlBridge.open(cs.classpath(), cs.contactPoints(), cs.datacenter(), cs.user(), cs.password(), 10);
                 resources.add(cql);
-                fork.result().put("driver", cql.driverVersion());
-                for (int i = 0; i < writers; i++) inserters.add(cql.inserter(INSERT.formatted(table)));
+                driver = cql.driverVersion();
+                for (int i = 0; i < spec.writers(); i++) inserters.add(cql.inserter(INSERT.formatted(spec.table())));
             }
-            measure(fork, cell, forkIndex, warmup, warmupMax, measure, inserters);
+            fork.result(measure(fork, spec, inserters, driver));
         } finally {
             for (AutoCloseable r : resources) {
                 try { r.close(); } catch (Exception ignored) { /* the database is going away */ }
@@ -86,10 +119,12 @@ final class InsertWriters {
      * 10%, no trend), or at {@code warmupMax}, marked as never settled. A database still filling its caches, or a JVM
      * (Cassandra's) still compiling, climbs through a fixed warm-up; the rule waits for the plateau.
      */
-    private static void measure(Fork fork, String cell, int forkIndex, double warmup, double warmupMax, double measure,
-                                List<Consumer<Object[]>> inserters) throws Exception {
+    private static Result measure(Fork fork, Spec spec, List<Consumer<Object[]>> inserters, String driver) throws Exception {
+        String cell = spec.cell();
+        int forkIndex = spec.fork();
+        double warmup = spec.warmup(), warmupMax = spec.warmupMax(), measure = spec.measure();
         int writers = inserters.size();
-        LatencyLog log = fork.latencyLog(cell, cell + "/insert", forkIndex, "one insert, sent to acknowledged (" + writers + " writers, closed loop)");
+        LatencyLog log = fork.latencyLog(cell, cell + "/insert", forkIndex, "one insert, sent to acknowledged (" + writers + " writers, closed loop)", false);
         LongAdder acknowledged = new LongAdder(), failed = new LongAdder();
         AtomicReference<String> firstError = new AtomicReference<>();
         // until the window is set, every insert is warm-up; the writers stop at its end
@@ -149,22 +184,13 @@ final class InsertWriters {
         for (Thread t : threads) t.join();
         fork.report(acknowledged.sum());
         log.close();
-        fork.result().put("warmupSeconds", Math.round(state.atSeconds() * 10) / 10.0).put("warmupSettled", state.settled()).put("warmupReason", state.reason());
 
         Histogram all = new Histogram(3_600_000_000_000L, 3);
         for (Histogram h : measured) all.add(h);
-        ObjectNode r = fork.result();
-        r.put("acknowledged", acknowledged.sum());
-        r.put("failed", failed.sum());
-        r.put("firstError", firstError.get() == null ? "" : firstError.get());
-        r.put("measured", all.getTotalCount());
-        r.put("windowSeconds", measure);
-        r.put("meanMs", all.getTotalCount() == 0 ? Double.NaN : all.getMean() / 1e6);
-        r.put("p50Ms", all.getValueAtPercentile(50) / 1e6);
-        r.put("p95Ms", all.getValueAtPercentile(95) / 1e6);
-        r.put("p99Ms", all.getValueAtPercentile(99) / 1e6);
-        r.put("maxMs", all.getMaxValue() / 1e6);
-        r.put("cpuWritersPct", 100.0 * (cpu1 - cpu0) / (wall1 - wall0));
+        return new Result(Math.round(state.atSeconds() * 10) / 10.0, state.settled(), state.reason(), acknowledged.sum(), failed.sum(),
+                firstError.get() == null ? "" : firstError.get(), all.getTotalCount(), measure,
+                all.getTotalCount() == 0 ? Double.NaN : all.getMean() / 1e6, all.getValueAtPercentile(50) / 1e6, all.getValueAtPercentile(95) / 1e6,
+                all.getValueAtPercentile(99) / 1e6, all.getMaxValue() / 1e6, 100.0 * (cpu1 - cpu0) / (wall1 - wall0), driver);
     }
 
     private static long processCpuNanos() {

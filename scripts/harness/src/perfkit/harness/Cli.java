@@ -27,6 +27,8 @@ public final class Cli {
 
     /** Longest window or timeout we accept: a week. Longer is a typo, and "Infinity" never ends. */
     static final double MAX_SECONDS = 7 * 24 * 3600;
+    /** The value of an {@link #integerOrAuto} option that leaves the number to the study. */
+    static final String AUTO = "auto";
     private static final Pattern INTEGER = Pattern.compile("[+-]?\\d+(_\\d+)*");
 
     private final String study;
@@ -58,6 +60,21 @@ public final class Cli {
     public Cli integer(String name, long defaultValue, Long quickValue, long min, long max, String help) {
         return add(name, String.valueOf(defaultValue), quickValue == null ? null : String.valueOf(quickValue), help, "integer",
                 v -> String.valueOf(parseInteger(v, min, max)));
+    }
+
+    /**
+     * {@code auto} (the study sizes it itself, e.g. by a calibration) or an integer in [min, max]; read it with
+     * {@link Params#integerOrAuto}, which gives null for auto.
+     */
+    public Cli integerOrAuto(String name, String defaultValue, long min, long max, String help) {
+        return add(name, defaultValue, null, help, "auto|integer", v -> {
+            if (v.trim().equals(AUTO)) return AUTO;
+            try {
+                return String.valueOf(parseInteger(v, min, max));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("auto or an integer from " + min + " to " + max);
+            }
+        });
     }
 
     /** Seconds >= 0 (a warm-up or a timeout may be zero). */

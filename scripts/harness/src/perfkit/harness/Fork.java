@@ -21,7 +21,6 @@ public final class Fork {
 
     private final Path dir;
     private final String series;
-    private final Params params;
     /** The stdin line as it came, for {@link #spec}. */
     private final ObjectNode line;
     private final ObjectNode result = Manifest.newObject();
@@ -34,7 +33,6 @@ public final class Fork {
         this.dir = dir;
         this.series = series;
         this.line = line;
-        this.params = new Params(ForkProtocol.params(line));
         result.put("series", series);
         result.putArray("files");
         result.set("jvm", HostInfo.jvm());
@@ -83,17 +81,9 @@ public final class Fork {
     public Path scratchDir() throws IOException { return Files.createDirectories(dir.resolve(RunLayout.SCRATCH_DIR)); }
 
     public String series() { return series; }
-    public Params params() { return params; }
 
     /** What the parent sent as a study's typed spec ({@link Run#fork(String, List, Record, double, Class)}): read once, no strings to parse. */
     public <T extends Record> T spec(Class<T> type) throws IOException { return ForkProtocol.spec(line, type); }
-    public String param(String name) { return params.values().get(name); }
-    public long integer(String name) { return params.integer(name); }
-    public double seconds(String name) { return params.seconds(name); }
-
-    /** What this repetition reports back; the study fills it in. */
-    public ObjectNode result() { return result; }
-
     /** What this repetition reports back, as the study's result record (the parent reads it with {@link Run#fork(String, List, Record, double, Class)}). */
     public void result(Record measured) {
         result.setAll((ObjectNode) Manifest.JSON.valueToTree(measured));
@@ -119,13 +109,9 @@ public final class Fork {
 
     /**
      * Opens the two interval logs (corrected and uncorrected) of one latency series of {@code cell} in this fork,
-     * {@code latency/<series>.fork<k>.<timing>.hlog}, and lists them in the result with their fields.
+     * {@code latency/<series>.fork<k>.<timing>.hlog}, and lists them in the result with their fields. {@code keepWarmup}:
+     * warm-up intervals are written too (a study's --keep-warmup), not only the window's.
      */
-    public LatencyLog latencyLog(String cell, String series, int fork, String description) throws IOException {
-        return latencyLog(cell, series, fork, description, params.has("keep-warmup") && params.flag("keep-warmup"));
-    }
-
-    /** The same, for a fork with a typed spec: {@code keepWarmup} is the run's --keep-warmup (warm-up intervals kept in the logs). */
     public LatencyLog latencyLog(String cell, String series, int fork, String description, boolean keepWarmup) throws IOException {
         String stem = "latency/" + series.replace('/', '.') + ".fork" + fork;
         LatencyLog log = new LatencyLog(dir, stem, description, keepWarmup);

@@ -6,13 +6,11 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.Locale;
-import java.util.Map;
 
 /**
- * How a run and its forks talk. The parent writes the fork's parameters (a map of option values, or the study's typed
- * spec record) as one JSON line on the fork's stdin
- * (never on its command line, where other users could read secrets) and keeps stdin open: its end tells the
- * fork the parent is gone. The fork answers with tagged stdout lines: progress ticks, phase changes, and one
+ * How a run and its forks talk. The parent writes the fork's spec (the study's typed record) as one JSON line on the
+ * fork's stdin (never on its command line, where other users could read secrets) and keeps stdin open: its end tells
+ * the fork the parent is gone. The fork answers with tagged stdout lines: progress ticks, phase changes, and one
  * final result; any other line is passed through to the console.
  */
 final class ForkProtocol {
@@ -50,26 +48,14 @@ final class ForkProtocol {
         return (ObjectNode) Manifest.JSON.readTree(line.substring(RESULT.length()));
     }
 
-    static String encodeParams(Map<String, String> params) throws JsonProcessingException {
-        return Manifest.JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(params);
-    }
-
     /** A study's typed fork spec (a record) as the one stdin line: its components by name, each of its own JSON type. */
     static String encodeSpec(Record spec) throws JsonProcessingException {
         return Manifest.JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(spec);
     }
 
-    /** The stdin line as it came: a parameter map (all strings) or a spec (typed components). */
+    /** The stdin line as it came: the study's spec, each component of its own JSON type. */
     static ObjectNode decodeLine(String line) throws JsonProcessingException {
         return (ObjectNode) Manifest.JSON.readTree(line);
-    }
-
-    /** The parameter-map view of a line: each scalar as its text (a spec's lists and objects as their JSON). */
-    static Map<String, String> params(ObjectNode line) {
-        Map<String, String> out = new java.util.LinkedHashMap<>();
-        line.properties().forEach(e -> out.put(e.getKey(), e.getValue().isNull() ? null
-                : e.getValue().isValueNode() ? e.getValue().asText() : e.getValue().toString()));
-        return out;
     }
 
     /**

@@ -24,6 +24,12 @@ public record Params(Map<String, String> values) {
     /** An integer parameter that the option parser bounded to the int range. */
     public int intValue(String name) { return Math.toIntExact(integer(name)); }
 
+    /** An {@link Cli#integerOrAuto} parameter: its integer, or null for auto. */
+    public Integer integerOrAuto(String name) {
+        String v = text(name);
+        return v.equals(Cli.AUTO) ? null : Math.toIntExact(Long.parseLong(v));
+    }
+
     public double seconds(String name) { return Double.parseDouble(text(name)); }
 
     public boolean flag(String name) { return Boolean.parseBoolean(text(name)); }

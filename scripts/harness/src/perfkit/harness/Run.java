@@ -206,26 +206,19 @@ public final class Run {
     }
 
     /**
-     * Runs one repetition in a fresh JVM (same java, same classpath, this study's main class) and returns the
-     * result it reported. The parameters go over the fork's stdin. Its CPU and counter ticks go into the time
-     * series as {@code series}.
-     */
-    public ObjectNode fork(String series, List<String> jvmArgs, Map<String, String> forkParams, double plannedSeconds) throws Exception {
-        return fork(series, jvmArgs, forkParams, plannedSeconds, phase -> {});
-    }
-
-    /** The same, telling {@code onPhase} each phase the fork enters (e.g. to sample other processes at its edges). */
-    public ObjectNode fork(String series, List<String> jvmArgs, Map<String, String> forkParams, double plannedSeconds,
-                           Consumer<String> onPhase) throws Exception {
-        return forkWithLine(series, jvmArgs, ForkProtocol.encodeParams(forkParams), plannedSeconds, onPhase);
-    }
-
-    /**
-     * A fork that receives the study's typed spec (a record; the fork reads it with {@link Fork#spec}) instead of option
-     * strings, and answers with the study's result record ({@link Fork#result(Record)}): both declared once, in Java.
+     * Runs one repetition in a fresh JVM (same java, same classpath, this study's main class) and returns what it
+     * measured. The study's typed spec (a record; the fork reads it with {@link Fork#spec}) goes over the fork's stdin,
+     * and the fork answers with the study's result record ({@link Fork#result(Record)}): both declared once, in Java.
+     * Its CPU and counter ticks go into the time series as {@code series}.
      */
     public <T extends Record> T fork(String series, List<String> jvmArgs, Record spec, double plannedSeconds, Class<T> resultType) throws Exception {
-        return ForkProtocol.result(forkWithLine(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, phase -> {}), resultType);
+        return fork(series, jvmArgs, spec, plannedSeconds, phase -> {}, resultType);
+    }
+
+    /** The same, telling {@code onPhase} each phase the fork enters. */
+    public <T extends Record> T fork(String series, List<String> jvmArgs, Record spec, double plannedSeconds, Consumer<String> onPhase,
+                                     Class<T> resultType) throws Exception {
+        return ForkProtocol.result(forkWithLine(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, onPhase), resultType);
     }
 
     private ObjectNode forkWithLine(String series, List<String> jvmArgs, String stdinLine, double plannedSeconds,
@@ -266,22 +259,39 @@ public final class Run {
         return result.get();
     }
 
-    /** Several forks at once (e.g. one JVM per instance); returns their results in order, or throws the first failure. */
-    public List<ObjectNode> forkAll(List<String> series, List<String> jvmArgs, List<Map<String, String>> forkParams,
-                                    double plannedSeconds, Consumer<String> onPhase) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(series.size(), r -> {
+    /** A typed fork's result, with the data files it wrote (its latency logs), for a parent that reads them back. */
+    public record Forked<T extends Record>(T result, List<RunFile> files) {}
+
+    /**
+     * Several typed forks at once, one spec each (e.g. one JVM per instance); returns their results in order, each with
+     * its files, or throws the first failure. Only the first fork's phases reach {@code onPhase}.
+     */
+    public <T extends Record> List<Forked<T>> forkAll(List<String> series, List<String> jvmArgs, List<? extends Record> specs, double plannedSeconds,
+                                                      Consumer<String> onPhase, Class<T> resultType) throws Exception {
+        return all(series.size(), k -> {
+            ObjectNode out = forkWithLine(series.get(k), jvmArgs, ForkProtocol.encodeSpec(specs.get(k)), plannedSeconds, k == 0 ? onPhase : ph -> {});
+            List<RunFile> files = new ArrayList<>();
+            for (JsonNode f : out.path("files")) files.add(RunFile.fromJson(f));
+            return new Forked<>(ForkProtocol.result(out, resultType), files);
+        });
+    }
+
+    private interface ForkCall<T> { T call(int index) throws Exception; }
+
+    private static <T> List<T> all(int n, ForkCall<T> fork) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(n, r -> {
             Thread t = new Thread(r, "perfkit-fork-waiter");
             t.setDaemon(true);
             return t;
         });
         try {
-            List<Future<ObjectNode>> futures = new ArrayList<>();
-            for (int i = 0; i < series.size(); i++) {
+            List<Future<T>> futures = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
                 int k = i;
-                futures.add(pool.submit(() -> fork(series.get(k), jvmArgs, forkParams.get(k), plannedSeconds, k == 0 ? onPhase : ph -> {})));
+                futures.add(pool.submit(() -> fork.call(k)));
             }
-            List<ObjectNode> results = new ArrayList<>();
-            for (Future<ObjectNode> f : futures) {
+            List<T> results = new ArrayList<>();
+            for (Future<T> f : futures) {
                 try {
                     results.add(f.get());
                 } catch (ExecutionException e) {

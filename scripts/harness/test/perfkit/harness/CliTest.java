@@ -39,6 +39,17 @@ class CliTest {
     }
 
     @Test
+    void anIntegerOrAutoIsReadAsNullForAutoAndRefusedOutsideItsBounds() {
+        Cli sized = new Cli("demo", "a test study").integerOrAuto("threads", "auto", 1, 4096, "threads");
+        assertNull(new Params(sized.parse(new String[0])).integerOrAuto("threads"));
+        assertEquals(8, new Params(sized.parse(new String[]{"--threads", " 8 "})).integerOrAuto("threads"));
+        assertEquals(1000, new Params(sized.parse(new String[]{"--threads=1_000"})).integerOrAuto("threads"));
+        for (String bad : List.of("0", "4097", "many", "1.5", ""))
+            assertEquals("demo: option --threads expects auto or an integer from 1 to 4096, got '" + bad + "'",
+                    assertThrows(UserError.class, () -> sized.parse(new String[]{"--threads", bad})).getMessage());
+    }
+
+    @Test
     void unknownOptionIsOneClearLine() {
         UserError e = assertThrows(UserError.class, () -> cli.parse(new String[]{"--forkz", "2"}));
         assertEquals("demo: unknown option --forkz (see --help)", e.getMessage());
