@@ -35,7 +35,7 @@ public class Messaging {
                     "how an idle Kafka consumer waits, each a cell kafka/<policy>: original = poll(ofNanos(period/8)), which Kafka rounds to 0 ms "
                             + "(spins); park = poll(ZERO) then parkNanos(period/8), Chronicle's back-off; blocking = poll(100 ms). "
                             + "Chronicle runs once, as chronicle/original (its park is the same)")
-            .text("rate-per-chain", "1000", "messages per second per chain instance (the original: 1000), or auto: the highest rate at which "
+            .integerOrAuto("rate-per-chain", "1000", 1, 1_000_000, "messages per second per chain instance (the original: 1000), or auto: the highest rate at which "
                     + "one Kafka chain under the blocking policy uses at most --calibration-share of the machine, found by a short calibration")
             .integer("calibration-share", 50, null, 1, 100, "with --rate-per-chain auto: percent of the machine's CPU that one Kafka chain may use")
             .integer("repetitions", 1, null, 1, 100, "capacity searches per cell, each with fresh JVMs and a fresh broker: capacity is bracketed over them")
@@ -43,7 +43,8 @@ public class Messaging {
                     "instance counts Chronicle Queue climbs before bisecting (the original's grid; counts above --max-instances are skipped)")
             .text("cpus", "", "pin process groups to CPUs with taskset, e.g. 'broker=0 chains=1': broker is the Kafka broker JVM, "
                     + "chains the JVM(s) of services and driver; empty: no pinning")
-            .millis("slo-ms", 100, null, "SLO on end-to-end p99.9 latency (corrected), milliseconds")
+            .sloMs(100, new Cli.Slo("p99.9", "end-to-end latency (driver send -> 5 services -> driver receive)",
+                    "each message's intended send time (corrected)", "step: all its chain instances merged"))
             .seconds("warmup", FULL_WARMUP_SECONDS, 2.0, 0, "minimum warm-up per step in seconds; warm-up then lasts until rate and CPU are stable")
             .seconds("warmup-max", 120, 8.0, 0.1, "longest warm-up per step; a step that reaches it is marked 'warm-up never settled'")
             .integer("warmup-stable", 5, 3L, 2, 600, "warm-up ends when this many consecutive per-second samples of delivered rate and CPU agree")
@@ -66,21 +67,9 @@ public class Messaging {
             .rule(p -> p.integer("replication-factor") > 1 && p.text("bootstrap-servers").isBlank()
                     ? "--replication-factor above 1 needs --bootstrap-servers (the embedded broker is a single node)" : null)
             .rule(Messaging::checkBootstrap)
-            .rule(p -> p.text("rate-per-chain").equals("auto") || parseRate(p.text("rate-per-chain")) > 0 ? null
-                    : "option --rate-per-chain expects auto or an integer from 1 to 1000000, got '" + p.text("rate-per-chain") + "'")
-            .rule(p -> p.text("rate-per-chain").equals("auto") && !p.list("systems").contains("kafka")
+            .rule(p -> p.integerOrAuto("rate-per-chain") == null && !p.list("systems").contains("kafka")
                     ? "--rate-per-chain auto calibrates on a Kafka chain: add kafka to --systems, or give a rate" : null)
             .rule(p -> Placement.check(p.text("cpus")));
-
-    /** An integer rate per chain from 1 to 1,000,000, or -1. */
-    static long parseRate(String text) {
-        try {
-            long r = Long.parseLong(text.trim().replace("_", ""));
-            return r >= 1 && r <= 1_000_000 ? r : -1;
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
 
     /** host:port,... with ports 1-65535, or empty. */
     static String checkBootstrap(Params p) {

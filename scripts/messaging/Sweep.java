@@ -138,7 +138,8 @@ final class Sweep {
                      "cell", "system", "policy", "repetition", "rate_per_chain", "capacity_instances", "capacity_msgs_per_s",
                      "first_missed_instances", "first_missed_msgs_per_s", "capacity_status", "slo_ms", "steps", "stop_reason")) {
             s.sweep = steps;
-            s.rate = p.text("rate-per-chain").equals("auto") ? RateCalibration.run(run, s) : parseRate(p);
+            Integer given = p.integerOrAuto("rate-per-chain");
+            s.rate = given == null ? RateCalibration.run(run, s) : given;
             run.notes().put("ratePerChain", s.rate);
             run.writeManifest();
             List<Search> searches = new ArrayList<>();
@@ -162,10 +163,6 @@ final class Sweep {
             run.progress().clear();
             summary.forEach(System.err::println);
         }
-    }
-
-    static long parseRate(Params p) {
-        return Messaging.parseRate(p.text("rate-per-chain"));
     }
 
     private double elapsed() {
@@ -199,8 +196,9 @@ final class Sweep {
         if (cold) n.put("coldWarmupReason", "minimum warm-up " + p.text("warmup") + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
                 + " s: the broker and clients may still be JIT-compiling, so latency and CPU read high (cold numbers)");
         n.put("placement", Placement.parse(p.text("cpus")).describe());
-        n.put("rate", p.text("rate-per-chain").equals("auto") ? "calibrated (notes.calibration, calibration.csv); the chosen rate is notes.ratePerChain"
-                : p.text("rate-per-chain") + " msg/s per chain" + (parseRate(p) == RateCalibration.PUBLISHED_RATE ? ", as published" : ""));
+        Integer given = p.integerOrAuto("rate-per-chain");
+        n.put("rate", given == null ? "calibrated (notes.calibration, calibration.csv); the chosen rate is notes.ratePerChain"
+                : given + " msg/s per chain" + (given == RateCalibration.PUBLISHED_RATE ? ", as published" : ""));
         n.put("capacityRule", "Kafka doubles the instances, Chronicle Queue climbs --chronicle-grid (the original's grid), until a step does not meet "
                 + "the SLO; then bisect until the first miss lies within " + Math.round(BRACKET_RESOLUTION * 100) + "% of the last count met. "
                 + "Capacity is a bracket: the largest count that met it and the smallest above that did not; each of --repetitions searches gives one. "

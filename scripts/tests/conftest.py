@@ -69,6 +69,29 @@ def validate_load_results(run_dir):
     return len(paths)
 
 
+NOTE_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list}
+
+
+def validate_notes(run_dir):
+    """The manifest notes a notebook or the kit reads hold to their declaration in data/schema/tables/<study>.json: each
+    present (not null) has its declared type, and so does each declared field of it. Returns how many were checked."""
+    m = manifest(run_dir)
+    declared = json.loads((ROOT / "data/schema/tables" / f"{m['study']}.json").read_text()).get("notes", {})
+    checked = 0
+    for key, spec in declared.items():
+        value = m["notes"].get(key)
+        if value is None:
+            continue
+        kind = NOTE_TYPES[spec["type"]]
+        assert isinstance(value, kind) and not (spec["type"] in ("integer", "number") and isinstance(value, bool)), \
+            f"notes.{key} is declared {spec['type']}, not {type(value).__name__}"
+        for field, fspec in spec.get("properties", {}).items():
+            if value.get(field) is not None:
+                assert isinstance(value[field], NOTE_TYPES[fspec["type"]]), f"notes.{key}.{field} is declared {fspec['type']}"
+        checked += 1
+    return checked
+
+
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate
+from conftest import port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate, validate_notes
 from shared_runs import QUICK as SHARED, shared_quick_run
 
 QUICK = SHARED["messaging"]
@@ -34,6 +34,7 @@ def latency_files(m, cell, series, timing="corrected"):
 def test_every_policy_is_a_cell_and_capacity_follows_the_verdicts(quick_sweep):
     m = manifest(quick_sweep)
     validate(m)
+    assert validate_notes(quick_sweep) >= 3, "the notes the notebook reads hold to their declaration"
     assert m["status"] == "complete" and m["mode"] == "sweep" and m["variants"] == CELLS
     assert set(m["notes"]["kafkaPoll"]) == {"original", "park", "blocking"}
     rows = read_csv(quick_sweep / "sweep.csv")

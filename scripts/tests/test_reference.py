@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import ROOT, decode_hlog, manifest, read_csv, validate, validate_load_results
+from conftest import ROOT, decode_hlog, manifest, read_csv, validate, validate_load_results, validate_notes
 
 REFERENCE = sorted(p.parent for p in (ROOT / "data/reference").glob("*/*/run.json"))
 
@@ -52,6 +52,50 @@ def test_reference_tables_have_exactly_the_declared_columns(run_dir):
         # a column added later ("since") is absent from runs started before it came in
         expected = [c for c, spec in declared[path]["columns"].items() if started >= spec.get("since", "")]
         assert header == expected, path
+
+
+DECLARATIONS = sorted((ROOT / "data/schema/tables").glob("*.json"))
+
+
+@pytest.mark.parametrize("declaration", DECLARATIONS, ids=lambda p: p.stem)
+def test_every_declared_column_says_its_unit_and_meaning(declaration):
+    """A reader of the CSV alone needs each column's unit ("" for words and flags) and what it measures, over which window."""
+    import json
+    tables = json.loads(declaration.read_text())["tables"]
+    missing = [f"{t}:{c}" for t, spec in tables.items() for c, col in spec["columns"].items()
+               if "unit" not in col or not col.get("description", "").strip()]
+    assert not missing, missing
+    numeric_without_unit = [f"{t}:{c}" for t, spec in tables.items() for c, col in spec["columns"].items()
+                            if col["type"] == "number" and col["unit"] == ""]
+    assert not numeric_without_unit, "a measured number has a unit (\"ratio\" when it has none)"
+
+
+def test_every_note_the_notebooks_and_the_kit_read_is_declared():
+    """Notes are free prose for people, except the ones a notebook or the kit reads by name: those are declared, so a
+    study that renames one fails here rather than in a post."""
+    import json
+    import re
+    kit = ROOT / "notebooks/kit/src/main/kotlin/perfkit/kit"
+    sources = {"messaging": [ROOT / "notebooks/messaging.ipynb"], "workflow": [ROOT / "notebooks/workflow.ipynb", kit / "Workflow.kt"],
+               "three-tier": [ROOT / "notebooks/three-tier.ipynb", kit / "ThreeTier.kt"],
+               "web-reactive": [ROOT / "notebooks/web-reactive.ipynb"], "queues": [ROOT / "notebooks/queues.ipynb"]}
+    # run.note("x"), notes.path("x"), ["notes"]["x"], ["notes"].path("x"), path("notes").path("x"), ["notes"]?.get("x"), in code or in a notebook's JSON
+    read = re.compile(r'(?:\bnote\(|\bnotes\.path\(|\[\\?"notes\\?"\]\??(?:\[|\.path\(|\.get\()|path\(\\?"notes\\?"\)\.path\()\\?"([A-Za-z-]+)\\?"')
+    undeclared = {}
+    for study, files in sources.items():
+        declared = json.loads((ROOT / "data/schema/tables" / f"{study}.json").read_text()).get("notes", {})
+        names = {n for f in files for n in read.findall(f.read_text())}
+        if study != "queues":
+            assert names, f"no note read found for {study}: the pattern no longer matches the notebooks"
+        missing = names - declared.keys()
+        if missing:
+            undeclared[study] = sorted(missing)
+    assert not undeclared, undeclared
+
+
+@pytest.mark.parametrize("run_dir", REFERENCE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_reference_notes_hold_to_their_declaration(run_dir):
+    validate_notes(run_dir)
 
 
 def test_every_reference_load_driver_result_holds_to_its_declaration():

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import port_open, assert_failed_run_with_one_line, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, validate
+from conftest import port_open, assert_failed_run_with_one_line, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, validate, validate_notes
 from shared_runs import cmdlines_of_tree, shared_quick_run
 
 VARIANTS = ["sync", "async", "mixed", "webflux"]
@@ -35,6 +35,7 @@ def test_manifest_validates_with_every_variant(quick_run):
     run_dir, _, _ = quick_run
     m = manifest(run_dir)
     validate(m)
+    assert validate_notes(run_dir) >= 1, "chain (and templates), as the notebook and the kit read them"
     assert m["status"] == "complete" and [v for v in m["variants"] if v.startswith("chain/")] == CELLS
     chain = m["notes"]["chain"]
     assert "1,200" in chain["published"] and "3,300" in chain["published"] and "2.75" in chain["published"]

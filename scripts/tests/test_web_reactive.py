@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import run_once, port_open, bench, decode_hlog, free_port, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate, validate_load_results
+from conftest import run_once, port_open, bench, decode_hlog, free_port, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate, validate_load_results, validate_notes
 
 USERS = [10, 50]
 RATES = [100, 200]
@@ -50,6 +50,7 @@ def test_quick_sweep_has_every_cell_and_exact_closed_counts(quick_run):
 
 
 def test_open_verdicts_and_capacity_follow_the_rule(quick_run):
+    assert validate_notes(quick_run) >= 2, "the notes the notebook reads hold to their declaration"
     rows = read_csv(quick_run / "open.csv")
     measure = float(manifest(quick_run)["params"]["measure"])
     for r in rows:

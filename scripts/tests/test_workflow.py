@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate
+from conftest import port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate, validate_notes
 from shared_runs import shared_quick_run
 
 QUICK = ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32"]
@@ -43,6 +43,7 @@ def each_job_type(tmp_path_factory):
 def test_each_job_type_commits_every_job_exactly_once(each_job_type):
     m = manifest(each_job_type)
     validate(m)
+    assert validate_notes(each_job_type) >= 3, "the notes the notebook and the kit read hold to their declaration"
     assert m["status"] == "complete" and m["mode"] == "drain" and m["variants"] == ["fixed", "timer", "noop"]
     assert "private PostgreSQL cluster" in m["notes"]["database"]
     assert re.fullmatch(r"PostgreSQL \d+\.\d+ .+", m["notes"]["postgresqlServer"]), "the server's own version, for the post"

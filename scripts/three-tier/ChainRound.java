@@ -71,9 +71,6 @@ final class ChainRound implements Rounds.Round {
     /** Rules over several options, checked before the run folder exists. */
     static String checkOptions(Params p) {
         if (!p.list("rounds").contains("chain")) return null;
-        String rate = p.text("chain-rate").trim();
-        if (!rate.equals("auto") && !rate.matches("[1-9]\\d{0,6}"))
-            return "option --chain-rate expects auto or a rate in req/s from 1 to 9999999, got '" + rate + "'";
         String url = p.text("jdbc-url").trim();
         if (url.isEmpty())
             return PrivatePostgres.binaries() == null
@@ -209,7 +206,8 @@ final class ChainRound implements Rounds.Round {
      * its saturation throughput when no capacity was searched); NaN when no variant answered.
      */
     double compareRate(Map<String, Double> capacityByVariant) {
-        if (!p.text("chain-rate").equals("auto")) return Double.parseDouble(p.text("chain-rate"));
+        Integer fixed = p.integerOrAuto("chain-rate");
+        if (fixed != null) return fixed;
         return capacityByVariant.values().stream().filter(v -> v != null && v > 0).mapToDouble(Double::doubleValue).min().orElse(Double.NaN) / 2;
     }
 

@@ -84,8 +84,8 @@ final class HttpRound implements AutoCloseable {
         double warmup = p.seconds("warmup"), measure = p.seconds("measure");
         HttpLoad.Plan plan = new HttpLoad.Plan("three-tier " + cell + " saturation fork " + fork, url);
         String phase = stem(cell, "sat", fork);
-        if (warmup > 0) plan.always("warmup", plan.path(), users, warmup, true);
-        plan.always(phase, plan.path(), users, measure, false);
+        if (warmup > 0) plan.always("warmup", plan.path(), users, warmup, HttpLoad.Plan.Counts.WARMUP);
+        plan.always(phase, plan.path(), users, measure, HttpLoad.Plan.Counts.MEASURED);
         run.progress().say(cell + " fork " + fork + ": closed model, " + users + " users for " + fmt(measure) + " s");
         JsonNode result = HttpLoad.run(run, phase, plan, checked(watch), Map.of(), 180 + 3 * (warmup + measure));
         JsonNode ph = HttpLoad.phase(result, phase);
@@ -132,7 +132,7 @@ final class HttpRound implements AutoCloseable {
         CapacitySearch.Result res;
         if (!p.text("open-rates").equals("search")) { // fixed fractions of the saturation throughput
             List<CapacitySearch.Step> steps = new ArrayList<>();
-            for (double f : fractions(p.text("open-rates"))) {
+            for (double f : p.numbers("open-rates")) {
                 int rate = (int) Math.max(1, Math.round(f * saturationRps));
                 steps.add(new CapacitySearch.Step(rate, trial.run(rate)));
             }
@@ -187,28 +187,6 @@ final class HttpRound implements AutoCloseable {
         for (String name : watch.keySet())
             if (!PROCESSES.contains(name)) throw new IllegalArgumentException("unknown process " + name + "; one of " + PROCESSES);
         return watch;
-    }
-
-    /** The fractions of --open-rates, ascending; null when the text is not a list of fractions in (0, 4]. */
-    static List<Double> fractions(String text) {
-        List<Double> out = new ArrayList<>();
-        try {
-            for (String f : text.split(",")) {
-                double v = Double.parseDouble(f.trim());
-                if (!(v > 0 && v <= 4)) return null;
-                out.add(v);
-            }
-        } catch (NumberFormatException e) {
-            return null;
-        }
-        out.sort(null);
-        return out;
-    }
-
-    static String checkOpenRates(Params p) {
-        String t = p.text("open-rates").trim();
-        return t.equals("search") || t.equals("none") || fractions(t) != null ? null
-                : "option --open-rates expects 'search', 'none' or fractions of the saturation throughput in (0, 4], comma-separated (e.g. 0.25,0.5), got '" + t + "'";
     }
 
     private static String fmt(double seconds) { return seconds == Math.rint(seconds) ? String.valueOf((long) seconds) : String.valueOf(seconds); }

@@ -54,9 +54,10 @@ public class ThreeTier {
             .seconds("warmup", 10, 1.0, "warm-up before each measured step, seconds (not in the histograms)")
             .seconds("measure", 15, 3.0, 0.1, "measurement window of each step, seconds")
             .integer("forks", 3, 1L, 1, 100, "repetitions: each starts fresh server JVMs (and fresh databases), so the spread across forks shows")
-            .millis("slo-ms", 100, null, "open model: SLO on p99 response time from the scheduled start, milliseconds")
-            .text("open-rates", "search", "none", "open model: 'search' finds the capacity at --slo-ms (doubling multiples of 1/8 of the cell's saturation "
-                    + "throughput, then bisecting); fractions of that throughput to measure instead, e.g. 0.25,0.5; or none (no capacity)")
+            .sloMs(100, new Cli.Slo("p99", "response time (open model)", "each request's scheduled start (corrected)", "request"))
+            .numbers("open-rates", "search", "none", 4, List.of("search", "none"), "'search', 'none' or fractions of the saturation throughput "
+                    + "in (0, 4], comma-separated (e.g. 0.25,0.5)", "open model: 'search' finds the capacity at --slo-ms (doubling multiples of 1/8 "
+                    + "of the cell's saturation throughput, then bisecting); fractions of that throughput to measure instead, e.g. 0.25,0.5; or none (no capacity)")
             .seconds("budget", 600, 60.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
             .jvmOptions("app-jvm-args", "-Xmx512m", "JVM options of each server JVM (space-separated)")
             .seconds("server-warmup-max", 180, 10.0, 1, "longest warm-up by rule of a fork's servers before anything is measured (JIT under 50 ms/s "
@@ -87,9 +88,8 @@ public class ThreeTier {
                     + "WebFlux, WebClient, R2DBC (the same framework as sync: style alone differs)")
             .millis("c-delay-ms", 25, null, "chain: C's delay before it writes its row, milliseconds (holding no thread where the stack allows)")
             .integer("chain-users", 256, 64L, 1, 10_000, "chain: concurrent users of the closed model that measures the throughput at saturation")
-            .text("chain-rate", "auto", "chain: the offered rate (req/s) at which every chain variant's latency is recorded, so they are compared at "
+            .integerOrAuto("chain-rate", "auto", 1, 9_999_999, "chain: the offered rate (req/s) at which every chain variant's latency is recorded, so they are compared at "
                     + "the same load; auto = half the slowest variant's capacity in the fork (its last rate met, else its saturation throughput)")
-            .rule(HttpRound::checkOpenRates)
             .rule(Inserts::checkOptions)
             .rule(ChainRound::checkOptions);
 

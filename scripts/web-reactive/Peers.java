@@ -98,7 +98,7 @@ final class Peers {
     private double driverAtSaturation(String cell, int fork, String url, int n, double seconds) throws Exception {
         String phase = "saturation." + cell.replace('/', '.') + ".n" + n + ".fork" + fork;
         HttpLoad.Plan plan = new HttpLoad.Plan("web-reactive " + cell + " driver beside wrk, fork " + fork, url);
-        plan.always("warmup", plan.path(), n, seconds, true).always(phase, plan.path(), n, seconds, false);
+        plan.always("warmup", plan.path(), n, seconds, HttpLoad.Plan.Counts.WARMUP).always(phase, plan.path(), n, seconds, HttpLoad.Plan.Counts.MEASURED);
         JsonNode ph = HttpLoad.phase(HttpLoad.run(run, phase, plan, java.util.Map.of(), java.util.Map.of(), 180 + 3 * seconds), phase);
         HttpLoad.addHlogs(run, ph, cell, cell + "/saturation", fork, cell + ", the driver at saturation beside wrk, " + n + " users looping, fork " + fork);
         double secs = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;

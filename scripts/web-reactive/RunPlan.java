@@ -218,7 +218,7 @@ final class RunPlan {
 
     /** The largest rate the open model may offer: the top fixed rate, or the search's limit. */
     private double highestRate() {
-        return searching() ? p.integer("max-rate") : fixedRates().stream().mapToDouble(Double::doubleValue).max().orElse(1);
+        return searching() ? p.integer("max-rate") : p.numbers("rates").get(p.numbers("rates").size() - 1);
     }
 
     /**
@@ -257,7 +257,7 @@ final class RunPlan {
                 + "requests than its schedule (in the window, or under 90% in some second), or ran late by more than 10% of the SLO at p99; capacity = "
                 + "the bracket between the last rate with p99 <= " + p.text("slo-ms") + " ms per external call (so " + slo(2) + " ms with 2 calls) and "
                 + "no errors and the first rate that did not, by doubling multiples of " + p.text("rate-step") + " req/s then bisecting"
-                + (p.text("rates").isBlank() ? "" : "; this run measured the fixed rates " + p.text("rates") + " instead of searching"));
+                + (searching() ? "" : "; this run measured the fixed rates " + p.text("rates") + " instead of searching"));
         n.put("driver", "Hyperfoil 0.25.2 (io.hyperfoil:hyperfoil-http) in its own JVM (scripts/loaddriver/LoadDriver.java), " + HttpLoad.threads()
                 + " event loops; connections per open step by Little's law from the latency the previous step showed (open.csv connections); YAML in load/");
         n.put("littlesLaw", "a pool of T threads whose requests each wait D = calls x delay holds at most T/D requests per second; in the closed "
@@ -298,13 +298,7 @@ final class RunPlan {
         return backend == null ? Map.of() : Map.of("backend", "http://127.0.0.1:" + backend.port() + "/__stats");
     }
 
-    private boolean searching() { return p.text("rates").isBlank(); }
-
-    private List<Double> fixedRates() {
-        List<Double> rates = new ArrayList<>();
-        for (String r : p.text("rates").split(",")) if (!r.isBlank()) rates.add(Double.parseDouble(r.trim().replace("_", "")));
-        return rates;
-    }
+    private boolean searching() { return p.numbers("rates").isEmpty(); }
 
     private String url(HttpService app) {
         return app == null ? target : "http://127.0.0.1:" + app.port() + "/users/42";
@@ -329,7 +323,7 @@ final class RunPlan {
         HttpLoad.Plan plan = new HttpLoad.Plan("web-reactive " + cell + " closed model fork " + fork, url(app));
         double planned = warmup;
         int maxUsers = users.stream().mapToInt(Integer::intValue).max().orElse(1);
-        if (warmup > 0) plan.always("warmup", path(app, calls), Math.min(WARMUP_USERS, maxUsers), warmup, true);
+        if (warmup > 0) plan.always("warmup", path(app, calls), Math.min(WARMUP_USERS, maxUsers), warmup, HttpLoad.Plan.Counts.WARMUP);
         for (int n : users) {
             plan.closed(stem(cell, "n" + n, fork), path(app, calls), n, repeats);
             planned += 2 + repeats * Math.max(1, calls) * delay * Math.max(1.0, n / 100.0);
@@ -398,7 +392,7 @@ final class RunPlan {
             res = RateCapacity.search(p.intValue("rate-step"), (int) Math.min(Integer.MAX_VALUE, p.integer("max-rate")), p.seconds("budget"), stepSeconds, trial);
         } else {
             List<CapacitySearch.Step> steps = new ArrayList<>();
-            for (double rate : fixedRates()) steps.add(new CapacitySearch.Step((int) Math.round(rate), trial.run((int) Math.round(rate))));
+            for (double rate : p.numbers("rates")) steps.add(new CapacitySearch.Step((int) Math.round(rate), trial.run((int) Math.round(rate))));
             res = CapacitySearch.Result.ofFixedSteps(steps, "fixed rates " + p.text("rates"));
         }
         capacity.write(RateCapacity.row(cell, fork, slo(calls), res).set("stack", stack).set("calls", calls));

@@ -56,9 +56,10 @@ public class WebReactive {
             .seconds("server-warmup-max", 180, 10.0, 1, "longest warm-up by rule per app before anything is measured (JIT under 50 ms/s over 10 s "
                     + "and steady throughput), seconds; an app that never settles is recorded as such")
             .seconds("measure", 15, 2.0, 0.1, "open model: measurement window per step, seconds")
-            .millis("slo-ms", 200, null, "open model: SLO on p99 response time per call to the external service, milliseconds "
-                    + "(a request making 2 calls must answer within 2 x this)")
-            .text("rates", "", "100,200", "open model: fixed arrival rates (req/s) to measure instead of the capacity search; empty = search")
+            .sloMs(200, new Cli.Slo("p99", "response time (open model)", "each request's scheduled start (corrected)",
+                    "call to the external service: a request making 2 calls must answer within 2 x this"))
+            .numbers("rates", "", "100,200", 10_000_000, List.of(""), "rates in (0, 10000000] req/s, comma-separated",
+                    "open model: fixed arrival rates (req/s) to measure instead of the capacity search, measured in ascending order; empty = search")
             .integer("rate-step", 100, null, 1, 1_000_000, "open model: the search tries multiples of this rate (req/s): 1x, 2x, 4x ... then bisects")
             .integer("max-rate", 20_000, null, 1, 10_000_000, "open model: highest arrival rate the search may try, req/s")
             .seconds("budget", 900, 300.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
@@ -70,7 +71,6 @@ public class WebReactive {
             .text("target-url", "", "load this URL (http://host:port/path?query) instead of starting the apps and the external service; "
                     + "the closed and open models run against it as the cell 'target'")
             .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")
-            .rule(p -> checkRates(p.text("rates")))
             .rule(p -> checkTarget(p.text("target-url")))
             .rule(p -> p.integer("max-rate") < p.integer("rate-step") ? "--max-rate must be at least --rate-step" : null);
 
@@ -98,20 +98,6 @@ public class WebReactive {
             t.printStackTrace();
             System.exit(1);
         }
-    }
-
-    static String checkRates(String rates) {
-        if (rates.isBlank()) return null;
-        for (String r : rates.split(",")) {
-            if (r.isBlank()) continue;
-            try {
-                double v = Double.parseDouble(r.trim().replace("_", ""));
-                if (!(v > 0 && v <= 10_000_000)) return "option --rates expects rates in (0, 10000000] req/s, got " + r.trim();
-            } catch (NumberFormatException e) {
-                return "option --rates expects comma-separated rates in req/s, got " + r.trim();
-            }
-        }
-        return null;
     }
 
     /** A well-formed URL that answers, checked before the run folder exists: a typo or a server that is down is the user's to fix. */

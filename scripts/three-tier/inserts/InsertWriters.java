@@ -187,10 +187,12 @@ final class InsertWriters {
 
         Histogram all = new Histogram(3_600_000_000_000L, 3);
         for (Histogram h : measured) all.add(h);
+        // no sample, no latency: NaN (an empty cell), never a 0 ms that reads as fast
+        java.util.function.DoubleUnaryOperator ms = ns -> all.getTotalCount() == 0 ? Double.NaN : ns / 1e6;
         return new Result(Math.round(state.atSeconds() * 10) / 10.0, state.settled(), state.reason(), acknowledged.sum(), failed.sum(),
-                firstError.get() == null ? "" : firstError.get(), all.getTotalCount(), measure,
-                all.getTotalCount() == 0 ? Double.NaN : all.getMean() / 1e6, all.getValueAtPercentile(50) / 1e6, all.getValueAtPercentile(95) / 1e6,
-                all.getValueAtPercentile(99) / 1e6, all.getMaxValue() / 1e6, 100.0 * (cpu1 - cpu0) / (wall1 - wall0), driver);
+                firstError.get() == null ? "" : firstError.get(), all.getTotalCount(), measure, ms.applyAsDouble(all.getMean()),
+                ms.applyAsDouble(all.getValueAtPercentile(50)), ms.applyAsDouble(all.getValueAtPercentile(95)), ms.applyAsDouble(all.getValueAtPercentile(99)),
+                ms.applyAsDouble(all.getMaxValue()), 100.0 * (cpu1 - cpu0) / (wall1 - wall0), driver);
     }
 
     private static long processCpuNanos() {

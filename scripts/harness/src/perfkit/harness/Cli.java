@@ -27,8 +27,6 @@ public final class Cli {
 
     /** Longest window or timeout we accept: a week. Longer is a typo, and "Infinity" never ends. */
     static final double MAX_SECONDS = 7 * 24 * 3600;
-    /** The value of an {@link #integerOrAuto} option that leaves the number to the study. */
-    static final String AUTO = "auto";
     private static final Pattern INTEGER = Pattern.compile("[+-]?\\d+(_\\d+)*");
 
     private final String study;
@@ -38,6 +36,15 @@ public final class Cli {
     /** Options whose default comes from an environment variable; checked like a value given on the command line. */
     private final Map<String, String> envDefaults = new LinkedHashMap<>();
     private final List<Function<Params, String>> rules = new ArrayList<>();
+    private Slo slo;
+
+    /**
+     * What a study's {@code --slo-ms} bounds, said once: which percentile of which latency, timed from when, per what.
+     * The option's help is made from it, and the run records it with the value as {@code notes.slo}.
+     */
+    public record Slo(String percentile, String latency, String timedFrom, String per) {
+        String words() { return percentile + " of " + latency + ", timed from " + timedFrom + ", per " + per; }
+    }
 
     public Cli(String study, String summary) {
         this.study = study;
@@ -68,7 +75,7 @@ public final class Cli {
      */
     public Cli integerOrAuto(String name, String defaultValue, long min, long max, String help) {
         return add(name, defaultValue, null, help, "auto|integer", v -> {
-            if (v.trim().equals(AUTO)) return AUTO;
+            if (v.trim().equals(Params.AUTO)) return Params.AUTO;
             try {
                 return String.valueOf(parseInteger(v, min, max));
             } catch (IllegalArgumentException e) {
@@ -76,6 +83,38 @@ public final class Cli {
             }
         });
     }
+
+    /**
+     * Numbers in (0, max], comma-separated (rates, fractions of a rate), stored ascending without duplicates, or one
+     * of {@code words} ("" among them: blank is a word too). {@code expects} completes "option --name expects ...".
+     * Read it with {@link Params#numbers} (empty for a word) and {@link Params#text} (the word).
+     */
+    public Cli numbers(String name, String defaultValue, String quickValue, double max, List<String> words, String expects, String help) {
+        List<String> named = words.stream().filter(w -> !w.isEmpty()).toList();
+        return add(name, defaultValue, quickValue, help, named.isEmpty() ? "list of numbers" : "list of numbers|" + String.join("|", named), v -> {
+            String t = v.trim();
+            if (words.contains(t)) return t;
+            java.util.TreeSet<Double> values = new java.util.TreeSet<>();
+            for (String item : Sys.list(t)) {
+                String s = item.replace("_", "");
+                if (!s.matches("\\d+\\.?\\d*|\\.\\d+")) throw new IllegalArgumentException(expects);
+                double d = Double.parseDouble(s);
+                if (!(d > 0 && d <= max)) throw new IllegalArgumentException(expects);
+                values.add(d);
+            }
+            if (values.isEmpty()) throw new IllegalArgumentException(expects);
+            return String.join(",", values.stream().map(Cli::fmt).toList());
+        });
+    }
+
+    /** The study's {@code --slo-ms}: at most this many milliseconds for the latency that {@code slo} defines. */
+    public Cli sloMs(long defaultMs, Slo slo) {
+        this.slo = slo;
+        return millis("slo-ms", defaultMs, null, "SLO in milliseconds on the " + slo.words());
+    }
+
+    /** What --slo-ms means in this study; null when it has none. */
+    public Slo slo() { return slo; }
 
     /** Seconds >= 0 (a warm-up or a timeout may be zero). */
     public Cli seconds(String name, double defaultValue, Double quickValue, String help) {

@@ -18,6 +18,9 @@ import java.util.stream.Stream;
  * start and {@code ./bench list} sweep the runs folder; each run's own {@link Watchdog} does the same at once.
  */
 public final class Janitor {
+    /** A private PostgreSQL cluster's temp folder ({@link PrivatePostgres}), and the file in it naming the run's JVM. */
+    static final String CLUSTER_PREFIX = "perfkit-pg-", CLUSTER_OWNER_FILE = "owner";
+
     private Janitor() {}
 
     /** Cleans every dead run under {@code runsRoot}/<study>/<run-id>; returns how many it marked interrupted. */
@@ -61,7 +64,7 @@ public final class Janitor {
         stop(clients);
         List<Path> tempDirs = new ArrayList<>();
         if (live != null) live.path("tempDirs").forEach(d -> tempDirs.add(Path.of(d.asText())));
-        tempDirs.forEach(PrivatePostgres::stopServerIn);
+        tempDirs.forEach(Janitor::stopServerIn);
         Sys.marked(RunLayout.MARK_ENV, RunLayout.mark(runDir)).forEach(h -> servers.add(Sys.Pid.of(h)));
         stop(servers);
         tempDirs.forEach(Sys::deleteRecursively);
@@ -110,6 +113,54 @@ public final class Janitor {
     static JsonNode readLive(Path liveFile) {
         try {
             return Files.exists(liveFile) ? Manifest.JSON.readTree(liveFile.toFile()) : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Private PostgreSQL clusters left in the temp folder by runs that died before any cleanup: stopped and removed. */
+    static void sweepClusters() {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        try (Stream<Path> dirs = Files.list(tmp)) {
+            for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith(CLUSTER_PREFIX)).toList()) {
+                String[] owner;
+                try {
+                    owner = Files.readString(dir.resolve(CLUSTER_OWNER_FILE)).trim().split(" ");
+                } catch (IOException e) {
+                    continue; // not ours, or being created right now
+                }
+                if (new Sys.Pid(Long.parseLong(owner[0]), Long.parseLong(owner[1])).live().isPresent()) continue;
+                stopServerIn(dir);
+                Sys.deleteRecursively(dir);
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // nothing to sweep
+        }
+    }
+
+    /**
+     * Stops the server of a cluster folder, if one still runs there: a fast shutdown (SIGINT), so it removes its own
+     * shared memory and lock files, SIGKILL after 10 s. Only then may the folder go: removing it under a live server
+     * leaves the server running, listening and holding its segments until it notices its lock file is gone.
+     */
+    static void stopServerIn(Path root) {
+        try {
+            List<String> pidFile = Files.readAllLines(root.resolve("data/postmaster.pid"));
+            long postmaster = Long.parseLong(pidFile.get(0).trim());
+            String dataDir = pidFile.get(1).trim();
+            // the pid is the server's only if that process works in this very folder (the postmaster changes into its
+            // data folder; pids are reused)
+            ProcessHandle.of(postmaster).filter(h -> Sys.running(h.pid()))
+                    .filter(h -> Path.of(dataDir).equals(workingDir(h.pid())))
+                    .ifPresent(h -> Sys.stopTree(h, "INT", 10));
+        } catch (IOException | RuntimeException ignored) {
+            // no server runs there
+        }
+    }
+
+    private static Path workingDir(long pid) {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd"));
         } catch (IOException | RuntimeException e) {
             return null;
         }

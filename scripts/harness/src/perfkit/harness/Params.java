@@ -9,6 +9,9 @@ import java.util.Map;
  * forks hold the same map, so both sides read a value the same way.
  */
 public record Params(Map<String, String> values) {
+    /** The value of a {@link Cli#integerOrAuto} option that leaves the number to the study. */
+    static final String AUTO = "auto";
+
     public Params {
         values = Collections.unmodifiableMap(values);
     }
@@ -27,7 +30,13 @@ public record Params(Map<String, String> values) {
     /** An {@link Cli#integerOrAuto} parameter: its integer, or null for auto. */
     public Integer integerOrAuto(String name) {
         String v = text(name);
-        return v.equals(Cli.AUTO) ? null : Math.toIntExact(Long.parseLong(v));
+        return v.equals(AUTO) ? null : Math.toIntExact(Long.parseLong(v));
+    }
+
+    /** A {@link Cli#numbers} parameter, ascending; empty when it holds one of its words. */
+    public List<Double> numbers(String name) {
+        String v = text(name);
+        return v.isEmpty() || !Character.isDigit(v.charAt(0)) && v.charAt(0) != '.' ? List.of() : list(name).stream().map(Double::parseDouble).toList();
     }
 
     public double seconds(String name) { return Double.parseDouble(text(name)); }

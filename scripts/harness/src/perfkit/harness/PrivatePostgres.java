@@ -24,7 +24,6 @@ import java.util.stream.Stream;
  * (it refuses root) through {@code setpriv}, which execs, so the server stays the watchdog's own child.
  */
 public final class PrivatePostgres implements AutoCloseable {
-    static final String PREFIX = "perfkit-pg-", OWNER_FILE = "owner";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Run run;
@@ -62,10 +61,10 @@ public final class PrivatePostgres implements AutoCloseable {
         if (asRoot && !Files.isExecutable(Path.of("/usr/bin/setpriv")))
             throw new IllegalStateException("running as root needs /usr/bin/setpriv (util-linux) to start PostgreSQL as user postgres");
         // a temp folder, not the run folder: user postgres must be able to reach it
-        Path root = Files.createTempDirectory(PREFIX, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path root = Files.createTempDirectory(Janitor.CLUSTER_PREFIX, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         run.supervisor().registerTempDir(root);
         Sys.Pid owner = Sys.Pid.of(ProcessHandle.current());
-        Files.writeString(root.resolve(OWNER_FILE), owner.pid() + " " + owner.startMillis() + "\n");
+        Files.writeString(root.resolve(Janitor.CLUSTER_OWNER_FILE), owner.pid() + " " + owner.startMillis() + "\n");
         byte[] secret = new byte[24];
         RANDOM.nextBytes(secret);
         PrivatePostgres pg = new PrivatePostgres(run, root, Sys.freePort(), Base64.getUrlEncoder().withoutPadding().encodeToString(secret));
@@ -150,54 +149,6 @@ public final class PrivatePostgres implements AutoCloseable {
         server = null;
         Sys.deleteRecursively(root);
         run.supervisor().forgetTempDir(root);
-    }
-
-    /** Clusters left in the temp folder by runs that died before any cleanup: stopped and removed. */
-    static void sweepOrphans() {
-        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
-        try (Stream<Path> dirs = Files.list(tmp)) {
-            for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith(PREFIX)).toList()) {
-                String[] owner;
-                try {
-                    owner = Files.readString(dir.resolve(OWNER_FILE)).trim().split(" ");
-                } catch (IOException e) {
-                    continue; // not ours, or being created right now
-                }
-                if (new Sys.Pid(Long.parseLong(owner[0]), Long.parseLong(owner[1])).live().isPresent()) continue;
-                stopServerIn(dir);
-                Sys.deleteRecursively(dir);
-            }
-        } catch (IOException | RuntimeException ignored) {
-            // nothing to sweep
-        }
-    }
-
-    /**
-     * Stops the server of a cluster folder, if one still runs there: a fast shutdown (SIGINT), so it removes its own
-     * shared memory and lock files, SIGKILL after 10 s. Only then may the folder go: removing it under a live server
-     * leaves the server running, listening and holding its segments until it notices its lock file is gone.
-     */
-    static void stopServerIn(Path root) {
-        try {
-            List<String> pidFile = Files.readAllLines(root.resolve("data/postmaster.pid"));
-            long postmaster = Long.parseLong(pidFile.get(0).trim());
-            String dataDir = pidFile.get(1).trim();
-            // the pid is the server's only if that process works in this very folder (the postmaster changes into its
-            // data folder; pids are reused)
-            ProcessHandle.of(postmaster).filter(h -> Sys.running(h.pid()))
-                    .filter(h -> Path.of(dataDir).equals(workingDir(h.pid())))
-                    .ifPresent(h -> Watchdog.stopProcess(h, "INT", 10));
-        } catch (IOException | RuntimeException ignored) {
-            // no server runs there
-        }
-    }
-
-    private static Path workingDir(long pid) {
-        try {
-            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd"));
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
     }
 
     private static List<String> asUser(boolean asRoot, String... cmd) {

@@ -66,7 +66,7 @@ public final class Run {
     public static Run start(String study, Map<String, String> params, Class<?> mainClass) throws IOException {
         Path runsRoot = kitRoot().resolve(params.get("out"));
         Janitor.sweep(runsRoot);
-        PrivatePostgres.sweepOrphans();
+        Janitor.sweepClusters();
         long free = Sys.freeBytes(runsRoot), needed = RunLayout.minFreeMb() << 20;
         if (free >= 0 && free < needed)
             throw new UserError(study + ": only " + (free >> 20) + " MB free under " + runsRoot + "; a run needs at least " + (needed >> 20)

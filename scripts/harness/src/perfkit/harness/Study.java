@@ -23,7 +23,7 @@ public final class Study {
         }
         if (args.length == 2 && args[0].equals(JANITOR_FLAG)) { // ./bench list: tidy up after dead runs, then list
             Janitor.sweep(Path.of(args[1]));
-            PrivatePostgres.sweepOrphans();
+            Janitor.sweepClusters();
             return;
         }
         Run run = null;
@@ -31,6 +31,7 @@ public final class Study {
             Map<String, String> params = cli.parse(args);
             if (params == null) return; // --help
             run = Run.start(cli.study(), params, mainClass);
+            if (cli.slo() != null) recordSlo(run, cli.slo());
             body.run(run);
             run.finish(RunLayout.COMPLETE, null);
             run.progress().clear();
@@ -56,5 +57,16 @@ public final class Study {
             }
             System.exit(1);
         }
+    }
+
+    /** The SLO's definition beside its value, so a reader of the manifest (or a post) knows what was bounded. */
+    private static void recordSlo(Run run, Cli.Slo slo) {
+        com.fasterxml.jackson.databind.node.ObjectNode n = run.notes().putObject("slo");
+        n.put("ms", Long.parseLong(run.param("slo-ms")));
+        n.put("percentile", slo.percentile());
+        n.put("latency", slo.latency());
+        n.put("timedFrom", slo.timedFrom());
+        n.put("per", slo.per());
+        run.writeManifest();
     }
 }

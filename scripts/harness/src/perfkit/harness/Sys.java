@@ -128,6 +128,23 @@ public final class Sys {
         }
     }
 
+    /** Signal, wait up to {@code grace} seconds, then SIGKILL whatever is left of it and its descendants; 0 when it stopped in time, else 137. */
+    static int stopTree(ProcessHandle p, String signal, double grace) {
+        List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
+        if (p.isAlive()) signal(p.pid(), signal);
+        boolean clean = true;
+        try {
+            p.onExit().get((long) (grace * 1000), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (Exception timedOut) {
+            clean = false;
+            p.destroyForcibly();
+            try { p.onExit().get(5, java.util.concurrent.TimeUnit.SECONDS); } catch (Exception ignored) { } // reaped, not left a zombie
+        }
+        tree.addAll(p.descendants().toList());
+        tree.stream().filter(h -> running(h.pid())).forEach(ProcessHandle::destroyForcibly);
+        return clean ? 0 : 137;
+    }
+
     /**
      * Whether a process is running, not merely present: a killed process whose parent has not reaped it yet is a
      * zombie, which {@link ProcessHandle#isAlive()} still reports as alive. A process that is exiting (its memory

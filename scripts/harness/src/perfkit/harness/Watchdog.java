@@ -72,7 +72,7 @@ public final class Watchdog {
         String stopSignal = signal;
         double stopGrace = grace;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (child.isAlive()) stopProcess(child.toHandle(), stopSignal, stopGrace);
+            if (child.isAlive()) Sys.stopTree(child.toHandle(), stopSignal, stopGrace);
             remove.forEach(Sys::deleteRecursively);
         }, "perfkit-watchdog-stop"));
         CountDownLatch stop = new CountDownLatch(1);
@@ -83,7 +83,7 @@ public final class Watchdog {
         });
         stop.await();
         if (!Sys.running(parent)) awaitClientsGone(5);
-        int code = stopProcess(child.toHandle(), signal, grace);
+        int code = Sys.stopTree(child.toHandle(), signal, grace);
         remove.forEach(Sys::deleteRecursively);
         System.exit(code);
     }
@@ -120,23 +120,6 @@ public final class Watchdog {
             out.addAll(command);
         }
         return out;
-    }
-
-    /** Signal, wait up to {@code grace} seconds, then SIGKILL whatever is left of it and its descendants. */
-    static int stopProcess(ProcessHandle p, String signal, double grace) {
-        List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
-        if (p.isAlive()) Sys.signal(p.pid(), signal);
-        boolean clean = true;
-        try {
-            p.onExit().get((long) (grace * 1000), TimeUnit.MILLISECONDS);
-        } catch (Exception timedOut) {
-            clean = false;
-            p.destroyForcibly();
-            try { p.onExit().get(5, TimeUnit.SECONDS); } catch (Exception ignored) { } // reaped, not left a zombie
-        }
-        tree.addAll(p.descendants().toList());
-        tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
-        return clean ? 0 : 137;
     }
 
     private static void reap(Path runDir, long parent) throws Exception {

@@ -50,6 +50,34 @@ class CliTest {
     }
 
     @Test
+    void numbersAreStoredAscendingOnceAndWordsAsThemselves() {
+        Cli rates = new Cli("demo", "a test study").numbers("open-rates", "search", null, 4, List.of("search", "none"),
+                "'search', 'none' or fractions in (0, 4]", "rates").numbers("rates", "", null, 10_000_000, List.of(""), "rates in (0, 10000000] req/s", "rates");
+        Params none = new Params(rates.parse(new String[0]));
+        assertEquals("search", none.text("open-rates"));
+        assertEquals(List.of(), none.numbers("open-rates"));
+        assertEquals(List.of(), none.numbers("rates"), "blank is the word for 'search' here");
+        Params given = new Params(rates.parse(new String[]{"--open-rates", "0.5, 0.25,0.5", "--rates", "2_000,100,1e3x".replace(",1e3x", ",150.5")}));
+        assertEquals(List.of(0.25, 0.5), given.numbers("open-rates"));
+        assertEquals("0.25,0.5", given.text("open-rates"));
+        assertEquals(List.of(100.0, 150.5, 2000.0), given.numbers("rates"));
+        for (String bad : List.of("0", "4.5", "-1", "x", "1e3", ",", "NaN", "search,0.5"))
+            assertEquals("demo: option --open-rates expects 'search', 'none' or fractions in (0, 4], got '" + bad + "'",
+                    assertThrows(UserError.class, () -> rates.parse(new String[]{"--open-rates", bad})).getMessage());
+    }
+
+    @Test
+    void theSloIsDefinedOnceAndItsHelpSaysWhatItBounds() {
+        Cli.Slo slo = new Cli.Slo("p99.9", "end-to-end latency", "the intended send time (corrected)", "step");
+        Cli withSlo = new Cli("demo", "a test study").sloMs(100, slo);
+        assertSame(slo, withSlo.slo());
+        assertEquals("250", withSlo.parse(new String[]{"--slo-ms", "250"}).get("slo-ms"));
+        assertTrue(withSlo.help().contains("SLO in milliseconds on the p99.9 of end-to-end latency, timed from the intended send time (corrected), per step"),
+                withSlo.help());
+        assertNull(cli.slo(), "a study without an SLO has none");
+    }
+
+    @Test
     void unknownOptionIsOneClearLine() {
         UserError e = assertThrows(UserError.class, () -> cli.parse(new String[]{"--forkz", "2"}));
         assertEquals("demo: unknown option --forkz (see --help)", e.getMessage());

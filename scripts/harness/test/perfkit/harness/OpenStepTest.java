@@ -82,8 +82,8 @@ class OpenStepTest {
 
     @Test
     void theBenchmarkRunsOnAFixedScheduleWithSizedThreadsAndConnections() {
-        String yaml = new HttpLoad.Plan("t", "http://127.0.0.1:8080/x?y=1").open("warmup", "/x?y=1", 500, 2, 64, true, false)
-                .open("m", "/x?y=1", 500, 5, 80, false, true).yaml();
+        String yaml = new HttpLoad.Plan("t", "http://127.0.0.1:8080/x?y=1").open("warmup", "/x?y=1", 500, 2, 64, HttpLoad.Plan.Counts.WARMUP, HttpLoad.Plan.Follows.AFTER_DRAIN)
+                .open("m", "/x?y=1", 500, 5, 80, HttpLoad.Plan.Counts.MEASURED, HttpLoad.Plan.Follows.WITHOUT_GAP).yaml();
         assertTrue(yaml.contains("variance: false") && !yaml.contains("variance: true"), yaml);
         assertTrue(yaml.contains("threads: " + HttpLoad.threads()), yaml);
         assertTrue(yaml.contains("sharedConnections: 80"), yaml);

@@ -229,30 +229,40 @@ public final class HttpLoad {
         /** The connections the driver opens: the largest concurrency of any phase. */
         public int connections() { return connections; }
 
+        /** Whether a phase is measured or warm-up (Hyperfoil's isWarmup: its samples are not the step's). */
+        public enum Counts { MEASURED, WARMUP }
+
+        /**
+         * When a phase starts: right as the one before ends its time, so the load has no gap (Hyperfoil's startAfter),
+         * or only once every session of the one before has finished (startAfterStrict).
+         */
+        public enum Follows { WITHOUT_GAP, AFTER_DRAIN }
+
         public Plan closed(String phase, String path, int users, int repeats) {
-            return add(phase, "atOnce", "users: " + users, null, false, false, path, repeats, users);
+            return add(phase, "atOnce", "users: " + users, null, Counts.MEASURED, Follows.AFTER_DRAIN, path, repeats, users);
         }
 
-        public Plan always(String phase, String path, int users, double seconds, boolean warmup) {
-            return add(phase, "always", "users: " + users, seconds, warmup, false, path, 1, users);
+        public Plan always(String phase, String path, int users, double seconds, Counts counts) {
+            return add(phase, "always", "users: " + users, seconds, counts, Follows.AFTER_DRAIN, path, 1, users);
         }
 
         /** A warm-up whose arrival rate rises from {@code from} to {@code to} req/s: a cold driver JVM is not swamped at once. */
         public Plan ramp(String phase, String path, double from, double to, double seconds, int concurrency) {
             return add(phase, "increasingRate", String.format(Locale.ROOT, "initialUsersPerSec: %.3f\n      targetUsersPerSec: %.3f\n      variance: false\n"
-                    + "      maxSessions: %d", from, to, concurrency), seconds, true, false, path, 1, concurrency);
+                    + "      maxSessions: %d", from, to, concurrency), seconds, Counts.WARMUP, Follows.AFTER_DRAIN, path, 1, concurrency);
         }
 
-        public Plan open(String phase, String path, double rate, double seconds, int concurrency, boolean warmup, boolean continuous) {
+        /** An open-model phase: arrivals at a fixed {@code rate} req/s on a schedule, at most {@code concurrency} in flight. */
+        public Plan open(String phase, String path, double rate, double seconds, int concurrency, Counts counts, Follows follows) {
             return add(phase, "constantRate", String.format(Locale.ROOT, "usersPerSec: %.3f\n      variance: false\n      maxSessions: %d", rate, concurrency),
-                    seconds, warmup, continuous, path, 1, concurrency);
+                    seconds, counts, follows, path, 1, concurrency);
         }
 
-        private Plan add(String phase, String model, String load, Double seconds, boolean warmup, boolean continuous, String path, int repeats, int concurrency) {
+        private Plan add(String phase, String model, String load, Double seconds, Counts counts, Follows follows, String path, int repeats, int concurrency) {
             phases.append("- ").append(phase).append(":\n    ").append(model).append(":\n      ").append(load).append('\n');
             if (seconds != null) phases.append("      duration: ").append(millis(seconds)).append('\n');
-            if (warmup) phases.append("      isWarmup: true\n");
-            if (previous != null) phases.append(continuous ? "      startAfter: " : "      startAfterStrict: ").append(previous).append('\n');
+            if (counts == Counts.WARMUP) phases.append("      isWarmup: true\n");
+            if (previous != null) phases.append(follows == Follows.WITHOUT_GAP ? "      startAfter: " : "      startAfterStrict: ").append(previous).append('\n');
             phases.append("      scenario:\n").append(scenario(path, repeats, "        "));
             previous = phase;
             connections = Math.max(connections, concurrency);

@@ -2,6 +2,9 @@ package perfkit.harness;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
+import perfkit.harness.HttpLoad.Plan.Counts;
+import perfkit.harness.HttpLoad.Plan.Follows;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -87,9 +90,10 @@ public final class OpenStep {
         // holds for the second half, so no backlog from a swamped start reaches the window
         if (spec.warmupSeconds() > 0) {
             plan.ramp("warmup-ramp", spec.path(), spec.rate() / 10, spec.rate(), spec.warmupSeconds() / 2, connections);
-            plan.open("warmup", spec.path(), spec.rate(), spec.warmupSeconds() / 2, connections, true, true);
+            plan.open("warmup", spec.path(), spec.rate(), spec.warmupSeconds() / 2, connections, Counts.WARMUP, Follows.WITHOUT_GAP);
         }
-        plan.open(phaseName, spec.path(), spec.rate(), spec.measureSeconds(), connections, false, spec.warmupSeconds() > 0);
+        plan.open(phaseName, spec.path(), spec.rate(), spec.measureSeconds(), connections, Counts.MEASURED,
+                spec.warmupSeconds() > 0 ? Follows.WITHOUT_GAP : Follows.AFTER_DRAIN);
         run.progress().say(String.format(Locale.ROOT, "%s fork %d: open model at %s req/s (%d connections)", spec.cell(), spec.fork(),
                 rateLabel(spec.rate()), connections));
         JsonNode result;
