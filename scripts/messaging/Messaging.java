@@ -12,6 +12,8 @@ package perfkit.messaging;
 import perfkit.harness.Cli;
 import perfkit.harness.Params;
 import perfkit.harness.Study;
+import perfkit.harness.Sys;
+import perfkit.harness.Warmup;
 
 import java.util.List;
 
@@ -80,6 +82,25 @@ public class Messaging {
                 return "option --bootstrap-servers expects host:port[,host:port...], got '" + server + "'";
         }
         return null;
+    }
+
+    /** A run's options, read once from the checked command line: nothing below reads an option by name. */
+    record Options(List<String> systems, List<String> kafkaPolls, Integer ratePerChain, int calibrationSharePct, int repetitions,
+                   List<Integer> chronicleGrid, Placement placement, long sloMs, Warmup.Rule warmup, double measure, int maxInstances,
+                   double budget, boolean jvmPerInstance, boolean busySpin, String bootstrapServers, short replicationFactor, String acks,
+                   double drainTimeout, List<String> forkJvmArgs, List<String> brokerJvmArgs) {
+        static Options of(Params p) {
+            return new Options(p.list("systems"), p.list("kafka-poll"), p.integerOrAuto("rate-per-chain"), p.intValue("calibration-share"),
+                    p.intValue("repetitions"), p.ints("chronicle-grid"), Placement.parse(p.text("cpus")), p.integer("slo-ms"),
+                    new Warmup.Rule(p.seconds("warmup"), p.seconds("warmup-max"), p.intValue("warmup-stable"), p.integer("warmup-tolerance") / 100.0,
+                            WARMUP_CPU_FLOOR_PCT),
+                    p.seconds("measure"), p.intValue("max-instances"), p.seconds("budget"), p.text("isolation").equals("jvm"),
+                    p.text("backoff").equals("busy-spin"), p.text("bootstrap-servers"), (short) p.intValue("replication-factor"), p.text("acks"),
+                    p.seconds("drain-timeout"), Sys.jvmArgs(p.text("fork-jvm-args")), Sys.jvmArgs(p.text("broker-jvm-args")));
+        }
+
+        /** Kafka runs on a broker of the run's own (a fresh one per capacity search), not on the user's cluster. */
+        boolean embeddedBroker() { return bootstrapServers.isBlank(); }
     }
 
     public static void main(String[] args) throws Exception {

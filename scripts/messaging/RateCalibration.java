@@ -2,7 +2,6 @@ package perfkit.messaging;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.Table;
 
@@ -27,10 +26,10 @@ final class RateCalibration {
     private RateCalibration() {}
 
     static long run(Run run, Sweep s) throws Exception {
-        Params p = s.params();
+        Messaging.Options o = s.options();
         int cores = Runtime.getRuntime().availableProcessors();
-        double targetPct = p.integer("calibration-share") * cores; // % of one core
-        double window = Math.min(p.seconds("measure"), MAX_WINDOW_SECONDS);
+        double targetPct = o.calibrationSharePct() * cores; // % of one core
+        double window = Math.min(o.measure(), MAX_WINDOW_SECONDS);
         Sweep.Cell cell = new Sweep.Cell("kafka", "blocking");
         List<Table.Row> rows = new ArrayList<>();
         List<Long> tried = new ArrayList<>();
@@ -63,7 +62,7 @@ final class RateCalibration {
         }
         ObjectNode n = run.notes().putObject("calibration");
         n.put("rule", "from the published 1000 msg/s down: the first rate at which one kafka/blocking chain (services, driver and broker) uses at most "
-                + p.integer("calibration-share") + "% of the machine (" + Math.round(targetPct) + "% of one core) in a valid step");
+                + o.calibrationSharePct() + "% of the machine (" + Math.round(targetPct) + "% of one core) in a valid step");
         n.put("ratePerChain", chosen);
         n.put("fitted", fitted);
         ArrayNode t = n.putArray("tried");

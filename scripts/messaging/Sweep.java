@@ -6,7 +6,6 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
 import perfkit.harness.CapacitySearch;
 import perfkit.harness.CpuSampler;
-import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.RunFile;
 import perfkit.harness.StepVerdict;
@@ -72,7 +71,7 @@ final class Sweep {
     }
 
     private final Run run;
-    private final Params p;
+    private final Messaging.Options o;
     private long rate;
     private final int maxInstances;
     private final double slo, warmup, measure;
@@ -91,40 +90,40 @@ final class Sweep {
 
     private Sweep(Run run) throws Exception {
         this.run = run;
-        p = run.typed();
-        maxInstances = p.intValue("max-instances");
-        slo = p.integer("slo-ms");
-        warmup = p.seconds("warmup");
-        measure = p.seconds("measure");
+        o = Messaging.Options.of(run.typed());
+        maxInstances = o.maxInstances();
+        slo = o.sloMs();
+        warmup = o.warmup().minSeconds();
+        measure = o.measure();
         forkJvmArgs.addAll(Sys.jvmArgs(CHRONICLE_JVM_FLAGS));
         forkJvmArgs.add("-Djna.tmpdir=" + run.scratchDir().resolve("jna"));
-        forkJvmArgs.addAll(Sys.jvmArgs(p.text("fork-jvm-args")));
+        forkJvmArgs.addAll(o.forkJvmArgs());
         topicPrefix = "perfkit-" + run.dir().getFileName();
         unsettled = run.notes().putArray("warmupNeverSettled");
-        placement = Placement.parse(p.text("cpus"));
+        placement = o.placement();
         placementSeen = placement.pinned() ? run.notes().putObject("placementSeen") : null;
         if (placement.cpus("broker") != null) run.pinCpus("kafka-broker", placement.cpus("broker"));
         // every step's JVM is named after its cell (kafka/..., chronicle/...), the broker is not
-        if (placement.cpus("chains") != null) for (String system : p.list("systems")) run.pinCpus(system + "/", placement.cpus("chains"));
+        if (placement.cpus("chains") != null) for (String system : o.systems()) run.pinCpus(system + "/", placement.cpus("chains"));
     }
 
-    static List<Cell> cells(Params p) {
+    static List<Cell> cells(Messaging.Options o) {
         List<Cell> cells = new ArrayList<>();
-        for (String system : p.list("systems")) {
-            if (system.equals("kafka")) p.list("kafka-poll").forEach(policy -> cells.add(new Cell("kafka", policy)));
+        for (String system : o.systems()) {
+            if (system.equals("kafka")) o.kafkaPolls().forEach(policy -> cells.add(new Cell("kafka", policy)));
             else cells.add(new Cell(system, "original")); // Chronicle's readers park: its original and park are the same policy
         }
         return cells;
     }
 
     static void run(Run run) throws Exception {
-        Params p = run.typed();
-        List<Cell> cells = cells(p);
-        int repetitions = p.intValue("repetitions");
+        Messaging.Options o = Messaging.Options.of(run.typed());
+        List<Cell> cells = cells(o);
+        int repetitions = o.repetitions();
         run.mode("sweep");
         run.variants(cells.stream().map(Cell::name).toList());
-        run.measurement(p.seconds("warmup"), p.seconds("measure"), repetitions, "jvm-fork");
-        describe(run, p);
+        run.measurement(o.warmup().minSeconds(), o.measure(), repetitions, "jvm-fork");
+        describe(run, o);
         Sweep s = new Sweep(run);
         try (Table steps = new Table(run, "sweep.csv", "one row per sweep step (cell = <system>/<policy>/n<instances>, then /r<repetition> "
                 + "from the second repetition on): latency (ms), delivery of the messages intended in the window, warm-up, CPU per process, verdict",
@@ -138,8 +137,7 @@ final class Sweep {
                      "cell", "system", "policy", "repetition", "rate_per_chain", "capacity_instances", "capacity_msgs_per_s",
                      "first_missed_instances", "first_missed_msgs_per_s", "capacity_status", "slo_ms", "steps", "stop_reason")) {
             s.sweep = steps;
-            Integer given = p.integerOrAuto("rate-per-chain");
-            s.rate = given == null ? RateCalibration.run(run, s) : given;
+            s.rate = o.ratePerChain() == null ? RateCalibration.run(run, s) : o.ratePerChain();
             run.notes().put("ratePerChain", s.rate);
             run.writeManifest();
             List<Search> searches = new ArrayList<>();
@@ -149,7 +147,7 @@ final class Sweep {
             for (int i = 0; i < searches.size(); i++) {
                 Search search = searches.get(i);
                 // each remaining search gets an equal share of the remaining budget, so the last cell is measured too
-                double share = (p.seconds("budget") - s.elapsed()) / (searches.size() - i);
+                double share = (o.budget() - s.elapsed()) / (searches.size() - i);
                 CapacitySearch.Result r = s.sweepCell(search, share);
                 Integer missed = r.firstNotMet();
                 capacity.write(Table.row().set("cell", search.cell().name()).set("system", search.cell().system()).set("policy", search.cell().policy())
@@ -169,7 +167,7 @@ final class Sweep {
         return (System.nanoTime() - startNanos) / 1e9;
     }
 
-    static void describe(Run run, Params p) {
+    static void describe(Run run, Messaging.Options o) {
         ObjectNode n = run.notes();
         n.put("chain", "driver -> 5 services -> driver over 6 topics (Kafka) or 6 queues (Chronicle Queue); each service increments the message's counter");
         n.put("message", "28 bytes: intended send time (ns), actual send time (ns), sequence number, hop counter");
@@ -180,23 +178,23 @@ final class Sweep {
         ObjectNode policies = n.putObject("kafkaPoll");
         for (KafkaTransport.Poll poll : KafkaTransport.Poll.values()) policies.put(poll.name, poll.description);
         n.put("chroniclePoll", "Chronicle Queue runs once, as chronicle/original: its idle reader parks for the idle wait, so its original and park policies are the same");
-        n.put("backoff", p.text("backoff").equals("busy-spin") ? "idle services busy-spin (Kafka's blocking policy still waits in poll)"
+        n.put("backoff", o.busySpin() ? "idle services busy-spin (Kafka's blocking policy still waits in poll)"
                 : "the idle wait is 1/8 of the message interval (the original's)");
-        n.put("isolation", p.text("isolation").equals("jvm") ? "one JVM per instance (closer to the original); each warms up on its own"
+        n.put("isolation", o.jvmPerInstance() ? "one JVM per instance (closer to the original); each warms up on its own"
                 : "all instances of a step share one JVM, a thread group each");
-        n.put("kafka", p.text("bootstrap-servers").isBlank()
-                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per capacity search, logs in the run's scratch folder, removed afterwards; acks=" + p.text("acks") + ", replication 1"
-                : "external cluster " + p.text("bootstrap-servers") + ", acks=" + p.text("acks") + ", replication factor " + p.text("replication-factor"));
+        n.put("kafka", o.embeddedBroker()
+                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per capacity search, logs in the run's scratch folder, removed afterwards; acks=" + o.acks() + ", replication 1"
+                : "external cluster " + o.bootstrapServers() + ", acks=" + o.acks() + ", replication factor " + o.replicationFactor());
         n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's scratch folder and removed afterwards; analytics disabled");
         n.put("warmupRule", String.format(Locale.ROOT, "at least %s s, then until the last %d per-second samples of delivered rate and of CPU "
                         + "(this JVM plus the broker) lie within %d%% of their mean with no trend; at %s s it is marked 'warm-up never settled'",
-                p.text("warmup"), p.intValue("warmup-stable"), p.intValue("warmup-tolerance"), p.text("warmup-max")));
-        boolean cold = p.seconds("warmup") < Messaging.FULL_WARMUP_SECONDS;
+                fmt(o.warmup().minSeconds()), o.warmup().stableSamples(), Math.round(o.warmup().tolerance() * 100), fmt(o.warmup().maxSeconds())));
+        boolean cold = o.warmup().minSeconds() < Messaging.FULL_WARMUP_SECONDS;
         n.put("coldWarmup", cold);
-        if (cold) n.put("coldWarmupReason", "minimum warm-up " + p.text("warmup") + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
+        if (cold) n.put("coldWarmupReason", "minimum warm-up " + fmt(o.warmup().minSeconds()) + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
                 + " s: the broker and clients may still be JIT-compiling, so latency and CPU read high (cold numbers)");
-        n.put("placement", Placement.parse(p.text("cpus")).describe());
-        Integer given = p.integerOrAuto("rate-per-chain");
+        n.put("placement", o.placement().describe());
+        Integer given = o.ratePerChain();
         n.put("rate", given == null ? "calibrated (notes.calibration, calibration.csv); the chosen rate is notes.ratePerChain"
                 : given + " msg/s per chain" + (given == RateCalibration.PUBLISHED_RATE ? ", as published" : ""));
         n.put("capacityRule", "Kafka doubles the instances, Chronicle Queue climbs --chronicle-grid (the original's grid), until a step does not meet "
@@ -218,7 +216,7 @@ final class Sweep {
             // the original asked how many chains fit on its hardware, services and driver sharing it: a saturated machine
             // ends nothing, and the step that misses above it closes the bracket of this host's capacity
             CapacitySearch.Plan plan = (cell.system().equals("chronicle")
-                    ? CapacitySearch.Plan.grid(p.list("chronicle-grid").stream().map(Integer::valueOf).toList(), maxInstances, BRACKET_RESOLUTION)
+                    ? CapacitySearch.Plan.grid(o.chronicleGrid(), maxInstances, BRACKET_RESOLUTION)
                     : new CapacitySearch.Plan(CapacitySearch.Plan.doubling(maxInstances).ladder(), BRACKET_RESOLUTION)).throughSaturation();
             return CapacitySearch.search(plan, budget, () -> (System.nanoTime() - cellStart) / 1e9,
                     () -> Math.max(planned, lastStepSeconds), n -> step(search, n, broker.bootstrap()), n -> n + " instance(s)");
@@ -244,8 +242,8 @@ final class Sweep {
 
     Broker broker(Cell cell) throws Exception {
         if (!cell.system().equals("kafka")) return new Broker(null, null);
-        String bootstrap = p.text("bootstrap-servers");
-        if (bootstrap.isBlank()) {
+        String bootstrap = o.bootstrapServers();
+        if (o.embeddedBroker()) {
             Process proc = startBroker(cell);
             return new Broker(proc, "127.0.0.1:" + brokerPort);
         }
@@ -270,7 +268,7 @@ final class Sweep {
         brokerPort = Sys.freePort();
         int controllerPort = Sys.freePort();
         CountDownLatch ready = new CountDownLatch(1);
-        List<String> jvm = new ArrayList<>(Sys.jvmArgs(p.text("broker-jvm-args")));
+        List<String> jvm = new ArrayList<>(o.brokerJvmArgs());
         jvm.add("-Djava.io.tmpdir=" + tmp);
         run.progress().phase("starting a Kafka broker for " + cell.name(), 5);
         Process proc = run.startService("kafka-broker", jvm,
@@ -322,7 +320,7 @@ final class Sweep {
             run.writeManifest();
         }
         sweep.write(Table.row().set("cell", name).set("variant", cell.name()).set("system", cell.system()).set("policy", cell.policy())
-                .set("repetition", search.repetition()).set("instances", n).set("isolation", p.text("isolation")).set("rate_per_chain", rate)
+                .set("repetition", search.repetition()).set("instances", n).set("isolation", o.jvmPerInstance() ? "jvm" : "threads").set("rate_per_chain", rate)
                 .set("target_rate", m.target()).set("achieved_rate", m.achieved())
                 .set("delivered_rate", m.delivered()).set("window_expected", r.windowExpected()).set("window_sent", r.windowSent())
                 .set("window_delivered", r.windowDelivered()).set("lost", r.lost()).set("duplicates", r.duplicates())
@@ -351,22 +349,19 @@ final class Sweep {
      */
     Measured measureStep(Cell cell, String name, int n, String bootstrap, long chainRate, double windowSeconds, String topicSuffix) throws Exception {
         String bootstrapOrNone = bootstrap == null ? "" : bootstrap;
-        StepFork.Kafka kafka = cell.system().equals("kafka") ? new StepFork.Kafka(bootstrapOrNone, topicPrefix + topicSuffix, p.text("acks"),
-                (short) p.intValue("replication-factor")) : null;
-        Warmup.Rule warmupRule = new Warmup.Rule(p.seconds("warmup"), p.seconds("warmup-max"), p.intValue("warmup-stable"),
-                p.integer("warmup-tolerance") / 100.0, Messaging.WARMUP_CPU_FLOOR_PCT);
-        boolean busySpin = p.text("backoff").equals("busy-spin");
+        StepFork.Kafka kafka = cell.system().equals("kafka") ? new StepFork.Kafka(bootstrapOrNone, topicPrefix + topicSuffix, o.acks(),
+                o.replicationFactor()) : null;
         // one JVM for the step, or (--isolation jvm) one per instance
-        boolean jvmEach = p.text("isolation").equals("jvm");
+        boolean jvmEach = o.jvmPerInstance();
         List<String> series = new ArrayList<>();
         List<StepFork.Spec> specs = new ArrayList<>();
         for (int i = 0; i < (jvmEach ? n : 1); i++) {
-            specs.add(new StepFork.Spec(cell.system(), cell.policy(), name, n, i, jvmEach ? 1 : n, i + 1, chainRate, warmupRule, windowSeconds,
-                    p.seconds("drain-timeout"), busySpin, kafka, brokerPid));
+            specs.add(new StepFork.Spec(cell.system(), cell.policy(), name, n, i, jvmEach ? 1 : n, i + 1, chainRate, o.warmup(), windowSeconds,
+                    o.drainTimeout(), o.busySpin(), kafka, brokerPid));
             series.add(jvmEach ? name + "/jvm" + (i + 1) : name);
         }
         CpuWindow window = new CpuWindow();
-        double planned = p.seconds("warmup-max") + windowSeconds + p.seconds("drain-timeout");
+        double planned = o.warmup().maxSeconds() + windowSeconds + o.drainTimeout();
         List<Run.Forked<StepFork.Result>> forks = run.forkAll(series, forkJvmArgs, specs, planned, window::onPhase, StepFork.Result.class);
         List<StepFork.Result> results = forks.stream().map(Run.Forked::result).toList();
         StepResult r = StepResult.of(results);
@@ -386,7 +381,7 @@ final class Sweep {
 
     long brokerPid() { return brokerPid; }
 
-    Params params() { return p; }
+    Messaging.Options options() { return o; }
 
     /** Merges the intervals of one latency series from every fork of a step, found by the manifest fields, not by file name. */
     private Histogram merge(List<Run.Forked<StepFork.Result>> forks, String series, String timing) throws Exception {
@@ -405,4 +400,7 @@ final class Sweep {
         if (h.getTotalCount() == 0) return Double.NaN;
         return (percentile >= 100 ? h.getMaxValue() : h.getValueAtPercentile(percentile)) / 1e6;
     }
+
+    /** Seconds as given: 20, not 20.0. */
+    private static String fmt(double seconds) { return seconds == Math.rint(seconds) ? String.valueOf((long) seconds) : String.valueOf(seconds); }
 }

@@ -59,13 +59,13 @@ final class ChainRound implements Rounds.Round {
 
     private final Run run;
     private final HttpRound http;
-    private final Params p;
+    private final ThreeTier.Options o;
     private final HttpClient probe = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    ChainRound(Run run, HttpRound http) {
+    ChainRound(Run run, ThreeTier.Options o, HttpRound http) {
         this.run = run;
         this.http = http;
-        this.p = run.typed();
+        this.o = o;
     }
 
     /** Rules over several options, checked before the run folder exists. */
@@ -94,16 +94,16 @@ final class ChainRound implements Rounds.Round {
         }
     }
 
-    @Override public List<String> cells() { return p.list("chains").stream().map(v -> "chain/" + v).toList(); }
+    @Override public List<String> cells() { return o.chains().stream().map(v -> "chain/" + v).toList(); }
 
     @Override
     public void describe(ObjectNode notes) {
         ObjectNode n = notes.putObject("chain");
-        n.put("shape", "browser (the load driver) -> A (GET " + Hop.ENTRY + ") -> B -> C, each tier a JVM of its own (" + p.text("app-jvm-args")
-                + "); tier to tier a POST " + Hop.PATH + " of a small JSON request {id, from}; C waits " + p.integer("c-delay-ms")
+        n.put("shape", "browser (the load driver) -> A (GET " + Hop.ENTRY + ") -> B -> C, each tier a JVM of its own (" + o.appJvmArgsText()
+                + "); tier to tier a POST " + Hop.PATH + " of a small JSON request {id, from}; C waits " + o.cDelayMs()
                 + " ms, inserts one row into PostgreSQL (INSERT ... RETURNING id, autocommit, default durability: an fsync per commit) and answers "
                 + "{id, row, cMs}; B adds bMs and A aMs on the way back");
-        n.put("delayMs", p.integer("c-delay-ms"));
+        n.put("delayMs", o.cDelayMs());
         ObjectNode v = n.putObject("variants");
         v.put("sync", "Spring Boot 4.1.1 MVC on Tomcat (default pool, 200 threads) in A, B and C; A and B call on with Apache HttpClient 5.6.4 classic "
                 + "(blocking, a pool of " + Hop.SYNC_CLIENT_CONNECTIONS + " connections); C sleeps on its request thread (Thread.sleep: the stack "
@@ -117,9 +117,9 @@ final class ChainRound implements Rounds.Round {
                 + "through r2dbc-pool, a fixed pool of " + Hop.DB_POOL + ": sync's framework with reactive style, so sync vs webflux is style alone "
                 + "and webflux vs async is the framework's cost");
         n.put("threadsAndPools", "read from the running tiers after each variant's first fork: notes.chain.tiers");
-        n.put("users", p.integer("chain-users"));
-        n.put("compareRate", p.text("chain-rate").equals("auto") ? "auto: per fork, half the slowest variant's capacity (last rate met; its "
-                + "saturation throughput when no capacity was searched), so every variant runs well below its wall" : p.text("chain-rate") + " req/s");
+        n.put("users", o.chainUsers());
+        n.put("compareRate", o.chainRate() == null ? "auto: per fork, half the slowest variant's capacity (last rate met; its "
+                + "saturation throughput when no capacity was searched), so every variant runs well below its wall" : o.chainRate() + " req/s");
         n.put("steps", "per fork every variant's tiers start and are warmed up by rule (JIT under 50 ms/s over 10 s, steady throughput; "
                 + "notes.serverWarmup) before any is measured; then per variant, in an order rotated per fork: saturation (closed model, --chain-users "
                 + "users) and capacity (open model at --slo-ms from the scheduled start); then one open step per variant at the common rate "
@@ -138,12 +138,12 @@ final class ChainRound implements Rounds.Round {
                 + "included) and C answered, pool sizes and threads of the tiers; valid when rows >= requests answered",
                 "cell", "variant", "fork", "rows", "answered", "c_answered", "a_stack", "b_stack", "c_stack", "db_pool", "a_client_connections",
                 "b_client_connections", "a_threads", "b_threads", "c_threads", "valid", "invalid_reason");
-        Database users = p.text("jdbc-url").isBlank() ? null : Database.users(run);
+        Database users = o.usersPostgres() == null ? null : Database.users(run, o.usersPostgres());
         notes.put("database", users != null ? "user database " + users.url + ", schema " + users.schema + " (dropped afterwards)"
                 : "private PostgreSQL cluster per fork (Debian server binaries, default settings: synchronous_commit on, fsync on), 127.0.0.1, "
                 + "scram-sha-256 with a random per-run password, removed afterwards");
         try {
-            for (int fork = 1; fork <= p.integer("forks"); fork++) {
+            for (int fork = 1; fork <= o.forks(); fork++) {
                 Database db = users != null ? users : Database.privateCluster(run, fork);
                 if (db.postgres != null) { // where it listened, so a check after the run can see it is gone
                     ObjectNode cluster = (notes.has("clusters") ? (ArrayNode) notes.get("clusters") : notes.putArray("clusters")).addObject();
@@ -165,7 +165,7 @@ final class ChainRound implements Rounds.Round {
     /** One fork: every variant's tiers up and warm, then each measured in a rotated order, then all at the common rate. */
     private void fork(int fork, Database db, Table table, ObjectNode notes) throws Exception {
         db.freshTable();
-        List<String> order = Templates.rotated(p.list("chains"), fork - 1);
+        List<String> order = Templates.rotated(o.chains(), fork - 1);
         Map<String, Map<String, HttpService>> tiers = new LinkedHashMap<>();
         Map<String, Map<String, JsonNode>> info = new LinkedHashMap<>();
         try {
@@ -179,7 +179,7 @@ final class ChainRound implements Rounds.Round {
             Map<String, Double> slowest = new LinkedHashMap<>();
             for (String variant : order) {
                 String cell = "chain/" + variant, url = entry(tiers.get(variant));
-                double saturation = http.saturation(cell, fork, url, p.intValue("chain-users"), watch(tiers.get(variant), db), servers(tiers.get(variant)));
+                double saturation = http.saturation(cell, fork, url, o.chainUsers(), watch(tiers.get(variant), db), servers(tiers.get(variant)));
                 CapacitySearch.Result cap = http.capacity(cell, fork, url, saturation, watch(tiers.get(variant), db), servers(tiers.get(variant)));
                 slowest.put(variant, cap != null && cap.lastMet() != null ? cap.lastMet() : saturation);
             }
@@ -198,7 +198,7 @@ final class ChainRound implements Rounds.Round {
         } finally {
             for (Map<String, HttpService> t : tiers.values()) for (String tier : TIERS) if (t.containsKey(tier)) t.get(tier).stop(run); // A first
         }
-        for (String variant : p.list("chains")) rowCheck(variant, fork, db, info.get(variant), table, notes);
+        for (String variant : o.chains()) rowCheck(variant, fork, db, info.get(variant), table, notes);
     }
 
     /**
@@ -206,8 +206,7 @@ final class ChainRound implements Rounds.Round {
      * its saturation throughput when no capacity was searched); NaN when no variant answered.
      */
     double compareRate(Map<String, Double> capacityByVariant) {
-        Integer fixed = p.integerOrAuto("chain-rate");
-        if (fixed != null) return fixed;
+        if (o.chainRate() != null) return o.chainRate();
         return capacityByVariant.values().stream().filter(v -> v != null && v > 0).mapToDouble(Double::doubleValue).min().orElse(Double.NaN) / 2;
     }
 
@@ -294,13 +293,13 @@ final class ChainRound implements Rounds.Round {
     private HttpService startTier(String variant, String tier, String stack, int fork, int port, String next, Map<String, String> privateParams)
             throws Exception {
         List<String> args = new ArrayList<>(List.of(ThreeTier.SERVICE, "chain-" + stack, "--perfkit.run-dir=" + run.dir(), "--perfkit.tier=" + tier,
-                "--perfkit.variant=" + variant, "--perfkit.delay-ms=" + p.integer("c-delay-ms"), "--perfkit.port=" + port));
+                "--perfkit.variant=" + variant, "--perfkit.delay-ms=" + o.cDelayMs(), "--perfkit.port=" + port));
         if (next != null) args.add("--perfkit.next-url=" + next);
         if (!stack.equals("async")) // the Spring tiers
             args.addAll(List.of("--server.port=" + port, "--server.address=127.0.0.1", "--spring.main.banner-mode=off", "--logging.level.root=WARN",
                     // Tomcat would close callers' connections every 100 requests, and reset them after a minute idle between steps
                     "--server.tomcat.max-keep-alive-requests=-1", "--server.tomcat.keep-alive-timeout=10m"));
-        return HttpService.start(run, "chain-" + variant + "-" + tier + "/fork" + fork, Sys.jvmArgs(p.text("app-jvm-args")), args, privateParams);
+        return HttpService.start(run, "chain-" + variant + "-" + tier + "/fork" + fork, o.appJvmArgs(), args, privateParams);
     }
 
     private JsonNode info(HttpService s) {
@@ -330,13 +329,11 @@ final class ChainRound implements Rounds.Round {
         }
 
         /** The user's database: it must answer (one line otherwise); the schema goes however the run ends. */
-        static Database users(Run run) throws Exception {
-            Params p = run.typed();
-            JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
+        static Database users(Run run, ThreeTier.UsersPostgres u) throws Exception {
             // the run id's time and random suffix: unique per run even on a shared database
             String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
             String schema = "perfkit_chain_" + id.substring(0, 15).replaceAll("[^a-z0-9]", "") + "_" + id.substring(id.length() - 6).replaceAll("[^a-z0-9]", "");
-            Database db = new Database(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")), schema, null);
+            Database db = new Database(u.url(), u.user(), u.password(), schema, null);
             // listed for dropping as it is created, with the run's end registered first: Ctrl-C or a failure must not leave it behind
             new Releases(run).create("schema " + schema, db::createSchema, db::dropSchema);
             return db;

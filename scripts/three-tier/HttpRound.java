@@ -5,7 +5,6 @@ import perfkit.harness.CapacitySearch;
 import perfkit.harness.HttpLoad;
 import perfkit.harness.JvmActivity;
 import perfkit.harness.OpenStep;
-import perfkit.harness.Params;
 import perfkit.harness.RateCapacity;
 import perfkit.harness.Run;
 import perfkit.harness.ServerWarmup;
@@ -39,12 +38,12 @@ final class HttpRound implements AutoCloseable {
     static final int WARMUP_USERS = 64;
 
     private final Run run;
-    private final Params p;
+    private final ThreeTier.Options o;
     private final Table saturation, open, capacity;
 
-    HttpRound(Run run) throws IOException {
+    HttpRound(Run run, ThreeTier.Options o) throws IOException {
         this.run = run;
-        this.p = run.typed();
+        this.o = o;
         saturation = new Table(run, "saturation.csv", "closed model at saturation: one row per round, cell and fork: users looping for the "
                 + "measurement window; throughput (the original's req/s), response time, errors, CPU per process, JIT of the servers",
                 "cell", "round", "variant", "fork", "users", "seconds", "responses", "errors", "throughput_rps", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
@@ -72,7 +71,7 @@ final class HttpRound implements AutoCloseable {
 
     /** Warms {@code servers} up by rule on {@code urls}, before any of their cells is measured (see {@link ServerWarmup}). */
     ServerWarmup.Outcome warm(String label, int fork, List<String> urls, Map<String, JvmActivity.Listener> servers) throws InterruptedException {
-        return ServerWarmup.warm(run, label, fork, urls, servers, new ServerWarmup.Rule(Math.max(10, p.seconds("warmup")), p.seconds("server-warmup-max"), WARMUP_USERS));
+        return ServerWarmup.warm(run, label, fork, urls, servers, new ServerWarmup.Rule(Math.max(10, o.warmup()), o.serverWarmupMax(), WARMUP_USERS));
     }
 
     /**
@@ -81,7 +80,7 @@ final class HttpRound implements AutoCloseable {
      * whose CPU (with their live children) is recorded per step; {@code servers} those whose JIT is.
      */
     double saturation(String cell, int fork, String url, int users, Map<String, Long> watch, Map<String, JvmActivity.Listener> servers) throws Exception {
-        double warmup = p.seconds("warmup"), measure = p.seconds("measure");
+        double warmup = o.warmup(), measure = o.measure();
         HttpLoad.Plan plan = new HttpLoad.Plan("three-tier " + cell + " saturation fork " + fork, url);
         String phase = stem(cell, "sat", fork);
         if (warmup > 0) plan.always("warmup", plan.path(), users, warmup, HttpLoad.Plan.Counts.WARMUP);
@@ -117,7 +116,7 @@ final class HttpRound implements AutoCloseable {
      */
     CapacitySearch.Result capacity(String cell, int fork, String url, double saturationRps, Map<String, Long> watch,
                                    Map<String, JvmActivity.Listener> servers) throws Exception {
-        if (p.text("open-rates").equals("none")) return null;
+        if (!o.measuresCapacity()) return null;
         if (!(saturationRps > 0)) {
             CapacitySearch.Result none = new CapacitySearch.Result(null, null, CapacitySearch.Status.NOT_MEASURABLE, "no saturation throughput to start from", List.of());
             capacityRow(cell, fork, none);
@@ -130,17 +129,17 @@ final class HttpRound implements AutoCloseable {
             return r.verdict();
         };
         CapacitySearch.Result res;
-        if (!p.text("open-rates").equals("search")) { // fixed fractions of the saturation throughput
+        if (!o.searchesCapacity()) { // fixed fractions of the saturation throughput
             List<CapacitySearch.Step> steps = new ArrayList<>();
-            for (double f : p.numbers("open-rates")) {
+            for (double f : o.openFractions()) {
                 int rate = (int) Math.max(1, Math.round(f * saturationRps));
                 steps.add(new CapacitySearch.Step(rate, trial.run(rate)));
             }
-            res = CapacitySearch.Result.ofFixedSteps(steps, "fixed fractions " + p.text("open-rates") + " of the saturation throughput");
+            res = CapacitySearch.Result.ofFixedSteps(steps, "fixed fractions " + o.openRates() + " of the saturation throughput");
         } else {
             int step = (int) Math.max(1, Math.round(saturationRps / SEARCH_STEPS_TO_SATURATION));
-            double stepSeconds = p.seconds("warmup") + p.seconds("measure") + 8; // + the driver's start-up
-            res = RateCapacity.search(step, step * 4 * SEARCH_STEPS_TO_SATURATION, p.seconds("budget"), stepSeconds, trial);
+            double stepSeconds = o.warmup() + o.measure() + 8; // + the driver's start-up
+            res = RateCapacity.search(step, step * 4 * SEARCH_STEPS_TO_SATURATION, o.budget(), stepSeconds, trial);
         }
         capacityRow(cell, fork, res);
         return res;
@@ -150,8 +149,8 @@ final class HttpRound implements AutoCloseable {
     OpenStep.Result openStep(String cell, int fork, String url, double rate, String purpose, Map<String, Long> watch,
                              Map<String, JvmActivity.Listener> servers, double latencyHintMs) throws Exception {
         String series = cell + "/r" + OpenStep.rateLabel(rate) + (purpose.equals("search") ? "" : "/" + purpose);
-        OpenStep.Result r = OpenStep.run(run, new OpenStep.Spec(cell, series, fork, url, HttpLoad.Target.of(url).pathAndQuery(), rate, p.seconds("warmup"),
-                p.seconds("measure"), p.integer("slo-ms"), latencyHintMs, checked(watch), Map.of(), servers,
+        OpenStep.Result r = OpenStep.run(run, new OpenStep.Spec(cell, series, fork, url, HttpLoad.Target.of(url).pathAndQuery(), rate, o.warmup(),
+                o.measure(), o.sloMs(), latencyHintMs, checked(watch), Map.of(), servers,
                 "three-tier " + cell + ", open model at " + OpenStep.rateLabel(rate) + " req/s (" + purpose + "), fork " + fork));
         double sutPct = 0;
         for (var e : r.phase().path("cpuPct").properties()) if (!e.getKey().equals("driver") && e.getValue().isNumber()) sutPct += e.getValue().asDouble();
@@ -161,8 +160,8 @@ final class HttpRound implements AutoCloseable {
     }
 
     private void capacityRow(String cell, int fork, CapacitySearch.Result r) throws IOException {
-        capacity.write(RateCapacity.row(cell, fork, p.integer("slo-ms"), r).set("round", round(cell)).set("variant", variant(cell)));
-        run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + p.integer("slo-ms") + " ms: " + RateCapacity.describe(r) + "; " + r.stopReason());
+        capacity.write(RateCapacity.row(cell, fork, o.sloMs(), r).set("round", round(cell)).set("variant", variant(cell)));
+        run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + o.sloMs() + " ms: " + RateCapacity.describe(r) + "; " + r.stopReason());
     }
 
     /** The busiest JIT among {@code servers} during a phase, ms/s; NaN when none reported. */

@@ -8,11 +8,9 @@ import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.Releases;
 import perfkit.harness.Run;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -37,7 +35,7 @@ final class Inserts implements Rounds.Round {
     static final List<String> PG_SETTINGS = List.of("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "shared_buffers");
 
     private final Run run;
-    private final Params p;
+    private final ThreeTier.Options o;
     private final boolean usersPostgres, usersCassandra;
     /** What the run created on a user's database or cluster (schemas, keyspaces): dropped by its cell, or at the run's end. */
     private Releases releases;
@@ -45,11 +43,11 @@ final class Inserts implements Rounds.Round {
     private CqlBridge usersCql; // the admin session on the user's cluster: DDL, counts, and the drop on any ending
     private int cellIndex;
 
-    Inserts(Run run) {
+    Inserts(Run run, ThreeTier.Options o) {
         this.run = run;
-        this.p = run.typed();
-        this.usersPostgres = !p.text("jdbc-url").isBlank();
-        this.usersCassandra = !p.text("cassandra-contact-points").isBlank();
+        this.o = o;
+        this.usersPostgres = o.usersPostgres() != null;
+        this.usersCassandra = o.usersCassandra() != null;
     }
 
     // ---- options ----------------------------------------------------------------------------------
@@ -84,13 +82,13 @@ final class Inserts implements Rounds.Round {
     // ---- plan -------------------------------------------------------------------------------------
 
     private List<String> durabilitiesOf(String store) {
-        return store.equals("cassandra") && usersCassandra ? List.of(AS_CONFIGURED) : p.list("durability");
+        return store.equals("cassandra") && usersCassandra ? List.of(AS_CONFIGURED) : o.durabilities();
     }
 
     @Override
     public List<String> cells() {
         List<String> cells = new ArrayList<>();
-        for (String store : p.list("stores"))
+        for (String store : o.stores())
             for (String d : durabilitiesOf(store)) cells.add("inserts/" + store + "/" + d);
         return cells;
     }
@@ -99,7 +97,7 @@ final class Inserts implements Rounds.Round {
     public void describe(ObjectNode notes) {
         ObjectNode n = notes.putObject("inserts");
         n.put("cells", "inserts/<store>/<durability>; each fork starts fresh databases: a private PostgreSQL cluster or an embedded Cassandra node per cell");
-        n.put("writers", p.integer("writers") + " writer threads, each inserting one row per statement with a prepared statement and waiting for "
+        n.put("writers", o.writers() + " writer threads, each inserting one row per statement with a prepared statement and waiting for "
                 + "its acknowledgement (closed loop); PostgreSQL JDBC 42.7.7 with autocommit (one insert per commit, a connection per writer); "
                 + "Apache Cassandra Java driver 4.19.2 (one session, a prepared statement per writer, consistency LOCAL_ONE, the driver's default), "
                 + "loaded in a class loader of its own in the writer JVM because its Netty 4.1 clashes with Spring Boot 4's Netty 4.2");
@@ -113,11 +111,11 @@ final class Inserts implements Rounds.Round {
                 + "otherwise the cell is invalid");
         n.put("cpu", "cpu_db_pct: the database's process tree (postmaster and backends; the Cassandra JVM) over the window, percent of one core; "
                 + "cpu_writers_pct: the writer JVM (with the Cassandra driver's threads)");
-        n.put("postgres", usersPostgres ? "user database " + JdbcUrl.parse(p.text("jdbc-url")).url() + ", a schema of its own per cell, dropped after; "
+        n.put("postgres", usersPostgres ? "user database " + o.usersPostgres().url() + ", a schema of its own per cell, dropped after; "
                 + "synchronous_commit set per session (strict = on, relaxed = off); fsync and the rest as the server is configured"
                 : "private PostgreSQL cluster (Debian server binaries, PrivatePostgres) per cell and fork; strict = the defaults (fsync on, "
                 + "synchronous_commit on: each commit waits for its WAL flush); relaxed = synchronous_commit=off (commits return before the flush)");
-        n.put("cassandra", usersCassandra ? "user cluster at " + p.text("cassandra-contact-points") + " (datacenter " + p.text("cassandra-datacenter")
+        n.put("cassandra", usersCassandra ? "user cluster at " + o.usersCassandra().contactPoints() + " (datacenter " + o.usersCassandra().datacenter()
                 + "), a keyspace of its own (replication factor 1), dropped after; durability as the cluster is configured (a client cannot "
                 + "set the commit log mode), one cell inserts/cassandra/" + AS_CONFIGURED
                 : "Cassandra " + EmbeddedCassandra.VERSION + " embedded in a child JVM (" + EmbeddedCassandra.HEAP + ", Cassandra's JDK 17 option set, "
@@ -140,7 +138,7 @@ final class Inserts implements Rounds.Round {
 
     @Override
     public void run() throws Exception {
-        List<String> stores = p.list("stores");
+        List<String> stores = o.stores();
         if (stores.contains("cassandra")) {
             run.progress().phase("building the Cassandra scripts", 20);
             cassandraScripts = EmbeddedCassandra.Scripts.prepare(run, !usersCassandra);
@@ -157,7 +155,7 @@ final class Inserts implements Rounds.Round {
                 "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "acknowledged", "rows_counted", "failed_inserts", "cpu_db_pct",
                 "cpu_writers_pct", "warmup_s", "warmup_settled", "settings", "valid", "reason")) {
             // stores and durabilities in an order rotated per fork, so the host's drift over a run favours no cell
-            for (int fork = 1; fork <= p.integer("forks"); fork++)
+            for (int fork = 1; fork <= o.forks(); fork++)
                 for (String store : Templates.rotated(stores, fork - 1))
                     for (String durability : Templates.rotated(durabilitiesOf(store), fork - 1)) {
                         String cell = "inserts/" + store + "/" + durability;
@@ -178,9 +176,8 @@ final class Inserts implements Rounds.Round {
     // ---- PostgreSQL -------------------------------------------------------------------------------
 
     private InsertWriters.Postgres usersPgTarget(String durability) {
-        JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
-        return new InsertWriters.Postgres(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")),
-                durability.equals("relaxed") ? "off" : "on");
+        ThreeTier.UsersPostgres u = o.usersPostgres();
+        return new InsertWriters.Postgres(u.url(), u.user(), u.password(), durability.equals("relaxed") ? "off" : "on");
     }
 
     private void checkUsersPostgres() {
@@ -247,12 +244,11 @@ final class Inserts implements Rounds.Round {
     // ---- Cassandra --------------------------------------------------------------------------------
 
     private void openUsersCassandra() throws Exception {
-        String points = p.text("cassandra-contact-points").trim();
+        ThreeTier.UsersCassandra c = o.usersCassandra();
         try {
-            usersCql = CqlBridge.open(cassandraScripts.clientClasspath(), points, p.text("cassandra-datacenter"), p.text("cassandra-user"),
-                    p.text("cassandra-password"), 10);
+            usersCql = CqlBridge.open(cassandraScripts.clientClasspath(), c.contactPoints(), c.datacenter(), c.user(), c.password(), 10);
         } catch (CqlBridge.CqlException e) {
-            throw new IllegalStateException("cannot connect to Cassandra at " + points + ": " + scrub(e.getMessage(), p.text("cassandra-password")));
+            throw new IllegalStateException("cannot connect to Cassandra at " + c.contactPoints() + ": " + scrub(e.getMessage(), c.password()));
         }
     }
 
@@ -261,10 +257,10 @@ final class Inserts implements Rounds.Round {
         CqlBridge cql = usersCql;
         String points, user, password, datacenter;
         if (usersCassandra) {
-            points = p.text("cassandra-contact-points").trim();
-            user = p.text("cassandra-user");
-            password = p.text("cassandra-password");
-            datacenter = p.text("cassandra-datacenter");
+            points = o.usersCassandra().contactPoints();
+            user = o.usersCassandra().user();
+            password = o.usersCassandra().password();
+            datacenter = o.usersCassandra().datacenter();
         } else {
             run.progress().phase(cell + " fork " + fork + ": starting an embedded Cassandra node", 15);
             node = EmbeddedCassandra.start(run, cassandraScripts, durability + "-fork" + fork, durability);
@@ -317,8 +313,7 @@ final class Inserts implements Rounds.Round {
     // ---- one fork ---------------------------------------------------------------------------------
 
     private InsertWriters.Spec spec(String cell, int fork, String table, InsertWriters.Postgres postgres, InsertWriters.Cassandra cassandra) {
-        return new InsertWriters.Spec(cell, fork, table, p.intValue("writers"), p.seconds("warmup"), p.seconds("server-warmup-max"),
-                p.seconds("insert-measure"), postgres, cassandra);
+        return new InsertWriters.Spec(cell, fork, table, o.writers(), o.warmup(), o.serverWarmupMax(), o.insertMeasure(), postgres, cassandra);
     }
 
     private record Measured(InsertWriters.Result result, double cpuDbPct) {}
@@ -328,7 +323,7 @@ final class Inserts implements Rounds.Round {
         CpuSampler cpu = CpuSampler.forThisMachine();
         long[] ticks = {-1, -1};
         long[] wall = {0, 0};
-        InsertWriters.Result result = run.fork(cell + "/writers", Sys.jvmArgs(run.param("app-jvm-args")), spec,
+        InsertWriters.Result result = run.fork(cell + "/writers", o.appJvmArgs(), spec,
                 spec.warmup() + spec.measure() + 5, phase -> {
                     if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); }
                     else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); }
@@ -339,6 +334,7 @@ final class Inserts implements Rounds.Round {
 
     private Table.Row row(String cell, String store, String durability, int fork, Measured m, long counted, Map<String, String> settings, String where) {
         InsertWriters.Result r = m.result();
+        if (r.driver() != null) ((ObjectNode) run.notes().path("inserts")).put("cassandraDriver", r.driver()); // the driver that ran, not the one we meant
         long acknowledged = r.acknowledged(), failed = r.failed(), measured = r.measured();
         double window = r.windowSeconds(), tps = measured / window;
         List<String> reasons = new ArrayList<>();
@@ -359,7 +355,7 @@ final class Inserts implements Rounds.Round {
                 cell, fork, tps, r.p50Ms(), r.p99Ms(), counted, acknowledged,
                 Double.isNaN(m.cpuDbPct()) ? "n/a (not ours)" : String.format(Locale.ROOT, "%.0f%%", m.cpuDbPct()),
                 r.cpuWritersPct(), reasons.isEmpty() ? "" : "  INVALID: " + reason));
-        return Table.row().set("cell", cell).set("store", store).set("durability", durability).set("fork", fork).set("writers", p.integer("writers"))
+        return Table.row().set("cell", cell).set("store", store).set("durability", durability).set("fork", fork).set("writers", o.writers())
                 .set("window_s", window).set("inserts", measured).set("tps", tps).set("latency_mean_ms", r.meanMs())
                 .set("latency_p50_ms", r.p50Ms()).set("latency_p95_ms", r.p95Ms())
                 .set("latency_p99_ms", r.p99Ms()).set("latency_max_ms", r.maxMs())

@@ -2,7 +2,6 @@ package perfkit.threetier;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpLoad;
-import perfkit.harness.Params;
 import perfkit.harness.Run;
 
 import java.util.ArrayList;
@@ -27,38 +26,38 @@ final class Rounds {
     }
 
     private final Run run;
-    private final Params p;
+    private final ThreeTier.Options o;
 
     Rounds(Run run) {
         this.run = run;
-        this.p = run.typed();
+        this.o = ThreeTier.Options.of(run.typed());
     }
 
     void run() throws Exception {
         run.mode("sweep");
-        List<String> names = p.list("rounds");
-        HttpRound http = names.contains("templates") || names.contains("chain") ? new HttpRound(run) : null;
+        List<String> names = o.rounds();
+        HttpRound http = names.contains("templates") || names.contains("chain") ? new HttpRound(run, o) : null;
         List<Round> rounds = new ArrayList<>();
         for (String name : names)
             rounds.add(switch (name) {
-                case "templates" -> new Templates(run, http);
-                case "inserts" -> new Inserts(run);
-                case "chain" -> new ChainRound(run, http);
+                case "templates" -> new Templates(run, o, http);
+                case "inserts" -> new Inserts(run, o);
+                case "chain" -> new ChainRound(run, o, http);
                 default -> throw new IllegalArgumentException("unknown round " + name);
             });
         List<String> cells = new ArrayList<>();
         for (Round r : rounds) cells.addAll(r.cells());
         run.variants(cells);
-        run.measurement(p.seconds("warmup"), p.seconds("measure"), p.integer("forks"), "jvm-fork"); // a fork: fresh server JVMs and databases
+        run.measurement(o.warmup(), o.measure(), o.forks(), "jvm-fork"); // a fork: fresh server JVMs and databases
         ObjectNode notes = run.notes();
         notes.put("rounds", String.join(",", names));
         notes.put("loadDriver", "Hyperfoil 0.25.2 (io.hyperfoil:hyperfoil-http) in its own JVM (scripts/loaddriver/LoadDriver.java); YAML in load/");
         notes.put("httpModels", "saturation: a closed model, --template-users or --chain-users users looping for --measure s after --warmup s; "
                 + "capacity: an open model (constant rate, latency from the scheduled start), the largest rate with p99 <= --slo-ms and no errors, "
-                + switch (p.text("open-rates")) {
+                + switch (o.openRates()) {
                     case "search" -> "searched by doubling multiples of 1/8 of the saturation throughput, then bisecting";
                     case "none" -> "not measured in this run (--open-rates none)";
-                    default -> "read from fixed fractions " + p.text("open-rates") + " of the saturation throughput (a lower bound when all were met)";
+                    default -> "read from fixed fractions " + o.openRates() + " of the saturation throughput (a lower bound when all were met)";
                 });
         for (Round r : rounds) r.describe(notes);
         run.writeManifest();

@@ -5,9 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpService;
 import perfkit.harness.JvmActivity;
-import perfkit.harness.Params;
 import perfkit.harness.Run;
-import perfkit.harness.Sys;
 import perfkit.threetier.templates.TemplatesApp;
 
 import java.net.URI;
@@ -48,20 +46,20 @@ final class Templates implements Rounds.Round {
 
     private final Run run;
     private final HttpRound http;
-    private final Params p;
+    private final ThreeTier.Options o;
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
 
-    Templates(Run run, HttpRound http) {
+    Templates(Run run, ThreeTier.Options o, HttpRound http) {
         this.run = run;
         this.http = http;
-        this.p = run.typed();
+        this.o = o;
     }
 
     static void service(String role, String[] args) throws Exception {
         TemplatesApp.start(args);
     }
 
-    private List<String> engines() { return p.list("engines"); }
+    private List<String> engines() { return o.engines(); }
 
     @Override public List<String> cells() { return engines().stream().map(e -> "templates/" + e).toList(); }
 
@@ -71,7 +69,7 @@ final class Templates implements Rounds.Round {
         ObjectNode versions = t.putObject("versions");
         TemplatesApp.versions().forEach(versions::put);
         t.put("server", "Spring Boot " + versions.path("springBoot").asText() + " MVC on embedded Tomcat " + versions.path("tomcat").asText()
-                + " (one JVM per fork, --app-jvm-args " + p.text("app-jvm-args") + "); the three engines share its request pool, connector and "
+                + " (one JVM per fork, --app-jvm-args " + o.appJvmArgsText() + "); the three engines share its request pool, connector and "
                 + "headers (Content-Type text/html;charset=UTF-8, Content-Length), one endpoint each: /page/jsp, /page/freemarker, /page/plain; "
                 + "server.tomcat.max-keep-alive-requests=-1 so the driver's connections stay open");
         ObjectNode e = t.putObject("engines");
@@ -81,7 +79,7 @@ final class Templates implements Rounds.Round {
         e.put("freemarker", "FreeMarker " + versions.path("freemarker").asText() + " configured by hand (Configuration 2.3.34, HTML output format "
                 + "escaping every ${}, template parsed once at start-up and held, update delay infinite), processed into the response writer");
         e.put("plain", "the same HTML appended to a StringBuilder and written in one go: the ceiling");
-        t.put("page", "one small HTML page: a title and " + p.text("template-items") + " list items (id, name, price) from an in-memory model "
+        t.put("page", "one small HTML page: a title and " + o.templateItems() + " list items (id, name, price) from an in-memory model "
                 + "built once per server; names and title hold & ' < > so every engine escapes (JSP and plain with the same helper as "
                 + "FreeMarker's HTML escaping); every request renders anew, nothing caches the output");
         t.put("sameBytes", "before any load, each engine's page is fetched once and compared with plain's after trimming and collapsing every "
@@ -90,8 +88,8 @@ final class Templates implements Rounds.Round {
         t.put("order", "per fork a fresh server JVM, warmed up by rule on all three pages at once (JIT under 50 ms/s over 10 s, steady "
                 + "throughput; notes.serverWarmup) before any engine is measured; the engines then run one after another in an order rotated by one "
                 + "per fork, so order effects spread over the engines");
-        t.put("load", "per engine: the closed model at saturation with --template-users " + p.text("template-users")
-                + " users, then the open-model capacity at p99 <= " + p.text("slo-ms") + " ms from the scheduled start; each step records the "
+        t.put("load", "per engine: the closed model at saturation with --template-users " + o.templateUsers()
+                + " users, then the open-model capacity at p99 <= " + o.sloMs() + " ms from the scheduled start; each step records the "
                 + "server's JIT activity (jit_ms_per_s, warm)");
         ObjectNode pub = t.putObject("published");
         pub.put("source", "seeds/002 (2014): JSP 22,000, FreeMarker 29,000, plain HTML 30,000 req/s on the author's test bed");
@@ -106,7 +104,7 @@ final class Templates implements Rounds.Round {
     @Override
     public void run() throws Exception {
         List<String> engines = engines();
-        int forks = p.intValue("forks");
+        int forks = o.forks();
         for (int fork = 1; fork <= forks; fork++) {
             HttpService app = startServer(fork);
             try {
@@ -121,7 +119,7 @@ final class Templates implements Rounds.Round {
                 http.warm("templates", fork, order.stream().map(e -> app.url() + "/page/" + e).toList(), servers);
                 for (String engine : order) {
                     String cell = "templates/" + engine, url = app.url() + "/page/" + engine;
-                    double sat = http.saturation(cell, fork, url, p.intValue("template-users"), watch, servers);
+                    double sat = http.saturation(cell, fork, url, o.templateUsers(), watch, servers);
                     http.capacity(cell, fork, url, sat, watch, servers);
                 }
             } finally {
@@ -136,9 +134,9 @@ final class Templates implements Rounds.Round {
         Path base = run.scratchDir().resolve("templates").resolve("fork" + fork);
         Files.createDirectories(base);
         List<String> args = List.of(ThreeTier.SERVICE, "templates", "--perfkit.run-dir=" + run.dir(), "--perfkit.docroot=" + base.resolve("docroot"),
-                "--perfkit.items=" + p.text("template-items"), "--server.tomcat.basedir=" + base.resolve("tomcat"),
+                "--perfkit.items=" + o.templateItems(), "--server.tomcat.basedir=" + base.resolve("tomcat"),
                 "--server.port=0", "--server.address=127.0.0.1");
-        List<String> jvm = new ArrayList<>(Sys.jvmArgs(p.text("app-jvm-args")));
+        List<String> jvm = new ArrayList<>(o.appJvmArgs());
         jvm.add("-Djava.io.tmpdir=" + Files.createDirectories(base.resolve("tmp")));
         return HttpService.start(run, "templates/fork" + fork, jvm, args);
     }

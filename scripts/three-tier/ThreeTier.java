@@ -27,7 +27,10 @@
 package perfkit.threetier;
 
 import perfkit.harness.Cli;
+import perfkit.harness.JdbcUrl;
+import perfkit.harness.Params;
 import perfkit.harness.Study;
+import perfkit.harness.Sys;
 
 import java.util.Arrays;
 import java.util.List;
@@ -92,6 +95,51 @@ public class ThreeTier {
                     + "the same load; auto = half the slowest variant's capacity in the fork (its last rate met, else its saturation throughput)")
             .rule(Inserts::checkOptions)
             .rule(ChainRound::checkOptions);
+
+    /** The user's PostgreSQL (--jdbc-url and its credentials); the password only in memory and in a fork's spec. */
+    record UsersPostgres(String url, String user, String password) {
+        @Override
+        public String toString() { return "UsersPostgres[" + url + ", " + user + "]"; }
+    }
+
+    /** The user's Cassandra cluster (--cassandra-contact-points and its credentials). */
+    record UsersCassandra(String contactPoints, String datacenter, String user, String password) {
+        @Override
+        public String toString() { return "UsersCassandra[" + contactPoints + ", " + datacenter + ", " + user + "]"; }
+    }
+
+    /**
+     * A run's options, read once from the checked command line: nothing below reads an option by name. {@code openRates}
+     * is search, none, or the fractions in {@code openFractions}; the users' databases are null when the run starts its own.
+     */
+    record Options(List<String> rounds, double warmup, double measure, int forks, long sloMs, String openRates, List<Double> openFractions,
+                   double budget, List<String> appJvmArgs, double serverWarmupMax, List<String> engines, int templateUsers, int templateItems,
+                   List<String> stores, List<String> durabilities, int writers, double insertMeasure, UsersPostgres usersPostgres,
+                   UsersCassandra usersCassandra, List<String> chains, int cDelayMs, int chainUsers, Integer chainRate) {
+        static Options of(Params p) {
+            UsersPostgres pg = null;
+            if (!p.text("jdbc-url").isBlank()) {
+                JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
+                pg = new UsersPostgres(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")));
+            }
+            UsersCassandra cassandra = p.text("cassandra-contact-points").isBlank() ? null : new UsersCassandra(p.text("cassandra-contact-points").trim(),
+                    p.text("cassandra-datacenter"), p.text("cassandra-user"), p.text("cassandra-password"));
+            return new Options(p.list("rounds"), p.seconds("warmup"), p.seconds("measure"), p.intValue("forks"), p.integer("slo-ms"),
+                    p.text("open-rates"), p.numbers("open-rates"), p.seconds("budget"), Sys.jvmArgs(p.text("app-jvm-args")),
+                    p.seconds("server-warmup-max"), p.list("engines"), p.intValue("template-users"), p.intValue("template-items"),
+                    p.list("stores"), p.list("durability"), p.intValue("writers"), p.seconds("insert-measure"), pg, cassandra,
+                    p.list("chains"), p.intValue("c-delay-ms"), p.intValue("chain-users"), p.integerOrAuto("chain-rate"));
+        }
+
+        /** The open model searches for each cell's capacity (rather than reading fixed fractions, or none). */
+        boolean searchesCapacity() { return openRates.equals("search"); }
+
+        /** --open-rates none: no open model at all. */
+        boolean measuresCapacity() { return !openRates.equals("none"); }
+
+        /** The server JVMs' options as one line, for the notes. */
+        String appJvmArgsText() { return String.join(" ", appJvmArgs); }
+    }
 
     public static void main(String[] args) {
         if (args.length >= 2 && args[0].equals(SERVICE)) {

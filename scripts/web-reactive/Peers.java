@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpLoad;
-import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.Table;
 
@@ -34,14 +33,14 @@ final class Peers {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Run run;
-    private final Params p;
+    private final WebReactive.Options o;
     private final boolean siege, wrk;
     private Table table;
 
-    Peers(Run run) {
+    Peers(Run run, WebReactive.Options o) {
         this.run = run;
-        this.p = run.typed();
-        boolean on = !p.text("peers").equals("off");
+        this.o = o;
+        boolean on = o.peers();
         this.siege = on && onPath("siege");
         this.wrk = on && onPath("wrk");
         ObjectNode n = run.notes();
@@ -67,8 +66,8 @@ final class Peers {
 
     /** The cross-checks for one cell; {@code driverRps(N)} is the driver's closed-model throughput at N (NaN when not measured). */
     void cell(String cell, int fork, String url, java.util.function.IntToDoubleFunction driverRps) throws Exception {
-        List<Integer> users = p.ints("users");
-        int repeats = p.intValue("repeats");
+        List<Integer> users = o.users();
+        int repeats = o.repeats();
         if (siege) {
             // siege writes a config template into $HOME/.siege on first use (and names that folder in its output): a home
             // of its own in the run's scratch, with the config already there, keeps the user's home untouched
@@ -83,7 +82,7 @@ final class Peers {
         }
         if (wrk) {
             int n = users.stream().mapToInt(Integer::intValue).max().orElse(1);
-            double seconds = Math.max(2, p.seconds("measure"));
+            double seconds = Math.max(2, o.measure());
             List<String> cmd = List.of("wrk", "-t", "2", "-c", String.valueOf(n), "-d", Math.round(seconds) + "s", "--latency", url);
             String out = HttpLoad.runTool(run, "wrk." + cell.replace('/', '.') + ".fork" + fork, cmd, 60 + seconds * 2);
             row(cell, "wrk", fork, n, "wrk -t 2 -c " + n + " -d " + Math.round(seconds) + "s <url>", wrkResult(out, seconds), driverAtSaturation(cell, fork, url, n, seconds));

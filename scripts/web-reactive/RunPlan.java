@@ -8,7 +8,6 @@ import perfkit.harness.HttpLoad;
 import perfkit.harness.HttpService;
 import perfkit.harness.JvmActivity;
 import perfkit.harness.OpenStep;
-import perfkit.harness.Params;
 import perfkit.harness.RateCapacity;
 import perfkit.harness.Run;
 import perfkit.harness.ServerWarmup;
@@ -48,7 +47,7 @@ final class RunPlan {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Run run;
-    private final Params p;
+    private final WebReactive.Options o;
     private final int cores = Runtime.getRuntime().availableProcessors();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private Table closed, open, capacity;
@@ -63,7 +62,7 @@ final class RunPlan {
 
     RunPlan(Run run) {
         this.run = run;
-        this.p = run.typed();
+        this.o = WebReactive.Options.of(run.typed());
     }
 
     static String cell(String stack, int calls) { return stack + "/" + calls + "call"; }
@@ -80,8 +79,8 @@ final class RunPlan {
 
     void run() throws Exception {
         run.mode("sweep");
-        target = p.text("target-url").trim();
-        List<String> stacks = new ArrayList<>(p.list("variants"));
+        target = o.targetUrl();
+        List<String> stacks = new ArrayList<>(o.stacks());
         ObjectNode notes = run.notes();
         appJava = appJava();
         int appJdk = target.isEmpty() ? appJava.feature() : 0;
@@ -98,17 +97,17 @@ final class RunPlan {
                     + " and no JDK 21+ was found under /usr/lib/jvm, so it was not run (--app-java chooses one)");
             run.progress().say("mvc-virtual skipped: needs JDK 21+");
         }
-        List<Integer> calls = p.ints("calls");
+        List<Integer> calls = o.calls();
         List<String> cells = new ArrayList<>();
         if (!target.isEmpty()) cells.add("target");
         else for (String s : stacks) for (int c : calls) cells.add(cell(s, c));
         run.variants(cells);
-        run.measurement(p.seconds("warmup"), p.seconds("measure"), p.integer("forks"), "jvm-fork"); // a fork here is a fresh app JVM per stack
+        run.measurement(o.warmup(), o.measure(), o.forks(), "jvm-fork"); // a fork here is a fresh app JVM per stack
         describe(notes, stacks);
         run.writeManifest();
 
         HttpLoad.prepare(run);
-        peers = new Peers(run);
+        peers = new Peers(run, o);
         closed = new Table(run, "closed.csv", "closed model (siege -c N -r R shape): one row per cell, fork and N: requests, errors, "
                 + "throughput, response time, the external service's own latency, CPU per process, JIT of the servers, verdict",
                 "cell", "stack", "calls", "fork", "users", "requests", "expected_requests", "responses", "errors", "blocked_ms", "seconds",
@@ -125,7 +124,7 @@ final class RunPlan {
                 "first_missed_rps", "status", "stop_reason", "steps");
 
         if (!target.isEmpty()) {
-            for (int fork = 1; fork <= p.integer("forks"); fork++) {
+            for (int fork = 1; fork <= o.forks(); fork++) {
                 ServerWarmup.warm(run, "target", fork, List.of(target), Map.of(), warmupRule(16));
                 closedSweep("target", "target", 0, fork, null);
                 if (fork == 1) peers.cell("target", 1, target, n -> driverRps("target", 1, n));
@@ -133,8 +132,8 @@ final class RunPlan {
             }
         } else {
             backend = HttpService.start(run, "backend", List.of("-Xmx256m"),
-                    List.of(WebReactive.SERVICE, "backend", p.text("backend-delay-ms"), run.dir().toString()));
-            for (int fork = 1; fork <= p.integer("forks"); fork++) {
+                    List.of(WebReactive.SERVICE, "backend", String.valueOf(o.backendDelayMs()), run.dir().toString()));
+            for (int fork = 1; fork <= o.forks(); fork++) {
                 List<String> order = rotated(stacks, fork - 1);
                 Map<String, HttpService> apps = new LinkedHashMap<>();
                 try {
@@ -172,7 +171,7 @@ final class RunPlan {
     }
 
     private ServerWarmup.Rule warmupRule(int users) {
-        return new ServerWarmup.Rule(Math.max(10, p.seconds("warmup")), p.seconds("server-warmup-max"), users);
+        return new ServerWarmup.Rule(Math.max(10, o.warmup()), o.serverWarmupMax(), users);
     }
 
     /** The servers whose JIT a step records: the app and the external service. */
@@ -193,7 +192,7 @@ final class RunPlan {
      * installed beside this one, so that MVC on virtual threads runs wherever the machine has one; else this JVM.
      */
     private AppJava appJava() {
-        String chosen = p.text("app-java").trim(), runJava = p.text("java").trim();
+        String chosen = o.appJava(), runJava = o.runJava();
         if (!chosen.equals("auto")) {
             java.nio.file.Path given = java.nio.file.Path.of(chosen).toAbsolutePath().normalize();
             return describeJava((java.nio.file.Files.isDirectory(given) ? given.resolve("bin/java") : given).toString(), "--app-java");
@@ -218,7 +217,7 @@ final class RunPlan {
 
     /** The largest rate the open model may offer: the top fixed rate, or the search's limit. */
     private double highestRate() {
-        return searching() ? p.integer("max-rate") : p.numbers("rates").get(p.numbers("rates").size() - 1);
+        return o.searching() ? o.maxRate() : o.rates().get(o.rates().size() - 1);
     }
 
     /**
@@ -227,13 +226,13 @@ final class RunPlan {
      * saturation; at least WebClient's default 500.
      */
     int fluxClientConnections() {
-        int calls = p.ints("calls").stream().mapToInt(Integer::intValue).max().orElse(1);
-        return (int) Math.max(500, Math.ceil(highestRate() * calls * p.integer("backend-delay-ms") / 1000.0 * 2));
+        int calls = o.calls().stream().mapToInt(Integer::intValue).max().orElse(1);
+        return (int) Math.max(500, Math.ceil(highestRate() * calls * o.backendDelayMs() / 1000.0 * 2));
     }
 
     private void describe(ObjectNode n, List<String> stacks) {
         n.put("externalService", "Reactor Netty server on 127.0.0.1 answering GET /1/0/customer/customers/{c}/users/{u} with a small JSON user after "
-                + p.text("backend-delay-ms") + " ms (Mono.delay: a timer, no thread held); its own latency is probed at every step's start and end");
+                + o.backendDelayMs() + " ms (Mono.delay: a timer, no thread held); its own latency is probed at every step's start and end");
         n.put("mvc", "Spring Boot 4.1.1 MVC on Tomcat, default pool (server.tomcat.threads.max 200); RestClient on the JDK HttpClient (blocking, "
                 + "HTTP/1.1 keep-alive, no connection limit); server.tomcat.max-keep-alive-requests=-1 and keep-alive-timeout 10 min, so Tomcat "
                 + "neither closes the driver's connections every 100 requests nor resets them after a minute idle");
@@ -244,20 +243,20 @@ final class RunPlan {
         n.put("callsPerRequest", "1 or 2 calls to the external service per request, the second after the first answered");
         n.put("warmup", "per fork every stack's app starts, and each is warmed up by rule before any is measured: " + SERVER_WARMUP_USERS
                 + " requests in flight over every endpoint until each server's JIT compiles under " + (int) ServerWarmup.JIT_QUIET_MS_PER_S
-                + " ms/s over 10 s and the throughput is steady, at most --server-warmup-max " + p.text("server-warmup-max")
+                + " ms/s over 10 s and the throughput is steady, at most --server-warmup-max " + WebReactive.fmt(o.serverWarmupMax())
                 + " s (notes.serverWarmup says how each ended); every step records the servers' JIT during it (jit_ms_per_s, warm)");
         n.put("order", "stacks, calls counts and the N of the closed model run in an order rotated by one per fork, so order and age effects spread");
-        n.put("closedModel", "Hyperfoil atOnce: N users, each doing " + p.text("repeats") + " requests back to back (a loop), the shape of siege -b -c N -r "
-                + p.text("repeats") + "; one driver run per cell, its steps one after another after a driver warm-up of " + p.text("warmup") + " s with up to "
-                + WARMUP_USERS + " users looping; each step's requests must equal N x " + p.text("repeats") + "; a step with steal above "
+        n.put("closedModel", "Hyperfoil atOnce: N users, each doing " + o.repeats() + " requests back to back (a loop), the shape of siege -b -c N -r "
+                + o.repeats() + "; one driver run per cell, its steps one after another after a driver warm-up of " + WebReactive.fmt(o.warmup()) + " s with up to "
+                + WARMUP_USERS + " users looping; each step's requests must equal N x " + o.repeats() + "; a step with steal above "
                 + (int) StepVerdict.Rule.DEFAULT.maxStealPct() + "% of a core is not measurable on this host");
         n.put("openModel", "Hyperfoil constantRate on a fixed schedule (arrival k at k / rate), one driver run per offered rate: a warm-up of "
-                + p.text("warmup") + " s at the rate, then the window, without a gap; latency from each arrival's scheduled start (the driver times it, "
+                + WebReactive.fmt(o.warmup()) + " s at the rate, then the window, without a gap; latency from each arrival's scheduled start (the driver times it, "
                 + "see load/*.result.json latenessMs); a step is invalid when the driver waited for a connection, ran out of sessions, started fewer "
                 + "requests than its schedule (in the window, or under 90% in some second), or ran late by more than 10% of the SLO at p99; capacity = "
-                + "the bracket between the last rate with p99 <= " + p.text("slo-ms") + " ms per external call (so " + slo(2) + " ms with 2 calls) and "
-                + "no errors and the first rate that did not, by doubling multiples of " + p.text("rate-step") + " req/s then bisecting"
-                + (searching() ? "" : "; this run measured the fixed rates " + p.text("rates") + " instead of searching"));
+                + "the bracket between the last rate with p99 <= " + o.sloMs() + " ms per external call (so " + slo(2) + " ms with 2 calls) and "
+                + "no errors and the first rate that did not, by doubling multiples of " + o.rateStep() + " req/s then bisecting"
+                + (o.searching() ? "" : "; this run measured the fixed rates " + o.ratesText() + " instead of searching"));
         n.put("driver", "Hyperfoil 0.25.2 (io.hyperfoil:hyperfoil-http) in its own JVM (scripts/loaddriver/LoadDriver.java), " + HttpLoad.threads()
                 + " event loops; connections per open step by Little's law from the latency the previous step showed (open.csv connections); YAML in load/");
         n.put("littlesLaw", "a pool of T threads whose requests each wait D = calls x delay holds at most T/D requests per second; in the closed "
@@ -274,7 +273,7 @@ final class RunPlan {
                 "--spring.main.banner-mode=off", "--logging.level.root=WARN", "--server.tomcat.max-keep-alive-requests=-1",
                 "--server.tomcat.keep-alive-timeout=10m", "--perfkit.client-connections=" + fluxClientConnections()));
         if (stack.equals("mvc-virtual")) args.add("--spring.threads.virtual.enabled=true");
-        return HttpService.start(run, stack + "/fork" + fork, appJava.java(), Sys.jvmArgs(p.text("app-jvm-args")), args, Map.of());
+        return HttpService.start(run, stack + "/fork" + fork, appJava.java(), o.appJvmArgs(), args, Map.of());
     }
 
     private JsonNode info(HttpService app) {
@@ -298,7 +297,6 @@ final class RunPlan {
         return backend == null ? Map.of() : Map.of("backend", "http://127.0.0.1:" + backend.port() + "/__stats");
     }
 
-    private boolean searching() { return p.numbers("rates").isEmpty(); }
 
     private String url(HttpService app) {
         return app == null ? target : "http://127.0.0.1:" + app.port() + "/users/42";
@@ -316,10 +314,10 @@ final class RunPlan {
 
     /** One driver run per cell: a warm-up of the driver itself, then the N steps in an order rotated per fork. */
     private void closedSweep(String cell, String stack, int calls, int fork, HttpService app) throws Exception {
-        if (!p.list("models").contains("closed")) return;
-        int repeats = p.intValue("repeats");
-        List<Integer> users = rotated(p.ints("users"), fork - 1);
-        double warmup = p.seconds("warmup"), delay = p.integer("backend-delay-ms") / 1000.0;
+        if (!o.closedModel()) return;
+        int repeats = o.repeats();
+        List<Integer> users = rotated(o.users(), fork - 1);
+        double warmup = o.warmup(), delay = o.backendDelayMs() / 1000.0;
         HttpLoad.Plan plan = new HttpLoad.Plan("web-reactive " + cell + " closed model fork " + fork, url(app));
         double planned = warmup;
         int maxUsers = users.stream().mapToInt(Integer::intValue).max().orElse(1);
@@ -379,21 +377,21 @@ final class RunPlan {
 
     /** Fixed rates, each its own step, or the capacity search; either way a capacity bracket per cell and fork. */
     private void openModel(String cell, String stack, int calls, int fork, HttpService app) throws Exception {
-        if (!p.list("models").contains("open")) return;
-        double[] hint = {app == null ? OpenStep.probeLatencyMs(target, 20) : Math.max(1, calls) * p.integer("backend-delay-ms")};
+        if (!o.openModel()) return;
+        double[] hint = {app == null ? OpenStep.probeLatencyMs(target, 20) : Math.max(1, calls) * o.backendDelayMs()};
         RateCapacity.Trial trial = rate -> {
             OpenStep.Result r = openStep(cell, stack, calls, fork, app, rate, hint[0]);
             if (r.verdict().valid() && Double.isFinite(r.latency().p99())) hint[0] = r.latency().p99();
             return r.verdict();
         };
         CapacitySearch.Result res;
-        if (searching()) {
-            double stepSeconds = p.seconds("warmup") + p.seconds("measure") + 8; // + the driver's start-up
-            res = RateCapacity.search(p.intValue("rate-step"), (int) Math.min(Integer.MAX_VALUE, p.integer("max-rate")), p.seconds("budget"), stepSeconds, trial);
+        if (o.searching()) {
+            double stepSeconds = o.warmup() + o.measure() + 8; // + the driver's start-up
+            res = RateCapacity.search(o.rateStep(), o.maxRate(), o.budget(), stepSeconds, trial);
         } else {
             List<CapacitySearch.Step> steps = new ArrayList<>();
-            for (double rate : p.numbers("rates")) steps.add(new CapacitySearch.Step((int) Math.round(rate), trial.run((int) Math.round(rate))));
-            res = CapacitySearch.Result.ofFixedSteps(steps, "fixed rates " + p.text("rates"));
+            for (double rate : o.rates()) steps.add(new CapacitySearch.Step((int) Math.round(rate), trial.run((int) Math.round(rate))));
+            res = CapacitySearch.Result.ofFixedSteps(steps, "fixed rates " + o.ratesText());
         }
         capacity.write(RateCapacity.row(cell, fork, slo(calls), res).set("stack", stack).set("calls", calls));
         run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + slo(calls) + " ms: " + RateCapacity.describe(res) + "; " + res.stopReason());
@@ -401,7 +399,7 @@ final class RunPlan {
 
     private OpenStep.Result openStep(String cell, String stack, int calls, int fork, HttpService app, double rate, double latencyHintMs) throws Exception {
         String series = cell + "/r" + OpenStep.rateLabel(rate);
-        OpenStep.Result r = OpenStep.run(run, new OpenStep.Spec(cell, series, fork, url(app), path(app, calls), rate, p.seconds("warmup"), p.seconds("measure"),
+        OpenStep.Result r = OpenStep.run(run, new OpenStep.Spec(cell, series, fork, url(app), path(app, calls), rate, o.warmup(), o.measure(),
                 slo(calls), latencyHintMs, watch(app), probes(), servers(app),
                 "web-reactive " + cell + ", open model at " + OpenStep.rateLabel(rate) + " req/s, fork " + fork));
         JsonNode be = r.phase().path("probes").path("backend");
@@ -419,7 +417,7 @@ final class RunPlan {
      * The p99 SLO of a cell: --slo-ms per call to the external service, since a request that must wait 2 x 100 ms
      * can never answer within 200 ms; a --target-url cell (0 calls) gets --slo-ms.
      */
-    private long slo(int calls) { return p.integer("slo-ms") * Math.max(1, calls); }
+    private long slo(int calls) { return o.sloMs() * Math.max(1, calls); }
 
     // ---- the external service at its highest load -------------------------------------------------------
 
@@ -430,7 +428,7 @@ final class RunPlan {
         peakBackendRate = rate;
         peakBackend = JSON.createObjectNode().put("cell", cell).put("step", step).put("fork", fork).put("callsPerSecond", Math.round(rate))
                 .put("p50Ms", backendStats.get("p50Ms").asDouble()).put("p99Ms", backendStats.path("p99Ms").asDouble())
-                .put("delayMs", p.integer("backend-delay-ms"));
+                .put("delayMs", o.backendDelayMs());
     }
 
     /**
@@ -440,7 +438,7 @@ final class RunPlan {
      */
     private void checkBackend(ObjectNode notes) {
         if (peakBackend == null) return;
-        double delay = p.integer("backend-delay-ms"), off = peakBackend.get("p50Ms").asDouble() - delay, p99 = peakBackend.get("p99Ms").asDouble();
+        double delay = o.backendDelayMs(), off = peakBackend.get("p50Ms").asDouble() - delay, p99 = peakBackend.get("p99Ms").asDouble();
         boolean ok = Math.abs(off) <= BACKEND_TOLERANCE_MS;
         peakBackend.put("withinToleranceMs", BACKEND_TOLERANCE_MS).put("honoured", ok).put("p99QueuedMs", Math.round((p99 - delay) * 100) / 100.0)
                 .put("p99Queued", p99 - delay > BACKEND_P99_QUEUEING_MS);

@@ -15,6 +15,7 @@ import perfkit.harness.HttpLoad;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.Study;
+import perfkit.harness.Sys;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -73,6 +74,28 @@ public class WebReactive {
             .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")
             .rule(p -> checkTarget(p.text("target-url")))
             .rule(p -> p.integer("max-rate") < p.integer("rate-step") ? "--max-rate must be at least --rate-step" : null);
+
+    /** A run's options, read once from the checked command line: nothing below reads an option by name. */
+    record Options(List<String> stacks, List<Integer> calls, boolean closedModel, boolean openModel, List<Integer> users, int repeats,
+                   int backendDelayMs, double warmup, double serverWarmupMax, double measure, long sloMs, List<Double> rates, int rateStep,
+                   int maxRate, double budget, int forks, List<String> appJvmArgs, String appJava, String runJava, String targetUrl, boolean peers) {
+        static Options of(Params p) {
+            return new Options(p.list("variants"), p.ints("calls"), p.list("models").contains("closed"), p.list("models").contains("open"),
+                    p.ints("users"), p.intValue("repeats"), p.intValue("backend-delay-ms"), p.seconds("warmup"), p.seconds("server-warmup-max"),
+                    p.seconds("measure"), p.integer("slo-ms"), p.numbers("rates"), p.intValue("rate-step"), p.intValue("max-rate"), p.seconds("budget"),
+                    p.intValue("forks"), Sys.jvmArgs(p.text("app-jvm-args")), p.text("app-java").trim(), p.text("java").trim(),
+                    p.text("target-url").trim(), !p.text("peers").equals("off"));
+        }
+
+        /** The open model searches for the capacity, unless --rates fixed the rates to measure. */
+        boolean searching() { return rates.isEmpty(); }
+
+        /** The fixed rates as given (ascending): 100,200. */
+        String ratesText() { return String.join(",", rates.stream().map(WebReactive::fmt).toList()); }
+    }
+
+    /** A number as the options print it: 20, not 20.0. */
+    static String fmt(double v) { return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v); }
 
     public static void main(String[] args) {
         if (args.length >= 2 && args[0].equals(SERVICE)) {

@@ -16,8 +16,8 @@ import java.util.regex.Pattern;
  * Accepts {@code --name value} and {@code --name=value}; {@code --quick} swaps in the quick-scale defaults.
  * <p>
  * Every value is checked and normalised here, once: {@code 1_000} becomes {@code 1000}, lists lose blanks and
- * duplicates, numbers are finite and within their bounds. The run, its forks and the manifest all read these
- * normalised strings (through {@link Params}), so a value the parent accepted is one every fork can read.
+ * duplicates, numbers are finite and within their bounds. The study reads these normalised strings once (through
+ * {@link Params}, into its options record) and the manifest records them; a fork gets what it needs as a typed spec.
  */
 public final class Cli {
     /** Normalises a value, or throws {@link IllegalArgumentException} whose message completes "expects ...". */
@@ -103,7 +103,8 @@ public final class Cli {
                 values.add(d);
             }
             if (values.isEmpty()) throw new IllegalArgumentException(expects);
-            return String.join(",", values.stream().map(Cli::fmt).toList());
+            // plain decimals (0.0001, never 1.0E-4), so a stored value reads back as an option
+            return String.join(",", values.stream().map(d -> java.math.BigDecimal.valueOf(d).stripTrailingZeros().toPlainString()).toList());
         });
     }
 

@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
- * The child side of a repetition: a fresh JVM started by {@link Run#fork}. It reads its parameters from stdin,
+ * The child side of a repetition: a fresh JVM started by {@link Run#fork}. It reads its spec from stdin,
  * reports through {@link ForkProtocol} lines on stdout, and writes its own data files into the run directory.
  * On SIGTERM, Ctrl-C or the parent's death its shutdown hook flushes every latency log it opened.
  */
@@ -38,7 +38,7 @@ public final class Fork {
         result.set("jvm", HostInfo.jvm());
     }
 
-    /** args: FLAG runDir series; the parameters arrive as the first line of stdin. */
+    /** args: FLAG runDir series; the spec arrives as the first line of stdin. */
     static void main(String[] args, Body body) {
         try {
             Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeLine(ChildProcess.firstLine()));

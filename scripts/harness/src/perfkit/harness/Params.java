@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The normalised parameters of a run, as the option parser produced them, read with types. The run and each of its
- * forks hold the same map, so both sides read a value the same way.
+ * The normalised parameters of a run, as the option parser produced them, read with types. A study reads them once,
+ * into its own options record; its forks receive a typed spec, never this map.
  */
 public record Params(Map<String, String> values) {
     /** The value of a {@link Cli#integerOrAuto} option that leaves the number to the study. */

@@ -116,7 +116,6 @@ public final class Run {
     public String study() { return study; }
     public Progress progress() { return progress; }
     public TimeSeries timeSeries() { return timeSeries; }
-    public Map<String, String> params() { return params.values(); }
     public Params typed() { return params; }
     public String param(String name) { return params.values().get(name); }
     public long integer(String name) { return params.integer(name); }

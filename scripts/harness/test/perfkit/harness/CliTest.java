@@ -61,6 +61,9 @@ class CliTest {
         assertEquals(List.of(0.25, 0.5), given.numbers("open-rates"));
         assertEquals("0.25,0.5", given.text("open-rates"));
         assertEquals(List.of(100.0, 150.5, 2000.0), given.numbers("rates"));
+        assertEquals("100,150.5,2000", given.text("rates"));
+        Params small = new Params(rates.parse(new String[]{"--open-rates", "0.0001"}));
+        assertEquals("0.0001", small.text("open-rates"), "a plain decimal that reads back as an option");
         for (String bad : List.of("0", "4.5", "-1", "x", "1e3", ",", "NaN", "search,0.5"))
             assertEquals("demo: option --open-rates expects 'search', 'none' or fractions in (0, 4], got '" + bad + "'",
                     assertThrows(UserError.class, () -> rates.parse(new String[]{"--open-rates", bad})).getMessage());

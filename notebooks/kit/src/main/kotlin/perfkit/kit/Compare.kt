@@ -210,23 +210,22 @@ data class CompareMetric(val table: String, val value: String, val unit: String,
 const val FORK_P99 = "latency logs"
 
 /**
- * The number that answers each study's question, for the run's mode: throughput at saturation, latency at a fixed
- * rate, capacity at the SLO. A fixed-rate run's achieved rate is its target, so it is never the headline. Other
- * studies: the first table with a `*_per_s` rate column (not a JIT or GC time per second).
+ * One of a study's compare headlines, as its table declarations say (`compare`): [metric] applies to a run of [mode]
+ * (any when null) whose [hasRows] table has rows (any when null). The first rule a run meets is its headline.
  */
-fun compareMetric(study: String, run: RecordedRun): CompareMetric = when {
-    study == "queues" && run.mode == "fixed-rate" -> CompareMetric(FORK_P99, "p99_ms", "ms p99 from the intended publish time", higherIsBetter = false)
-    study == "queues" -> CompareMetric("throughput.csv", "events_per_s", "events/s")
-    study == "workflow" -> CompareMetric("throughput.csv", "jobs_per_s", "jobs/s")
-    study == "messaging" -> CompareMetric("capacity.csv", "capacity_msgs_per_s", "msg/s at the SLO")
-    study == "overhead" -> CompareMetric("jmh.csv", "ns_per_sample", "ns per sample", higherIsBetter = false)
-    study == "web-reactive" && run.hasRows("capacity.csv") -> CompareMetric("capacity.csv", "last_met_rps", "req/s at the SLO (last rate met)")
-    study == "web-reactive" -> CompareMetric("closed.csv", "mean_ms", "ms mean response time", higherIsBetter = false, keys = listOf("cell", "users"))
-    study == "three-tier" -> CompareMetric("saturation.csv", "throughput_rps", "req/s at saturation")
-    else -> run.filesOfKind("table").firstNotNullOfOrNull { t ->
-        run.table(t).columnNames().firstOrNull { it.endsWith("_per_s") && !it.endsWith("ms_per_s") }?.let { CompareMetric(t, it, it.replace('_', ' ')) }
-    } ?: throw RunFormatException("compare: no table with a *_per_s column in $study run ${run.id}")
-}
+data class CompareRule(val mode: String?, val hasRows: String?, val metric: CompareMetric)
+
+/**
+ * The number that answers each study's question, for the run's mode (throughput at saturation, latency at a fixed
+ * rate, capacity at the SLO), as the study declares it in `data/schema/tables/<study>.json` (`compare`): a fixed-rate
+ * run's achieved rate is its target, so it is never the headline. A study that declares none: the first table with a
+ * `*_per_s` rate column (not a JIT or GC time per second).
+ */
+fun compareMetric(study: String, run: RecordedRun, root: Path = dataRoot()): CompareMetric =
+    TableDeclarations.of(study, root).compare.firstOrNull { r -> (r.mode == null || r.mode == run.mode) && (r.hasRows == null || run.hasRows(r.hasRows)) }?.metric
+        ?: run.filesOfKind("table").firstNotNullOfOrNull { t ->
+            run.table(t).columnNames().firstOrNull { it.endsWith("_per_s") && !it.endsWith("ms_per_s") }?.let { CompareMetric(t, it, it.replace('_', ' ')) }
+        } ?: throw RunFormatException("compare: no table with a *_per_s column in $study run ${run.id}")
 
 private fun RecordedRun.hasRows(path: String) = files.any { it.path == path } && table(path).rowsCount() > 0
 
