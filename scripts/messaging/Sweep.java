@@ -11,7 +11,6 @@ import perfkit.harness.RunFile;
 import perfkit.harness.StepVerdict;
 import perfkit.harness.Sys;
 import perfkit.harness.Table;
-import perfkit.harness.Warmup;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,9 +87,9 @@ final class Sweep {
     private long brokerPid = -1;
     private double lastStepSeconds;
 
-    private Sweep(Run run) throws Exception {
+    private Sweep(Run run, Messaging.Options o) throws Exception {
         this.run = run;
-        o = Messaging.Options.of(run.typed());
+        this.o = o;
         maxInstances = o.maxInstances();
         slo = o.sloMs();
         warmup = o.warmup().minSeconds();
@@ -124,7 +123,7 @@ final class Sweep {
         run.variants(cells.stream().map(Cell::name).toList());
         run.measurement(o.warmup().minSeconds(), o.measure(), repetitions, "jvm-fork");
         describe(run, o);
-        Sweep s = new Sweep(run);
+        Sweep s = new Sweep(run, o);
         try (Table steps = new Table(run, "sweep.csv", "one row per sweep step (cell = <system>/<policy>/n<instances>, then /r<repetition> "
                 + "from the second repetition on): latency (ms), delivery of the messages intended in the window, warm-up, CPU per process, verdict",
                 "cell", "variant", "system", "policy", "repetition", "instances", "isolation", "rate_per_chain", "target_rate", "achieved_rate", "delivered_rate",

@@ -88,6 +88,11 @@ def test_every_study_declares_its_compare_headline_on_declared_columns(declarati
         assert all(k in columns for k in rule.get("keys", ["cell"])), rule
         assert rule.get("hasRows", rule["table"]) in doc["tables"], rule
     assert "mode" not in rules[-1] and "hasRows" not in rules[-1], "the last rule applies to any run"
+    capacity = doc.get("capacity")
+    if capacity:  # the capacity the compare notebook tabulates and prices: a lower end, the last load that met the SLO
+        columns = doc["tables"][capacity["table"]]["columns"]
+        assert capacity["value"] in columns and columns[capacity["value"]]["type"] in ("number", "integer"), capacity
+    assert bool(capacity) == ("capacity.csv" in doc["tables"]), "every study with a capacity table declares which column it is"
 
 
 def test_every_note_the_notebooks_and_the_kit_read_is_declared():
@@ -96,9 +101,10 @@ def test_every_note_the_notebooks_and_the_kit_read_is_declared():
     import json
     import re
     kit = ROOT / "notebooks/kit/src/main/kotlin/perfkit/kit"
-    sources = {"messaging": [ROOT / "notebooks/messaging.ipynb", kit / "Messaging.kt"], "workflow": [ROOT / "notebooks/workflow.ipynb", kit / "Workflow.kt"],
-               "three-tier": [ROOT / "notebooks/three-tier.ipynb", kit / "ThreeTier.kt"],
-               "web-reactive": [ROOT / "notebooks/web-reactive.ipynb", kit / "WebReactive.kt"], "queues": [ROOT / "notebooks/queues.ipynb", kit / "Queues.kt"]}
+    # each declared study's notebook and its kit file (three-tier: ThreeTier.kt), so a new study is scanned too
+    sources = {d.stem: [f for f in (ROOT / "notebooks" / f"{d.stem}.ipynb", kit / ("".join(w.title() for w in d.stem.split("-")) + ".kt")) if f.exists()]
+               for d in DECLARATIONS}
+    assert {"messaging", "workflow", "three-tier", "web-reactive", "queues"} <= sources.keys()
     # run.note("x"), notes.path("x"), ["notes"]["x"], ["notes"].path("x"), path("notes").path("x"), ["notes"]?.get("x"), in code or in a notebook's JSON
     read = re.compile(r'(?:\bnote\(|\bnotes\.path\(|\[\\?"notes\\?"\]\??(?:\[|\.path\(|\.get\()|path\(\\?"notes\\?"\)\.path\()\\?"([A-Za-z-]+)\\?"')
     undeclared = {}
@@ -107,7 +113,7 @@ def test_every_note_the_notebooks_and_the_kit_read_is_declared():
         names = {n for f in files for n in read.findall(f.read_text())}
         if study == "web-reactive":  # run.note(it) for each stack, under its results
             names |= {"mvc", "webflux", "mvc-virtual"}
-        if study != "queues":
+        if study in ("messaging", "workflow", "three-tier", "web-reactive"):
             assert names, f"no note read found for {study}: the pattern no longer matches the notebooks"
         missing = names - declared.keys()
         if missing:

@@ -297,7 +297,6 @@ final class RunPlan {
         return backend == null ? Map.of() : Map.of("backend", "http://127.0.0.1:" + backend.port() + "/__stats");
     }
 
-
     private String url(HttpService app) {
         return app == null ? target : "http://127.0.0.1:" + app.port() + "/users/42";
     }
@@ -378,7 +377,7 @@ final class RunPlan {
     /** Fixed rates, each its own step, or the capacity search; either way a capacity bracket per cell and fork. */
     private void openModel(String cell, String stack, int calls, int fork, HttpService app) throws Exception {
         if (!o.openModel()) return;
-        double[] hint = {app == null ? OpenStep.probeLatencyMs(target, 20) : Math.max(1, calls) * o.backendDelayMs()};
+        double[] hint = {app == null ? OpenStep.probeLatencyMs(target, 20) : Math.max(1, calls) * (double) o.backendDelayMs()};
         RateCapacity.Trial trial = rate -> {
             OpenStep.Result r = openStep(cell, stack, calls, fork, app, rate, hint[0]);
             if (r.verdict().valid() && Double.isFinite(r.latency().p99())) hint[0] = r.latency().p99();

@@ -91,7 +91,7 @@ public class WebReactive {
         boolean searching() { return rates.isEmpty(); }
 
         /** The fixed rates as given (ascending): 100,200. */
-        String ratesText() { return String.join(",", rates.stream().map(WebReactive::fmt).toList()); }
+        String ratesText() { return String.join(",", rates.stream().map(r -> java.math.BigDecimal.valueOf(r).stripTrailingZeros().toPlainString()).toList()); }
     }
 
     /** A number as the options print it: 20, not 20.0. */
@@ -167,6 +167,4 @@ public class WebReactive {
             return root.getMessage() == null ? "no answer (" + root.getClass().getSimpleName().replace("Exception", "") + ")" : root.getMessage();
         }
     }
-
-    static Params params(Run run) { return run.typed(); }
 }

@@ -309,14 +309,14 @@ fun groupLatency(groups: List<Group>, series: List<String>? = null): Map<Triple<
 fun groupSpectra(merged: Map<Triple<String, String, Boolean>, Histogram>): AnyFrame =
     spectra(merged.mapKeys { (k, _) -> Triple(k.first, "${k.first} · ${k.second}", k.third) })
 
-/** The capacity table of a study that has one (capacity.csv), per group and cell; null when the runs have none. */
-fun groupCapacity(groups: List<Group>): AnyFrame? {
+/**
+ * The capacity table of a study that declares one (`capacity` in its table declarations), per group and cell; null
+ * when the study has none or the runs hold none.
+ */
+fun groupCapacity(groups: List<Group>, root: Path = dataRoot()): AnyFrame? {
     // each study's searches record the last load that met the SLO: a lower end, so a capacity is at least it
-    val metric = when (groups.firstOrNull()?.runs?.firstOrNull()?.study) {
-        "messaging" -> CompareMetric("capacity.csv", "capacity_msgs_per_s", "msg/s at the SLO, last load met")
-        "web-reactive" -> CompareMetric("capacity.csv", "last_met_rps", "req/s at the SLO, last rate met")
-        else -> return null
-    }
+    val study = groups.firstOrNull()?.runs?.firstOrNull()?.study ?: return null
+    val metric = TableDeclarations.of(study, root).capacity ?: return null
     if (groups.none { g -> g.runs.any { r -> r.files.any { it.path == metric.table } } }) return null
     return summarize(compareValues(groups, metric), listOf("group", "cell"), "value")
 }

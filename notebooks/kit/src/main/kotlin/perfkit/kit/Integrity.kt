@@ -20,12 +20,16 @@ import kotlin.io.path.exists
 class TableDeclarations(
     val study: String, val tables: Map<String, Map<String, String>>, val since: Map<String, Map<String, String>> = emptyMap(),
     val values: Map<String, Map<String, List<String>>> = emptyMap(), val compare: List<CompareRule> = emptyList(),
+    val capacity: CompareMetric? = null,
 ) {
     /** The columns of [table] a run started at [startedAt] (ISO-8601) must have. */
     fun required(table: String, startedAt: String): Set<String> =
         tables[table].orEmpty().keys.filter { c -> since[table]?.get(c)?.let { startedAt.isEmpty() || startedAt >= it } ?: true }.toSet()
 
     companion object {
+        private fun metricOf(r: JsonNode) = CompareMetric(r.path("table").asText(), r.path("value").asText(), r.path("unit").asText(),
+            r.path("higherIsBetter").asBoolean(true), r.path("keys").takeIf { it.isArray }?.map { it.asText() } ?: listOf("cell"))
+
         private val cache = ConcurrentHashMap<Path, TableDeclarations>()
 
         /** The declarations of [study] under [root] (the kit's data folder); empty when the study declares none. */
@@ -41,11 +45,8 @@ class TableDeclarations(
                     table to spec.path("columns").properties().filter { it.value.has("since") }.associate { (column, c) -> column to c.path("since").asText() }
                 }, tables.associate { (table, spec) ->
                     table to spec.path("columns").properties().filter { it.value.has("enum") }.associate { (column, c) -> column to c.path("enum").map { it.asText() } }
-                }, doc.path("compare").map { r ->
-                    CompareRule(r.path("mode").takeIf { it.isTextual }?.asText(), r.path("hasRows").takeIf { it.isTextual }?.asText(),
-                        CompareMetric(r.path("table").asText(), r.path("value").asText(), r.path("unit").asText(), r.path("higherIsBetter").asBoolean(true),
-                            r.path("keys").takeIf { it.isArray }?.map { it.asText() } ?: listOf("cell")))
-                })
+                }, doc.path("compare").map { r -> CompareRule(r.path("mode").takeIf { it.isTextual }?.asText(), r.path("hasRows").takeIf { it.isTextual }?.asText(), metricOf(r)) },
+                    doc.path("capacity").takeIf { it.isObject }?.let { metricOf(it) })
             }
         }
     }
