@@ -170,8 +170,18 @@ final class KafkaTransport implements Transport {
         }
     }
 
-    /** Fails within the timeout with a clear message when nothing answers at {@code bootstrap}. */
+    /**
+     * Fails within the timeout with a clear message when nothing answers at {@code bootstrap}; at once when no
+     * bootstrap server even accepts a connection (a refused port will not start answering Kafka in the next seconds).
+     */
     static void checkReachable(String bootstrap, int timeoutSeconds) {
+        List<String> servers = List.of(bootstrap.split(",")), refused = new ArrayList<>();
+        for (String server : servers) {
+            String why = tcpProblem(server.trim(), Math.min(3, timeoutSeconds) * 1000);
+            if (why != null) refused.add(servers.size() == 1 ? why : server.trim() + " (" + why + ")");
+        }
+        if (refused.size() == servers.size())
+            throw new IllegalStateException("cannot reach Kafka at " + bootstrap + ": " + String.join(", ", refused));
         try (Admin admin = admin(bootstrap, timeoutSeconds * 1000)) {
             admin.describeCluster().nodes().get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (Exception e) {
@@ -179,4 +189,22 @@ final class KafkaTransport implements Transport {
         }
     }
 
+    /** Why no TCP connection to {@code host:port} opens within {@code timeoutMs}, or null when one does. */
+    private static String tcpProblem(String server, int timeoutMs) {
+        int colon = server.lastIndexOf(':');
+        if (colon <= 0) return "no port";
+        try (java.net.Socket s = new java.net.Socket()) {
+            s.connect(new java.net.InetSocketAddress(server.substring(0, colon).replaceAll("^\\[|\\]$", ""),
+                    Integer.parseInt(server.substring(colon + 1))), timeoutMs);
+            return null;
+        } catch (java.net.UnknownHostException e) {
+            return "unknown host";
+        } catch (java.net.ConnectException e) {
+            return "connection refused";
+        } catch (java.net.SocketTimeoutException e) {
+            return "no answer within " + timeoutMs / 1000 + " s";
+        } catch (Exception e) {
+            return e.getClass().getSimpleName();
+        }
+    }
 }

@@ -15,6 +15,7 @@ import pytest
 
 # one definition for both test trees; importing them here keeps `from conftest import ...` working
 from support import descendants, free_port, listening_ports, listening_sockets, port_open, processes  # noqa: F401
+from shared_runs import shared_quick_run
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -120,8 +121,8 @@ def decode_hlog(path):
 
 @pytest.fixture(scope="session")
 def tiny_queues_run(tmp_path_factory):
-    """One quick queues run with tiny windows, shared by the end-to-end checks."""
-    return run_once(tmp_path_factory, "queues", "--quick", "--warmup", "0.5", "--measure", "1", "--tag", "e2e")
+    """The session's quick queues run with tiny windows, shared by the end-to-end checks and the notebooks' tests."""
+    return shared_quick_run(tmp_path_factory, "queues").dir
 
 
 def interrupt_run(args, ready, how="sigint", timeout=120):

@@ -19,10 +19,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # the options of each study's shared quick run: enough cells for every test that reads it, and no more
 QUICK = {
+    # every variant and quick strategy with tiny windows; the notebooks' test of a new run copies it into data/runs
+    "queues": ["--quick", "--warmup", "0.5", "--measure", "1", "--tag", "e2e"],
     "messaging": ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"],
     "workflow": ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32", "--instances", "1", "--locks", "off"],
     # all three rounds; open steps at half the saturation throughput, so the chain's compare step runs
-    "three-tier": ["--quick", "--warmup", "1", "--measure", "2", "--open-rates", "0.5", "--durability", "strict,relaxed",
+    # the servers' warm-up by rule is cut at 3 s: a quick run's never settles anyway (its JIT window alone is 10 s)
+    "three-tier": ["--quick", "--warmup", "1", "--measure", "2", "--server-warmup-max", "3", "--open-rates", "0.5", "--durability", "strict,relaxed",
                    "--chains", "sync,async,mixed,webflux"],
 }
 
@@ -32,7 +35,7 @@ _made = {}
 
 
 # seconds each run may take: three-tier runs three rounds (four chains, two durabilities, open steps) in one
-TIMEOUT = {"messaging": 1200, "workflow": 1200, "three-tier": 3000}
+TIMEOUT = {"queues": 600, "messaging": 1200, "workflow": 1200, "three-tier": 3000}
 
 
 def shared_quick_run(tmp_path_factory, study):

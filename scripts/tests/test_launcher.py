@@ -177,6 +177,54 @@ def test_a_jdk_from_the_environment_is_checked_like_one_given_as_an_option(tmp_p
     assert not any(tmp_path.rglob("run.json"))
 
 
+# ---- the launch cache ------------------------------------------------------------------------------------
+
+HELLO = """///usr/bin/env jbang "$0" "$@" ; exit $?
+//JAVA 17+
+public class Hello {
+    public static void main(String[] args) { System.out.println("%s " + String.join("|", args)); }
+}
+"""
+
+
+def test_the_launch_cache_serves_unchanged_scripts_and_misses_after_any_edit(tmp_path):
+    """env/setup/jbang keeps JBang's answer for the kit's own scripts: an unchanged script starts without JBang (a
+    JBang that cannot start proves it), its arguments arrive intact, and an edit, or a jar gone from the classpath,
+    makes JBang resolve it again. A script outside the kit's scripts/ is never cached."""
+    kit = tmp_path / "kit"
+    (kit / "env/setup").mkdir(parents=True)
+    shutil.copy(ROOT / "env/setup/jbang", kit / "env/setup/jbang")
+    (kit / ".cache/jbang").mkdir(parents=True)
+    os.symlink(ROOT / ".cache/jbang/lib", kit / ".cache/jbang/lib")
+    script = kit / "scripts/hello/Hello.java"
+    script.parent.mkdir(parents=True)
+    script.write_text(HELLO % "one")
+    env = dict(os.environ, JBANG_DIR=str(tmp_path / "jbang-home"))
+    no_jbang = dict(env, JBANG_JAVA_OPTIONS="-XX:+NoSuchOption")  # the JBang JVM cannot start with it
+
+    def launch(*args, environment=env):
+        return subprocess.run([str(kit / "env/setup/jbang"), "--quiet", *args], capture_output=True, text=True, timeout=300, env=environment)
+
+    assert launch(str(script), "a", "b c").stdout == "one a|b c\n"
+    assert launch(str(script), "x y", "$HOME", environment=no_jbang).stdout == "one x y|$HOME\n", "a hit starts no JBang"
+    script.write_text(HELLO % "two")
+    assert launch(str(script), environment=no_jbang).returncode != 0, "an edit is a miss"
+    assert launch(str(script), "b").stdout == "two b\n"
+    (run_entry,) = (kit / ".cache/jbang/launch").glob("*.run")  # the entry for the older source is gone
+    jar = next(p for p in run_entry.read_text().split("-classpath ", 1)[1].split()[0].strip("'").split(":") if p.endswith("Hello.jar"))
+    os.remove(jar)
+    assert launch(str(script), "c").stdout == "two c\n", "a jar gone from the classpath is resolved again"
+
+    classpath = launch("info", "classpath", str(script)).stdout.strip()
+    assert classpath.endswith("Hello.jar") and launch("info", "classpath", str(script), environment=no_jbang).stdout.strip() == classpath
+    assert launch("build", str(script), environment=no_jbang).returncode == 0, "a cached classpath means built"
+
+    elsewhere = tmp_path / "Hello.java"
+    elsewhere.write_text(HELLO % "out")
+    assert launch(str(elsewhere)).stdout == "out \n"
+    assert launch(str(elsewhere), environment=no_jbang).returncode != 0, "only the kit's own scripts are cached"
+
+
 # ---- a full disk ------------------------------------------------------------------------------------------
 
 @pytest.fixture

@@ -17,7 +17,7 @@ RATES = [100, 200]
 REPEATS = 5
 CELLS = ["mvc/1call", "mvc/2call", "webflux/1call", "webflux/2call"]
 QUICK = ["--quick", "--variants", "mvc,webflux", "--users", ",".join(map(str, USERS)), "--rates", ",".join(map(str, RATES)),
-         "--warmup", "2", "--measure", "2"]
+         "--warmup", "2", "--measure", "2", "--server-warmup-max", "3"]  # a quick warm-up never settles (its JIT window is 10 s)
 
 
 def peer_rows(run_dir, tool):
