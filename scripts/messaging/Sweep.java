@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
 import perfkit.harness.CapacitySearch;
+import perfkit.harness.Cli;
 import perfkit.harness.CpuSampler;
 import perfkit.harness.Run;
 import perfkit.harness.RunFile;
@@ -187,10 +188,10 @@ final class Sweep {
         n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's scratch folder and removed afterwards; analytics disabled");
         n.put("warmupRule", String.format(Locale.ROOT, "at least %s s, then until the last %d per-second samples of delivered rate and of CPU "
                         + "(this JVM plus the broker) lie within %d%% of their mean with no trend; at %s s it is marked 'warm-up never settled'",
-                fmt(o.warmup().minSeconds()), o.warmup().stableSamples(), Math.round(o.warmup().tolerance() * 100), fmt(o.warmup().maxSeconds())));
+                Cli.plain(o.warmup().minSeconds()), o.warmup().stableSamples(), Math.round(o.warmup().tolerance() * 100), Cli.plain(o.warmup().maxSeconds())));
         boolean cold = o.warmup().minSeconds() < Messaging.FULL_WARMUP_SECONDS;
         n.put("coldWarmup", cold);
-        if (cold) n.put("coldWarmupReason", "minimum warm-up " + fmt(o.warmup().minSeconds()) + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
+        if (cold) n.put("coldWarmupReason", "minimum warm-up " + Cli.plain(o.warmup().minSeconds()) + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
                 + " s: the broker and clients may still be JIT-compiling, so latency and CPU read high (cold numbers)");
         n.put("placement", o.placement().describe());
         Integer given = o.ratePerChain();
@@ -401,5 +402,4 @@ final class Sweep {
     }
 
     /** Seconds as given: 20, not 20.0. */
-    private static String fmt(double seconds) { return seconds == Math.rint(seconds) ? String.valueOf((long) seconds) : String.valueOf(seconds); }
 }

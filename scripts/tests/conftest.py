@@ -24,6 +24,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # an ignored SIGINT ignored): give it back its default so the runs see Ctrl-C the way a user's terminal sends it.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_configure(config):
+    # ./bench test runs the suite on two xdist workers with scripts/tests/parallel.py as a plugin (-p parallel)
+    config.addinivalue_line("markers", "alone: no other test runs beside this one (see scripts/tests/parallel.py)")
+
+
 SCHEMA = json.loads((ROOT / "data/schema/run.schema.json").read_text())
 HDR_JAR_GLOB = ".m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar"
 

@@ -6,6 +6,7 @@ set of options that serves both; the first test that asks makes the run, and eve
 (or sees the same failure). A test that needs other options, or that must watch a run as it goes, still makes its own.
 """
 import collections
+import json
 import pathlib
 import subprocess
 import threading
@@ -13,6 +14,7 @@ import time
 
 import pytest
 
+from parallel import file_lock, workers_share
 from support import descendants
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -40,17 +42,46 @@ TIMEOUT = {"queues": 600, "messaging": 1200, "workflow": 1200, "three-tier": 300
 
 def shared_quick_run(tmp_path_factory, study):
     """The session's quick run of study (made on first use) as a SharedRun. The first test to ask sees the failure
-    if it fails; every later one fails at once, naming it, instead of making the run again."""
+    if it fails; every later one fails at once, naming it, instead of making the run again. On two xdist workers
+    the run is still made once: the first worker to ask makes it under a file lock, and the other reads its record."""
     if study not in _made:
-        try:
-            _made[study] = watched_run(tmp_path_factory.mktemp(study), study, QUICK[study], TIMEOUT[study])
-        except BaseException as e:  # pytest's failures are BaseExceptions
-            _made[study] = f"{type(e).__name__}: {str(e)[:3000]}"
-            raise
+        base = workers_share(tmp_path_factory)
+        if base is None:
+            _made[study] = _make(tmp_path_factory, study)
+        else:
+            record = base / f"shared-run-{study}.json"
+            with file_lock(base / f"shared-run-{study}.lock"):
+                if not record.exists():
+                    _make(tmp_path_factory, study, record)
+            _made[study] = _read(record)
     found = _made[study]
     if isinstance(found, str):
         pytest.fail(f"the shared quick {study} run failed in an earlier test: {found}", pytrace=False)
     return found
+
+
+def _make(tmp_path_factory, study, record=None):
+    """Makes the run and returns it; a failure is raised, and kept as text for the tests after. With record, the
+    run or the failure is also written there as JSON, for the other worker."""
+    try:
+        made = watched_run(tmp_path_factory.mktemp(study), study, QUICK[study], TIMEOUT[study])
+        if record:
+            record.write_text(json.dumps({"dir": str(made.dir), "cmdlines": [[pid, c] for (pid, c) in made.cmdlines],
+                                          "stderr": made.stderr}))
+        return made
+    except BaseException as e:  # pytest's failures are BaseExceptions
+        failure = f"{type(e).__name__}: {str(e)[:3000]}"
+        if record:
+            record.write_text(json.dumps({"failed": failure}))
+        _made[study] = failure
+        raise
+
+
+def _read(record):
+    r = json.loads(record.read_text())
+    if "failed" in r:
+        return r["failed"]
+    return SharedRun(pathlib.Path(r["dir"]), {(pid, c): c for pid, c in r["cmdlines"]}, r["stderr"])
 
 
 def cmdlines_of_tree(pid):

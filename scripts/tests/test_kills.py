@@ -69,8 +69,21 @@ def listening():
     return rows
 
 
-def pg_dirs():
-    return set(glob.glob("/tmp/perfkit-pg-*"))
+def pg_dirs(owners=None):
+    """Private PostgreSQL folders; with owners (pids), only those one of them made: another test's run beside this
+    one (./bench test runs two at a time) has folders of its own."""
+    found = set()
+    for d in glob.glob("/tmp/perfkit-pg-*"):
+        if owners is None:
+            found.add(d)
+            continue
+        try:
+            owner = int(open(d + "/owner").read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # going away, or not yet told who made it
+        if owner in owners:
+            found.add(d)
+    return found
 
 
 def wait_for(condition, seconds):
@@ -87,7 +100,6 @@ def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, re
     rng = random.Random(f"{SEED}-{request.node.name}")
     delay = rng.uniform(0.5, 12.0)
     token = uuid.uuid4().hex
-    pg_before = pg_dirs()
     proc = subprocess.Popen([str(ROOT / "bench"), "run", *RUNS[study], "--out", str(tmp_path)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env=dict(os.environ, **{MARK: token}))
@@ -115,7 +127,8 @@ def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, re
             f"{how} at {delay:.1f} s: left running: {[open(f'/proc/{p}/cmdline').read()[:120] for p in marked(token)]}"
         still = {p for p, _ in listening()} & ports
         assert not still, f"ports still listening: {still}"
-        assert wait_for(lambda: not (pg_dirs() - pg_before), limit), f"temp folders left: {pg_dirs() - pg_before}"
+        owners = {proc.pid, *pids}  # the run's JVM (bench execs it) makes its clusters
+        assert wait_for(lambda: not pg_dirs(owners), limit), f"temp folders left: {pg_dirs(owners)}"
         if how != "sigkill+watchdog":
             assert wait_for(lambda: not (run_dir / "scratch").exists(), limit), "scratch folder left"
         if how.startswith("sigkill") and (how == "sigkill+watchdog" or rng.random() < 0.3):
@@ -171,6 +184,7 @@ SERVER_KILLS = {
 }
 
 
+@pytest.mark.alone  # counts every cluster folder and shared memory segment on the machine
 @pytest.mark.parametrize("server", sorted(SERVER_KILLS))
 def test_killing_the_run_with_every_watchdog_during_a_servers_life_leaves_nothing(tmp_path, server):
     """SIGKILL for the run's JVM and every watchdog at once, 1-3 s into a database's life: the database must stop by
@@ -218,6 +232,7 @@ def tomcat_dirs():
     return set(glob.glob("/tmp/tomcat.*")) | set(glob.glob("/tmp/tomcat-docbase.*"))
 
 
+@pytest.mark.alone  # counts every Tomcat folder in /tmp
 def test_killing_a_web_runs_process_group_leaves_no_tomcat_folder(tmp_path):
     """SIGKILL to the whole process group of a web-reactive run while its Spring apps serve: no shutdown hook runs, so
     Tomcat's base and document folders must already live in the run's scratch folder, which the reaper removes."""

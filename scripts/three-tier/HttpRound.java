@@ -2,6 +2,7 @@ package perfkit.threetier;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import perfkit.harness.CapacitySearch;
+import perfkit.harness.Cli;
 import perfkit.harness.HttpLoad;
 import perfkit.harness.JvmActivity;
 import perfkit.harness.OpenStep;
@@ -85,7 +86,7 @@ final class HttpRound implements AutoCloseable {
         String phase = stem(cell, "sat", fork);
         if (warmup > 0) plan.always("warmup", plan.path(), users, warmup, HttpLoad.Plan.Counts.WARMUP);
         plan.always(phase, plan.path(), users, measure, HttpLoad.Plan.Counts.MEASURED);
-        run.progress().say(cell + " fork " + fork + ": closed model, " + users + " users for " + fmt(measure) + " s");
+        run.progress().say(cell + " fork " + fork + ": closed model, " + users + " users for " + Cli.plain(measure) + " s");
         JsonNode result = HttpLoad.run(run, phase, plan, checked(watch), Map.of(), 180 + 3 * (warmup + measure));
         JsonNode ph = HttpLoad.phase(result, phase);
         List<String> problems = new ArrayList<>(HttpLoad.problems(ph));
@@ -188,7 +189,6 @@ final class HttpRound implements AutoCloseable {
         return watch;
     }
 
-    private static String fmt(double seconds) { return seconds == Math.rint(seconds) ? String.valueOf((long) seconds) : String.valueOf(seconds); }
 
     private static Double num(JsonNode node, String field) {
         JsonNode v = node.path(field);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.CapacitySearch;
+import perfkit.harness.Cli;
 import perfkit.harness.HttpLoad;
 import perfkit.harness.HttpService;
 import perfkit.harness.JvmActivity;
@@ -243,15 +244,15 @@ final class RunPlan {
         n.put("callsPerRequest", "1 or 2 calls to the external service per request, the second after the first answered");
         n.put("warmup", "per fork every stack's app starts, and each is warmed up by rule before any is measured: " + SERVER_WARMUP_USERS
                 + " requests in flight over every endpoint until each server's JIT compiles under " + (int) ServerWarmup.JIT_QUIET_MS_PER_S
-                + " ms/s over 10 s and the throughput is steady, at most --server-warmup-max " + WebReactive.fmt(o.serverWarmupMax())
+                + " ms/s over 10 s and the throughput is steady, at most --server-warmup-max " + Cli.plain(o.serverWarmupMax())
                 + " s (notes.serverWarmup says how each ended); every step records the servers' JIT during it (jit_ms_per_s, warm)");
         n.put("order", "stacks, calls counts and the N of the closed model run in an order rotated by one per fork, so order and age effects spread");
         n.put("closedModel", "Hyperfoil atOnce: N users, each doing " + o.repeats() + " requests back to back (a loop), the shape of siege -b -c N -r "
-                + o.repeats() + "; one driver run per cell, its steps one after another after a driver warm-up of " + WebReactive.fmt(o.warmup()) + " s with up to "
+                + o.repeats() + "; one driver run per cell, its steps one after another after a driver warm-up of " + Cli.plain(o.warmup()) + " s with up to "
                 + WARMUP_USERS + " users looping; each step's requests must equal N x " + o.repeats() + "; a step with steal above "
                 + (int) StepVerdict.Rule.DEFAULT.maxStealPct() + "% of a core is not measurable on this host");
         n.put("openModel", "Hyperfoil constantRate on a fixed schedule (arrival k at k / rate), one driver run per offered rate: a warm-up of "
-                + WebReactive.fmt(o.warmup()) + " s at the rate, then the window, without a gap; latency from each arrival's scheduled start (the driver times it, "
+                + Cli.plain(o.warmup()) + " s at the rate, then the window, without a gap; latency from each arrival's scheduled start (the driver times it, "
                 + "see load/*.result.json latenessMs); a step is invalid when the driver waited for a connection, ran out of sessions, started fewer "
                 + "requests than its schedule (in the window, or under 90% in some second), or ran late by more than 10% of the SLO at p99; capacity = "
                 + "the bracket between the last rate with p99 <= " + o.sloMs() + " ms per external call (so " + slo(2) + " ms with 2 calls) and "

@@ -91,11 +91,10 @@ public class WebReactive {
         boolean searching() { return rates.isEmpty(); }
 
         /** The fixed rates as given (ascending): 100,200. */
-        String ratesText() { return String.join(",", rates.stream().map(r -> java.math.BigDecimal.valueOf(r).stripTrailingZeros().toPlainString()).toList()); }
+        String ratesText() { return String.join(",", rates.stream().map(Cli::plain).toList()); }
     }
 
     /** A number as the options print it: 20, not 20.0. */
-    static String fmt(double v) { return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v); }
 
     public static void main(String[] args) {
         if (args.length >= 2 && args[0].equals(SERVICE)) {

@@ -103,8 +103,7 @@ public final class Cli {
                 values.add(d);
             }
             if (values.isEmpty()) throw new IllegalArgumentException(expects);
-            // plain decimals (0.0001, never 1.0E-4), so a stored value reads back as an option
-            return String.join(",", values.stream().map(d -> java.math.BigDecimal.valueOf(d).stripTrailingZeros().toPlainString()).toList());
+            return String.join(",", values.stream().map(Cli::plain).toList());
         });
     }
 
@@ -124,8 +123,8 @@ public final class Cli {
 
     /** Seconds >= min; use a positive min for measurement windows, where 0 would make an empty "complete" run. */
     public Cli seconds(String name, double defaultValue, Double quickValue, double min, String help) {
-        return add(name, fmt(defaultValue), quickValue == null ? null : fmt(quickValue), help, "seconds",
-                v -> fmt(parseSeconds(v, min)));
+        return add(name, plain(defaultValue), quickValue == null ? null : plain(quickValue), help, "seconds",
+                v -> plain(parseSeconds(v, min)));
     }
 
     /** Milliseconds, a positive integer. */
@@ -344,10 +343,10 @@ public final class Cli {
             if (!s.matches("[+-]?(\\d+\\.?\\d*|\\.\\d+)")) throw new NumberFormatException();
             d = Double.parseDouble(s);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("a number of seconds" + (min > 0 ? " > 0" : " >= 0") + " (at most " + fmt(MAX_SECONDS) + ")");
+            throw new IllegalArgumentException("a number of seconds" + (min > 0 ? " > 0" : " >= 0") + " (at most " + plain(MAX_SECONDS) + ")");
         }
         if (d < min || (min == 0 && d < 0) || d > MAX_SECONDS || (min > 0 && d <= 0))
-            throw new IllegalArgumentException("a number of seconds " + (min > 0 ? ">= " + fmt(min) : ">= 0") + " and <= " + fmt(MAX_SECONDS));
+            throw new IllegalArgumentException("a number of seconds " + (min > 0 ? ">= " + plain(min) : ">= 0") + " and <= " + plain(MAX_SECONDS));
         return d;
     }
 
@@ -391,7 +390,11 @@ public final class Cli {
         }
     }
 
-    static String fmt(double d) {
-        return d == Math.rint(d) && Math.abs(d) < 1e15 ? String.valueOf((long) d) : String.valueOf(d);
+    /**
+     * A number the way an option takes it: a plain decimal without trailing zeros (2, 0.5, 0.0001; never 2.0 or
+     * 1.0E-4), so a value the kit prints or stores reads back as the same option. NaN and infinities as Java writes them.
+     */
+    public static String plain(double d) {
+        return Double.isFinite(d) ? java.math.BigDecimal.valueOf(d).stripTrailingZeros().toPlainString() : String.valueOf(d);
     }
 }

@@ -15,6 +15,17 @@ class CliTest {
             .choice("mode", List.of("fast", "slow"), "fast", "mode");
 
     @Test
+    void numbersArePrintedAsAnOptionTakesThem() {
+        assertEquals("2", Cli.plain(2.0));
+        assertEquals("0.5", Cli.plain(0.5));
+        assertEquals("0.0001", Cli.plain(1e-4), "never 1.0E-4");
+        assertEquals("100", Cli.plain(100), "never 1E+2");
+        assertEquals("100000000000000000000", Cli.plain(1e20));
+        assertEquals("NaN", Cli.plain(Double.NaN));
+        assertEquals("0.0001", cli.parse(new String[]{"--measure", "0.0001"}).get("measure"), "a stored value reads back as the option");
+    }
+
+    @Test
     void defaultsFillEveryParameter() {
         Map<String, String> p = cli.parse(new String[0]);
         assertEquals("3", p.get("forks"));

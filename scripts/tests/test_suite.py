@@ -1,0 +1,73 @@
+"""The suite's own machinery on two xdist workers (scripts/tests/parallel.py, as ./bench test runs it): a test marked
+`alone` overlaps no other test, and a shared run is made once per session, not once per worker."""
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+ALONE = """
+import json, os, time, pytest
+
+def record(name, tmp):
+    start = time.time()
+    time.sleep(0.6)
+    with open(os.path.join(os.environ["SPANS"], f"{name}-{os.getpid()}.json"), "w") as f:
+        json.dump([name, start, time.time()], f)
+
+@pytest.mark.alone
+def test_alone_one(): record("alone-1", None)
+
+@pytest.mark.alone
+def test_alone_two(): record("alone-2", None)
+"""
+
+OTHERS = """
+import json, os, time
+
+def record(name):
+    start = time.time()
+    time.sleep(0.4)
+    with open(os.path.join(os.environ["SPANS"], f"{name}-{os.getpid()}.json"), "w") as f:
+        json.dump([name, start, time.time()], f)
+
+""" + "".join(f"def test_other_{i}(): record('other-{i}')\n" for i in range(6))
+
+SHARED = """
+import os, shared_runs
+
+def fake_run(out, study, args, timeout):
+    with open(os.path.join(os.environ["SPANS"], "made"), "a") as f:
+        f.write(study + "\\n")
+    return shared_runs.SharedRun(out, {(1, "java x"): "java x"}, "stderr of " + study)
+
+shared_runs.watched_run = fake_run
+
+def test_reads_it(tmp_path_factory):
+    run = shared_runs.shared_quick_run(tmp_path_factory, "queues")
+    assert run.dir.is_dir() and run.cmdlines == {(1, "java x"): "java x"} and run.stderr == "stderr of queues"
+"""
+
+
+def test_alone_tests_overlap_no_other_and_a_shared_run_is_made_once_per_session(tmp_path):
+    tests, spans = tmp_path / "tests", tmp_path / "spans"
+    tests.mkdir()
+    spans.mkdir()
+    (tests / "test_alone.py").write_text(ALONE)
+    (tests / "test_others.py").write_text(OTHERS)
+    for name in ("test_shared_a.py", "test_shared_b.py"):  # two files: one on each worker
+        (tests / name).write_text(SHARED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not this suite's own worker
+    env.update(SPANS=str(spans), PYTHONPATH=str(ROOT / "scripts/tests"))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "parallel", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider",
+                        "-q", "--basetemp", str(tmp_path / "base"), str(tests)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "10 passed" in r.stdout, r.stdout[-2000:]
+    recorded = [json.loads(p.read_text()) for p in spans.glob("*.json")]
+    assert len({p.name.rsplit("-", 1)[1] for p in spans.glob("*.json")}) == 2, "two workers ran the tests"
+    for name, start, end in recorded:
+        if name.startswith("alone"):
+            beside = [(n, s, e) for n, s, e in recorded if n != name and s < end and e > start]
+            assert not beside, f"{name} overlapped {beside}"
+    assert (spans / "made").read_text() == "queues\n", "made once for both workers"
