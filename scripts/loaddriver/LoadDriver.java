@@ -71,6 +71,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *     (with steal) between the phase's edges, and the JSON the probe URLs answered at its end.</li>
  * </ul>
  * Usage: {@code LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...]}.
+ * At each phase's start and end it prints {@code perfkit-phase warmup|measure|ended <phase>} on stdout, which the
+ * study follows to label its time series (HttpLoad).
  * The result is written (atomically) only at the end; a failure writes {@code {"error": "..."}} instead. Its fields
  * are declared in {@code data/schema/load-result.schema.json}: a field added, renamed or retyped here is declared
  * there too (the tests validate every result against it).
@@ -324,6 +326,7 @@ public class LoadDriver {
             if (sessionLimitExceeded) r.sessionLimitExceeded = true;
             if (error != null && r.error == null) r.error = String.valueOf(error.getMessage() == null ? error : error.getMessage());
             if (status == PhaseInstance.Status.RUNNING && r.startMs == 0) {
+                edgeLine(r.warmup ? "warmup" : "measure", phase.name());
                 Timing t = TIMINGS.get(phase.name());
                 if (t != null) t.anchor(absoluteStartMs);
                 // the scheduler starts counting now: a probe here must not hold the phase's first arrivals back
@@ -332,6 +335,7 @@ public class LoadDriver {
                 r.startTicks = ticks();
                 r.startSys = systemTicks();
             } else if (status == PhaseInstance.Status.TERMINATED && r.endMs == 0) {
+                edgeLine("ended", phase.name());
                 r.endMs = System.currentTimeMillis();
                 Timing t = TIMINGS.get(phase.name());
                 if (t != null) { // every session has ended: nothing records into these any more
@@ -343,6 +347,12 @@ public class LoadDriver {
                 if (!r.warmup) probe(r, true);
             }
         }
+    }
+
+    /** The line the study follows to label its time series by phase (HttpLoad.PHASE_EDGE), at once, not when a buffer fills. */
+    private static void edgeLine(String what, String phase) {
+        System.out.println("perfkit-phase " + what + " " + phase);
+        System.out.flush();
     }
 
     private void probe(PhaseRecord r, boolean keep) {

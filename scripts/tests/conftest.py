@@ -27,8 +27,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 
 def pytest_configure(config):
-    # ./bench test runs the suite on two xdist workers with scripts/tests/parallel.py as a plugin (-p parallel)
-    config.addinivalue_line("markers", "alone: no other test runs beside this one (see scripts/tests/parallel.py)")
+    # ./bench test runs the suite on two xdist workers with scripts/tests/suite.py as a plugin (-p suite)
+    config.addinivalue_line("markers", "alone: no other test runs beside this one (see scripts/tests/suite.py)")
 
 
 SCHEMA = json.loads((ROOT / "data/schema/run.schema.json").read_text())

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from parallel import file_lock, workers_share
+from suite import file_lock, workers_share
 from support import descendants
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

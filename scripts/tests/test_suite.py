@@ -1,9 +1,11 @@
-"""The suite's own machinery on two xdist workers (scripts/tests/parallel.py, as ./bench test runs it): a test marked
-`alone` overlaps no other test, and a shared run is made once per session, not once per worker."""
+"""The suite's own machinery on two xdist workers (scripts/tests/suite.py, as ./bench test runs it): a test marked
+`alone` overlaps no other test, a shared run is made once per session, not once per worker, and each test's CPU,
+its children's included, reaches the JUnit XML."""
 import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 from conftest import ROOT
 
@@ -32,7 +34,11 @@ def record(name):
     with open(os.path.join(os.environ["SPANS"], f"{name}-{os.getpid()}.json"), "w") as f:
         json.dump([name, start, time.time()], f)
 
-""" + "".join(f"def test_other_{i}(): record('other-{i}')\n" for i in range(6))
+""" + "".join(f"def test_other_{i}(): record('other-{i}')\n" for i in range(5)) + """
+def test_busy():  # a second of CPU in a child process
+    import subprocess, sys
+    subprocess.run([sys.executable, "-c", "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 1: pass"], check=True)
+"""
 
 SHARED = """
 import os, shared_runs
@@ -60,8 +66,9 @@ def test_alone_tests_overlap_no_other_and_a_shared_run_is_made_once_per_session(
         (tests / name).write_text(SHARED)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not this suite's own worker
     env.update(SPANS=str(spans), PYTHONPATH=str(ROOT / "scripts/tests"))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "parallel", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider",
-                        "-q", "--basetemp", str(tmp_path / "base"), str(tests)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "suite", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider",
+                        "-q", "--basetemp", str(tmp_path / "base"), "--junitxml", str(tmp_path / "junit.xml"), str(tests)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "10 passed" in r.stdout, r.stdout[-2000:]
     recorded = [json.loads(p.read_text()) for p in spans.glob("*.json")]
@@ -71,3 +78,10 @@ def test_alone_tests_overlap_no_other_and_a_shared_run_is_made_once_per_session(
             beside = [(n, s, e) for n, s, e in recorded if n != name and s < end and e > start]
             assert not beside, f"{name} overlapped {beside}"
     assert (spans / "made").read_text() == "queues\n", "made once for both workers"
+    cpu = {f'{case.get("classname")}.{case.get("name")}': float(prop.get("value"))
+           for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase") for prop in case.iter("property") if prop.get("name") == "cpu_s"}
+    assert len(cpu) == 10 and all(v >= 0 for v in cpu.values()), cpu
+    assert cpu["tests.test_others.test_busy"] >= 0.9 and cpu["tests.test_others.test_other_0"] < 0.5, cpu
+    summary = subprocess.run([sys.executable, str(ROOT / "env/setup/test_cpu.py"), str(tmp_path / "junit.xml")],
+                             capture_output=True, text=True, check=True).stdout
+    assert summary.startswith("pytest CPU: ") and "test_others " in summary, summary

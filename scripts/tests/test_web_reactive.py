@@ -101,7 +101,11 @@ def test_open_steps_are_timed_from_their_schedule_beside_the_drivers_lateness(qu
         corrected, _ = decode_hlog(quick_run / files["corrected"]["path"])
         uncorrected, _ = decode_hlog(quick_run / files["uncorrected"]["path"])
         assert late.get_total_count() == corrected.get_total_count() > 0, "a lateness and a scheduled-start latency per request"
-        assert abs(late.get_value_at_percentile(99) / 1e6 - float(r["lateness_p99_ms"])) <= 0.01 * float(r["lateness_p99_ms"]) + 0.01
+        # the table's p99 is the log's, to within one request's rank: HdrHistogram's Java and Python round the rank of
+        # a percentile differently, and on a busy machine two neighbouring latenesses can lie a few percent apart
+        one_rank = 100.0 / late.get_total_count()
+        low, high = (late.get_value_at_percentile(p) / 1e6 for p in (99 - one_rank, min(100.0, 99 + one_rank)))
+        assert 0.99 * low - 0.01 <= float(r["lateness_p99_ms"]) <= 1.01 * high + 0.01, (low, r["lateness_p99_ms"], high)
         # a request is never answered before it was due: from the scheduled start is never faster than from the send
         assert corrected.get_value_at_percentile(50) >= uncorrected.get_value_at_percentile(50), r
         assert int(r["driver_threads"]) >= 1 and int(r["connections"]) > 16
@@ -117,6 +121,9 @@ def test_every_server_is_warmed_up_by_rule_before_it_is_measured(quick_run):
         assert set(w["jitMsPerSAtEnd"]) == {f"{w['label']}/fork1", "backend"}, w
         assert sorted(w["endpoints"]) == ["/users/42?calls=1", "/users/42?calls=2"], "every endpoint the app is measured on"
     assert m["notes"]["jdks"]["apps"].split()[0] != "", "the JDK of the apps is recorded"
+    # the time series says when the servers warmed up, and when the driver warmed up, measured and drained
+    phases = {r["phase"] for r in read_csv(quick_run / "timeseries.csv")}
+    assert {"warmup", "measure"} <= phases, phases
 
 
 def test_every_hlog_decodes_and_holds_its_step(quick_run):

@@ -96,7 +96,10 @@ public final class TimeSeries implements AutoCloseable {
         ticker.scheduleAtFixedRate(this::tick, 1, 1, TimeUnit.SECONDS);
     }
 
+    /** The phase the next rows are written under (setup, warmup, measure, drain, between: data/README.md). */
     public void phase(String phase) { this.phase = phase; }
+
+    public String phase() { return phase; }
 
     /** Reports the summed rate of all counters after every tick (for the progress line). */
     public void onRate(DoubleConsumer listener) { this.rateListener = listener; }

@@ -4,12 +4,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import java.io.IOException;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -96,10 +100,18 @@ public final class HttpLoad {
         }
         Supervisor.Child child = run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
         run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
+        String before = run.timeSeries().phase();
         try {
-            if (!child.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS))
-                throw new DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
+            PhaseEdges edges = new PhaseEdges(log);
+            long deadline = System.nanoTime() + (long) (timeoutSeconds * 1e9);
+            // the time series follows the driver's phases as it announces them (a few hundred ms late at most)
+            while (!child.process().waitFor(200, TimeUnit.MILLISECONDS)) {
+                edges.latest().ifPresent(run.timeSeries()::phase);
+                if (System.nanoTime() > deadline)
+                    throw new DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
+            }
         } finally {
+            run.timeSeries().phase(before);
             run.timeSeries().unwatchProcess("proc:load-driver");
             run.supervisor().stop(child, 10);
         }
@@ -109,6 +121,55 @@ public final class HttpLoad {
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output");
         if (r.hasNonNull("error")) throw new DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
         return r;
+    }
+
+    /**
+     * Reads the driver's log as it grows for its {@code perfkit-phase} lines and names the phase the time series is
+     * in: {@code measure} while a measured phase runs, else {@code warmup} while a warm-up phase runs (phases overlap:
+     * a warm-up ends only when its last response is in, after the next phase began), else {@code drain} once a
+     * measured phase has ended (its last responses, the driver writing its logs).
+     */
+    static final class PhaseEdges {
+        private final Path log;
+        private long offset;
+        private String partial = "";
+        /** Phases started and not yet ended, and whether each is measured. */
+        private final Map<String, Boolean> running = new java.util.HashMap<>();
+        private boolean measuredEnded;
+
+        PhaseEdges(Path log) { this.log = log; }
+
+        /** The time series' phase after the lines written since the last call, or empty while no phase has started. */
+        Optional<String> latest() {
+            read().forEach(this::edge);
+            if (running.containsValue(true)) return Optional.of("measure");
+            if (running.containsValue(false)) return Optional.of("warmup");
+            return measuredEnded ? Optional.of("drain") : Optional.empty();
+        }
+
+        private void edge(String line) {
+            String[] f = line.split(" ", 3);
+            if (f.length < 3 || !f[0].equals("perfkit-phase")) return;
+            if (f[1].equals("ended")) measuredEnded |= Boolean.TRUE.equals(running.remove(f[2]));
+            else running.put(f[2], f[1].equals("measure"));
+        }
+
+        /** The whole lines written since the last call (a line still being written waits for the next). */
+        private List<String> read() {
+            try (var ch = FileChannel.open(log)) {
+                if (ch.size() <= offset) return List.of();
+                ByteBuffer buf = ByteBuffer.allocate((int) Math.min(ch.size() - offset, 1 << 20));
+                int n = ch.read(buf, offset);
+                if (n <= 0) return List.of();
+                offset += n;
+                String text = partial + new String(buf.array(), 0, n, StandardCharsets.UTF_8);
+                int end = text.lastIndexOf('\n');
+                partial = text.substring(end + 1);
+                return end < 0 ? List.of() : List.of(text.substring(0, end).split("\n"));
+            } catch (IOException e) {
+                return List.of(); // not written yet
+            }
+        }
     }
 
     /**

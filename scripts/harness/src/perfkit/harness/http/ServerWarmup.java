@@ -62,6 +62,8 @@ public final class ServerWarmup {
                 .header("cache-control", "no-store").build()).toList();
         for (int u = 0; u < rule.users(); u++) loop(client, requests, next, done, errors, stop);
         Warmup throughput = new Warmup(rule.throughput());
+        String before = run.timeSeries().phase();
+        run.timeSeries().phase("warmup");
         long t0 = System.nanoTime();
         long lastCount = 0, lastNanos = t0;
         Outcome outcome;
@@ -91,6 +93,7 @@ public final class ServerWarmup {
             }
         } finally {
             stop.set(true);
+            run.timeSeries().phase(before);
         }
         record(run, label, fork, servers.keySet(), urls, outcome);
         run.progress().say(String.format(Locale.ROOT, "%s fork %d: warm-up %s after %.0f s (%s)", label, fork, outcome.settled() ? "settled" : "NEVER SETTLED",

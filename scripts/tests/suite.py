@@ -1,7 +1,14 @@
-"""Two tests at a time: what the suite needs when ./bench test runs it on two pytest-xdist workers.
+"""What ./bench test adds to a pytest session: two tests at a time, and where the CPU went.
 
-./bench test loads this module as a plugin (`-p parallel`, scripts/tests on PYTHONPATH), so its hooks wrap every
-test of both trees. Outside xdist (a plain `pytest`, one test at a time) none of this does anything.
+./bench test loads this module as a plugin (`-p suite`, scripts/tests on PYTHONPATH), so its hooks wrap every
+test of both trees.
+
+Each test's CPU seconds (its own process's and those of the processes it started and waited for: the runs, their
+forks and servers) go into the JUnit XML as the test's property `cpu_s`; ./bench test sums them per file. On two
+cores the suite cannot take less wall time than half its CPU time, so that is the list to read before a test
+is made cheaper.
+
+Two tests at a time, on two pytest-xdist workers (outside xdist none of this does anything):
 
 - A test marked `alone` has the machine to itself: it measures something a second test on 2 cores would change (a
   driver's lateness at 20,000 req/s), or it counts things machine-wide that another test's run also makes (shared
@@ -13,6 +20,7 @@ test of both trees. Outside xdist (a plain `pytest`, one test at a time) none of
 import contextlib
 import fcntl
 import os
+import resource
 
 import pytest
 
@@ -26,7 +34,7 @@ def workers_share(tmp_path_factory):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "alone: no other test runs beside this one (see scripts/tests/parallel.py)")
+    config.addinivalue_line("markers", "alone: no other test runs beside this one (see scripts/tests/suite.py)")
 
 
 @contextlib.contextmanager
@@ -39,8 +47,31 @@ def file_lock(path, mode=fcntl.LOCK_EX):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def cpu_seconds():
+    """User and system CPU of this process and of every child it has waited for, so far."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+CPU_AT_START = pytest.StashKey[float]()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
+    item.stash[CPU_AT_START] = cpu_seconds()
+    with machine_shared(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "teardown" and CPU_AT_START in item.stash:  # the JUnit XML takes a test's properties from its teardown report
+        outcome.get_result().user_properties.append(("cpu_s", round(cpu_seconds() - item.stash[CPU_AT_START], 1)))
+
+
+@contextlib.contextmanager
+def machine_shared(item):
     base = workers_share(item.config._tmp_path_factory)  # what the tmp_path_factory fixture hands out
     if base is None:
         yield
@@ -55,5 +86,3 @@ def pytest_runtest_protocol(item, nextitem):
             pass  # wait while an `alone` test waits or runs
         with file_lock(machine, fcntl.LOCK_SH):
             yield
-
-
