@@ -171,16 +171,17 @@ final class KafkaTransport implements Transport {
     }
 
     /**
-     * Fails within the timeout with a clear message when nothing answers at {@code bootstrap}; at once when no
-     * bootstrap server even accepts a connection (a refused port will not start answering Kafka in the next seconds).
+     * Fails within the timeout with a clear message when nothing answers at {@code bootstrap}; at once when every
+     * bootstrap server refuses a connection or names no host (a refused port will not answer Kafka in the next
+     * seconds). A server that is slow to accept is left to the Kafka client's own check.
      */
     static void checkReachable(String bootstrap, int timeoutSeconds) {
-        List<String> servers = List.of(bootstrap.split(",")), refused = new ArrayList<>();
+        List<String> servers = List.of(bootstrap.split(",")).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(), refused = new ArrayList<>();
         for (String server : servers) {
-            String why = tcpProblem(server.trim(), Math.min(3, timeoutSeconds) * 1000);
-            if (why != null) refused.add(servers.size() == 1 ? why : server.trim() + " (" + why + ")");
+            String why = refusal(server, Math.min(3, timeoutSeconds) * 1000);
+            if (why != null) refused.add(servers.size() == 1 ? why : server + " (" + why + ")");
         }
-        if (refused.size() == servers.size())
+        if (!servers.isEmpty() && refused.size() == servers.size())
             throw new IllegalStateException("cannot reach Kafka at " + bootstrap + ": " + String.join(", ", refused));
         try (Admin admin = admin(bootstrap, timeoutSeconds * 1000)) {
             admin.describeCluster().nodes().get(timeoutSeconds, TimeUnit.SECONDS);
@@ -189,22 +190,35 @@ final class KafkaTransport implements Transport {
         }
     }
 
-    /** Why no TCP connection to {@code host:port} opens within {@code timeoutMs}, or null when one does. */
-    private static String tcpProblem(String server, int timeoutMs) {
-        int colon = server.lastIndexOf(':');
-        if (colon <= 0) return "no port";
-        try (java.net.Socket s = new java.net.Socket()) {
-            s.connect(new java.net.InetSocketAddress(server.substring(0, colon).replaceAll("^\\[|\\]$", ""),
-                    Integer.parseInt(server.substring(colon + 1))), timeoutMs);
+    /**
+     * "connection refused" when every address of {@code [scheme://]host:port} refuses a TCP connection, "unknown host"
+     * when the name resolves to none, or null: one accepted, or one gave no answer within {@code timeoutMs} (slow, not
+     * refused), as the Kafka client tries every address of a name.
+     */
+    private static String refusal(String server, int timeoutMs) {
+        String hostPort = server.replaceFirst("^[A-Za-z_]+://", "");
+        int colon = hostPort.lastIndexOf(':');
+        if (colon <= 0) return null; // not host:port: the Kafka client says what is wrong with it
+        java.net.InetAddress[] addresses;
+        int port;
+        try {
+            port = Integer.parseInt(hostPort.substring(colon + 1));
+            addresses = java.net.InetAddress.getAllByName(hostPort.substring(0, colon).replaceAll("^\\[|\\]$", ""));
+        } catch (NumberFormatException e) {
             return null;
         } catch (java.net.UnknownHostException e) {
             return "unknown host";
-        } catch (java.net.ConnectException e) {
-            return "connection refused";
-        } catch (java.net.SocketTimeoutException e) {
-            return "no answer within " + timeoutMs / 1000 + " s";
-        } catch (Exception e) {
-            return e.getClass().getSimpleName();
         }
+        for (java.net.InetAddress address : addresses) {
+            try (java.net.Socket s = new java.net.Socket()) {
+                s.connect(new java.net.InetSocketAddress(address, port), timeoutMs);
+                return null;
+            } catch (java.net.ConnectException e) {
+                // refused: try the next address
+            } catch (Exception e) {
+                return null; // no answer in time, or something else: not a clear refusal
+            }
+        }
+        return "connection refused";
     }
 }

@@ -400,6 +400,4 @@ final class Sweep {
         if (h.getTotalCount() == 0) return Double.NaN;
         return (percentile >= 100 ? h.getMaxValue() : h.getValueAtPercentile(percentile)) / 1e6;
     }
-
-    /** Seconds as given: 20, not 20.0. */
 }

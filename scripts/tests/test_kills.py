@@ -69,21 +69,24 @@ def listening():
     return rows
 
 
-def pg_dirs(owners=None):
-    """Private PostgreSQL folders; with owners (pids), only those one of them made: another test's run beside this
-    one (./bench test runs two at a time) has folders of its own."""
-    found = set()
-    for d in glob.glob("/tmp/perfkit-pg-*"):
-        if owners is None:
-            found.add(d)
-            continue
+def pg_dirs():
+    return set(glob.glob("/tmp/perfkit-pg-*"))
+
+
+def left_pg_dirs(before, owners):
+    """Private PostgreSQL folders made since before that the run may have left: all new ones but those a live process
+    other than the run's owns (another test's run beside this one: ./bench test runs two at a time). A folder not yet
+    told who made it counts, as the run may have been killed between making it and writing its owner."""
+    left = set()
+    for d in pg_dirs() - before:
         try:
             owner = int(open(d + "/owner").read().split()[0])
         except (OSError, ValueError, IndexError):
-            continue  # going away, or not yet told who made it
-        if owner in owners:
-            found.add(d)
-    return found
+            left.add(d)
+            continue
+        if owner in owners or not running(owner):
+            left.add(d)
+    return left
 
 
 def wait_for(condition, seconds):
@@ -100,6 +103,7 @@ def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, re
     rng = random.Random(f"{SEED}-{request.node.name}")
     delay = rng.uniform(0.5, 12.0)
     token = uuid.uuid4().hex
+    pg_before = pg_dirs()
     proc = subprocess.Popen([str(ROOT / "bench"), "run", *RUNS[study], "--out", str(tmp_path)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env=dict(os.environ, **{MARK: token}))
@@ -128,7 +132,7 @@ def test_a_kill_at_a_random_point_leaves_nothing_behind(tmp_path, study, how, re
         still = {p for p, _ in listening()} & ports
         assert not still, f"ports still listening: {still}"
         owners = {proc.pid, *pids}  # the run's JVM (bench execs it) makes its clusters
-        assert wait_for(lambda: not pg_dirs(owners), limit), f"temp folders left: {pg_dirs(owners)}"
+        assert wait_for(lambda: not left_pg_dirs(pg_before, owners), limit), f"temp folders left: {left_pg_dirs(pg_before, owners)}"
         if how != "sigkill+watchdog":
             assert wait_for(lambda: not (run_dir / "scratch").exists(), limit), "scratch folder left"
         if how.startswith("sigkill") and (how == "sigkill+watchdog" or rng.random() < 0.3):

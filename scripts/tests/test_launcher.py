@@ -214,6 +214,10 @@ def test_the_launch_cache_serves_unchanged_scripts_and_misses_after_any_edit(tmp
     jar = next(p for p in run_entry.read_text().split("-classpath ", 1)[1].split()[0].strip("'").split(":") if p.endswith("Hello.jar"))
     os.remove(jar)
     assert launch(str(script), "c").stdout == "two c\n", "a jar gone from the classpath is resolved again"
+    script.write_text(HELLO % "three")
+    both = [subprocess.Popen([str(kit / "env/setup/jbang"), "--quiet", str(script), str(i)], stdout=subprocess.PIPE, text=True, env=env)
+            for i in (1, 2)]
+    assert [p.communicate(timeout=300)[0] for p in both] == ["three 1\n", "three 2\n"], "two misses at once: one resolves, both run"
 
     classpath = launch("info", "classpath", str(script)).stdout.strip()
     assert classpath.endswith("Hello.jar") and launch("info", "classpath", str(script), environment=no_jbang).stdout.strip() == classpath

@@ -94,8 +94,6 @@ public class WebReactive {
         String ratesText() { return String.join(",", rates.stream().map(Cli::plain).toList()); }
     }
 
-    /** A number as the options print it: 20, not 20.0. */
-
     public static void main(String[] args) {
         if (args.length >= 2 && args[0].equals(SERVICE)) {
             service(args[1], Arrays.copyOfRange(args, 2, args.length));

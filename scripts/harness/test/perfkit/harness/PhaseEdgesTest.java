@@ -35,4 +35,14 @@ class PhaseEdgesTest {
         append(log, "perfkit-phase warmup warmup-2\n");
         assertEquals(Optional.of("warmup"), edges.latest(), "the next step's warm-up");
     }
+
+    @Test
+    void anEarlierDriversLinesInTheSameLogDoNotCount() throws Exception {
+        Path log = dir.resolve("again.log");
+        append(log, "perfkit-phase measure step.r100.fork1\n"); // a driver of the same name before, which never ended it
+        HttpLoad.PhaseEdges edges = new HttpLoad.PhaseEdges(log);
+        assertEquals(Optional.empty(), edges.latest());
+        append(log, "perfkit-phase warmup warmup\n");
+        assertEquals(Optional.of("warmup"), edges.latest());
+    }
 }

@@ -98,11 +98,11 @@ public final class HttpLoad {
             probes.forEach((k, url) -> p.add(k + "=" + url));
             cmd.addAll(List.of("--probe", String.join(",", p)));
         }
+        PhaseEdges edges = new PhaseEdges(log); // from the log's end: a driver of the same name before appended to it
         Supervisor.Child child = run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
         run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
         String before = run.timeSeries().phase();
         try {
-            PhaseEdges edges = new PhaseEdges(log);
             long deadline = System.nanoTime() + (long) (timeoutSeconds * 1e9);
             // the time series follows the driver's phases as it announces them (a few hundred ms late at most)
             while (!child.process().waitFor(200, TimeUnit.MILLISECONDS)) {
@@ -130,6 +130,7 @@ public final class HttpLoad {
      * measured phase has ended (its last responses, the driver writing its logs).
      */
     static final class PhaseEdges {
+        static final String LINE = "perfkit-phase ";
         private final Path log;
         private long offset;
         private String partial = "";
@@ -137,7 +138,17 @@ public final class HttpLoad {
         private final Map<String, Boolean> running = new java.util.HashMap<>();
         private boolean measuredEnded;
 
-        PhaseEdges(Path log) { this.log = log; }
+        /** Follows {@code log} from its current end (the driver's output is appended to it). */
+        PhaseEdges(Path log) {
+            this.log = log;
+            long size;
+            try {
+                size = Files.exists(log) ? Files.size(log) : 0;
+            } catch (IOException e) {
+                size = 0;
+            }
+            this.offset = size;
+        }
 
         /** The time series' phase after the lines written since the last call, or empty while no phase has started. */
         Optional<String> latest() {
@@ -149,7 +160,7 @@ public final class HttpLoad {
 
         private void edge(String line) {
             String[] f = line.split(" ", 3);
-            if (f.length < 3 || !f[0].equals("perfkit-phase")) return;
+            if (f.length < 3 || !line.startsWith(LINE)) return;
             if (f[1].equals("ended")) measuredEnded |= Boolean.TRUE.equals(running.remove(f[2]));
             else running.put(f[2], f[1].equals("measure"));
         }
@@ -191,6 +202,7 @@ public final class HttpLoad {
         for (String l : lines)
             if (l.contains("OutOfMemoryError"))
                 return "ran out of memory (" + heapMb(plan.connections()) + " MB heap for " + plan.connections() + " connections)";
+        lines = lines.stream().filter(l -> !l.startsWith(PhaseEdges.LINE) && !l.isBlank()).toList(); // its own words, not a phase edge
         return "ended without a result" + (lines.isEmpty() ? "" : " (" + lines.get(lines.size() - 1).strip() + ")");
     }
 
