@@ -72,18 +72,22 @@ public final class LatencyRecorder {
     /**
      * Records one sample. {@code intendedNs}: when it should have started (the schedule of an open-model load);
      * {@code startNs}: when it actually started; {@code endNs}: when it completed. All from System.nanoTime().
+     * Returns whether it counted as measured: a caller that keeps counts of its own beside the log (a table's row)
+     * counts exactly these, so the two agree even when the window was set late (a busy machine can hold the thread
+     * that sets it past the window's start).
      */
-    public void record(long intendedNs, long startNs, long endNs) {
+    public boolean record(long intendedNs, long startNs, long endNs) {
         int where = window.cut.classify(intendedNs);
-        if (where == Cut.AFTER || (where == Cut.WARMUP && !keepWarmup)) return;
+        if (where == Cut.AFTER || (where == Cut.WARMUP && !keepWarmup)) return false;
+        boolean measured = where == Cut.MEASURED;
         long phase = phaser.writerCriticalSectionEnter();
         try {
-            boolean measured = where == Cut.MEASURED;
             (measured ? activeCorrected : warmCorrected).recordValue(Math.max(0, endNs - intendedNs));
             (measured ? activeUncorrected : warmUncorrected).recordValue(Math.max(0, endNs - startNs));
         } finally {
             phaser.writerCriticalSectionExit(phase);
         }
+        return measured;
     }
 
     /**

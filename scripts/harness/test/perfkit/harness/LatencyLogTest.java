@@ -57,6 +57,21 @@ class LatencyLogTest {
     }
 
     @Test
+    void recordSaysWhetherTheSampleWasMeasured() throws Exception {
+        LatencyLog log = new LatencyLog(dir, "m", "measured-or-not test", true);
+        LatencyRecorder r = log.newRecorder();
+        long t = System.nanoTime();
+        // a window set late: a sample intended inside it but recorded before it was set is warm-up, and says so
+        assertFalse(r.record(t + 1_000, t + 1_000, t + 2_000));
+        log.window(t, t + 1_000_000_000L);
+        assertTrue(r.record(t + 1_000, t + 1_000, t + 2_000));
+        assertFalse(r.record(t - 1, t - 1, t + 2_000), "intended before the window");
+        assertFalse(r.record(t + 1_000_000_000L, t + 1_000_000_000L, t + 1_000_000_100L), "intended at its end");
+        log.close();
+        assertEquals(1, log.measuredCount(), "exactly the samples record called measured");
+    }
+
+    @Test
     void keptWarmUpIsWrittenAndSaidSo() throws Exception {
         LatencyLog log = new LatencyLog(dir, "k", "kept warm-up test", true);
         LatencyRecorder r = log.newRecorder();
