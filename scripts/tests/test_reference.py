@@ -37,6 +37,22 @@ def test_reference_run_is_complete_valid_and_listed(run_dir):
 
 
 @pytest.mark.parametrize("run_dir", REFERENCE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_reference_files_stay_light_and_a_compressed_one_is_whole(run_dir):
+    """A reference is committed: every file stays under 5 MiB, a long run's time series stored gzip-compressed
+    (data/README.md), and a compressed file decompresses to a table with the plain file's header."""
+    import gzip
+    for f in sorted(p for p in run_dir.rglob("*") if p.is_file()):
+        assert f.stat().st_size < 5 * 1024 * 1024, f"{f.relative_to(run_dir)}: {f.stat().st_size} bytes (compress it)"
+    for f in manifest(run_dir)["files"]:
+        if f["path"].endswith(".gz"):
+            with gzip.open(run_dir / f["path"], "rt", newline="") as text:
+                lines = text.read().splitlines()
+            assert len(lines) > 1 and all(line.count(",") == lines[0].count(",") for line in lines), f["path"]
+            if f["kind"] == "timeseries":
+                assert lines[0] == "epoch_ms,elapsed_s,phase,series,metric,value"
+
+
+@pytest.mark.parametrize("run_dir", REFERENCE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_reference_tables_have_exactly_the_declared_columns(run_dir):
     """data/schema/tables/<study>.json declares every table a study writes; the kit relies on it to tell a damaged run."""
     import csv

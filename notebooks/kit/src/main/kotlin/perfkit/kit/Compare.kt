@@ -227,7 +227,7 @@ fun compareMetric(study: String, run: RecordedRun, root: Path = dataRoot()): Com
             run.table(t).columnNames().firstOrNull { it.endsWith("_per_s") && !it.endsWith("ms_per_s") }?.let { CompareMetric(t, it, it.replace('_', ' ')) }
         } ?: throw RunFormatException("compare: no table with a *_per_s column in $study run ${run.id}")
 
-private fun RecordedRun.hasRows(path: String) = files.any { it.path == path } && table(path).rowsCount() > 0
+private fun RecordedRun.hasRows(path: String) = has(path) && table(path).rowsCount() > 0
 
 /** The cell a row belongs to: the metric's key columns (schema 2), else what older runs had in its place. */
 private fun cellOf(row: org.jetbrains.kotlinx.dataframe.DataRow<*>, names: List<String>, keys: List<String>): String = when {
@@ -244,7 +244,7 @@ private fun cellOf(row: org.jetbrains.kotlinx.dataframe.DataRow<*>, names: List<
 fun compareValues(groups: List<Group>, metric: CompareMetric): AnyFrame {
     val rows = groups.flatMap { g ->
         if (metric.table == FORK_P99) g.runs.flatMap { run -> forkP99s(run).map { (cell, p99) -> listOf(g.name, run.id, cell, p99) } }
-        else g.runs.filter { r -> r.files.any { it.path == metric.table } }.flatMap { run ->
+        else g.runs.filter { r -> r.has(metric.table) }.flatMap { run ->
             val t = run.table(metric.table); val names = t.columnNames()
             if (metric.value !in names) emptyList() else t.rows().mapNotNull { row ->
                 (row[metric.value] as? Number)?.toDouble()?.takeIf { it.isFinite() }?.let { listOf(g.name, run.id, cellOf(row, names, metric.keys), it) }
@@ -317,7 +317,7 @@ fun groupCapacity(groups: List<Group>, root: Path = dataRoot()): AnyFrame? {
     // each study's searches record the last load that met the SLO: a lower end, so a capacity is at least it
     val study = groups.firstOrNull()?.runs?.firstOrNull()?.study ?: return null
     val metric = TableDeclarations.of(study, root).capacity ?: return null
-    if (groups.none { g -> g.runs.any { r -> r.files.any { it.path == metric.table } } }) return null
+    if (groups.none { g -> g.runs.any { r -> r.has(metric.table) } }) return null
     return summarize(compareValues(groups, metric), listOf("group", "cell"), "value")
 }
 

@@ -9,7 +9,7 @@ data class Steal(val meanPct: Double, val maxPct: Double)
 
 /** Steal over the run's whole time series; null when the run has no `system` steal series. */
 fun RecordedRun.steal(): Steal? {
-    if (files.none { it.path == "timeseries.csv" }) return null
+    if (!has("timeseries.csv")) return null
     val values = table("timeseries.csv").filter { it["series"] == "system" && it["metric"] == "steal_pct" }["value"].values()
         .mapNotNull { (it as? Number)?.toDouble()?.takeIf { v -> v.isFinite() } }
     return if (values.isEmpty()) null else Steal(values.average(), values.max())

@@ -66,8 +66,9 @@ fun RecordedRun.damage(root: Path = dataRoot()): String? {
         if (!path.exists()) return "lists ${f.path} but it is missing"
         when (f.kind) {
             "table" -> {
-                val table = try { readCsv(path, declared.tables[f.path].orEmpty(), declared.values[f.path].orEmpty()) } catch (e: RunFormatException) { return e.message }
-                val missing = declared.required(f.path, startedAt) - table.columnNames().toSet()
+                val name = f.path.removeSuffix(".gz") // declared by its name, stored compressed or not
+                val table = try { readCsv(path, declared.tables[name].orEmpty(), declared.values[name].orEmpty()) } catch (e: RunFormatException) { return e.message }
+                val missing = declared.required(name, startedAt) - table.columnNames().toSet()
                 if (missing.isNotEmpty()) return "table ${f.path} has no column ${missing.joinToString { "'$it'" }}"
             }
             "hlog" -> lastIntervalProblem(path)?.let { return "latency log ${f.path}: $it" }

@@ -21,7 +21,7 @@ const val HARNESS_TOLERANCE = 0.10
  * Runs without calibration.csv (older ones, fixed-rate ones) are left out.
  */
 fun harnessCalibration(runs: List<RecordedRun>): AnyFrame {
-    val rows = runs.filter { r -> r.files.any { it.path == "calibration.csv" } }.flatMap { run ->
+    val rows = runs.filter { r -> r.has("calibration.csv") }.flatMap { run ->
         val t = run.table("calibration.csv")
         t.rows().groupBy { it["cell"] as String }.map { (cell, rs) ->
             val harness = rs.mapNotNull { num(it["harness_events_per_s"]) }

@@ -82,12 +82,22 @@ class RecordedRun(val dir: Path, val manifest: JsonNode) {
         manifest["files"].map { f -> fileOf(f) }
     }
 
-    /** A data file listed in the manifest; a clear error when it is not listed or not on disk. */
+    /**
+     * The name the manifest lists [path] under: the path itself, or `<path>.gz` where the run keeps that file
+     * gzip-compressed (data/README.md: a long reference run's time series); null when it lists neither.
+     */
+    fun storedName(path: String): String? = files.map { it.path }.let { listed ->
+        when { path in listed -> path; "$path.gz" in listed -> "$path.gz"; else -> null }
+    }
+
+    /** Whether the manifest lists [path], stored as it is or compressed. */
+    fun has(path: String): Boolean = storedName(path) != null
+
+    /** A data file listed in the manifest, as stored; a clear error when it is not listed or not on disk. */
     fun file(path: String): Path {
-        val listed = files.map { it.path }
-        if (path !in listed) throw RunFormatException("run $id has no file '$path' (it lists: ${listed.joinToString()})")
-        val file = dir.resolve(path)
-        if (!file.exists()) throw RunFormatException("run $id lists '$path' but it is missing: $file")
+        val stored = storedName(path) ?: throw RunFormatException("run $id has no file '$path' (it lists: ${files.joinToString { it.path }})")
+        val file = dir.resolve(stored)
+        if (!file.exists()) throw RunFormatException("run $id lists '$stored' but it is missing: $file")
         return file
     }
 

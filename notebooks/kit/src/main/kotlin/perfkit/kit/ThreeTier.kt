@@ -21,7 +21,7 @@ private fun Estimate.text(unit: String = ""): String =
  * under 50 ms/s) unless [validOnly] is false. Empty when no run has the table.
  */
 fun List<RecordedRun>.roundRows(path: String, round: String? = null, validOnly: Boolean = true): AnyFrame {
-    val having = filter { r -> r.files.any { it.path == path } }
+    val having = filter { r -> r.has(path) }
     if (having.isEmpty()) return dataFrameOf(emptyList<org.jetbrains.kotlinx.dataframe.AnyCol>())
     val t = having.table(path)
     val hasWarm = "warm" in t.columnNames()

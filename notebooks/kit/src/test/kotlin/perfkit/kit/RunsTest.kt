@@ -53,6 +53,28 @@ class RunsTest {
     }
 
     @Test
+    fun `a time series stored gzip-compressed reads as the plain one, and one cut short is a format error`() {
+        val series = "epoch_ms,elapsed_s,phase,series,metric,value\n1,1,measure,system,steal_pct,0.5\n2,2,measure,system,steal_pct,6.5\n"
+        run("runs", id1, files = mapOf("timeseries.csv" to series))
+        val plain = findRuns("queues", id1, root)
+        val phrase = plain.hardware()
+        val dir = run("runs", id2, files = mapOf("timeseries.csv" to series))
+        val gz = dir.resolve("timeseries.csv.gz")
+        java.util.zip.GZIPOutputStream(Files.newOutputStream(gz)).use { it.write(series.toByteArray()) }
+        Files.delete(dir.resolve("timeseries.csv"))
+        val manifest = dir.resolve("run.json")
+        Files.writeString(manifest, Files.readString(manifest).replace("\"path\":\"timeseries.csv\"", "\"path\":\"timeseries.csv.gz\""))
+        val compressed = findRuns("queues", id2, root)
+        assertEquals(phrase, compressed.hardware())
+        val run = compressed.single()
+        assertTrue(run.has("timeseries.csv"))
+        assertEquals(plain.single().table("timeseries.csv"), run.table("timeseries.csv"))
+        Files.write(gz, Files.readAllBytes(gz).copyOf(20))
+        val e = assertThrows<RunFormatException> { run.table("timeseries.csv") }
+        assertTrue(e.message!!.contains("corrupt table") && e.message!!.contains("timeseries.csv.gz"), e.message)
+    }
+
+    @Test
     fun `a post's scale comes from its runs`() {
         run("runs", id1); run("reference", id2)
         assertEquals(mapOf("scale" to "full", "forks" to 1), scaleFields(findRuns("queues", id1, root)))
