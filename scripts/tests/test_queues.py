@@ -3,7 +3,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_once, ROOT, bench, decode_hlog, hdr_jar, manifest, read_csv, validate
+from conftest import run_once, ROOT, bench, decode_hlog, hdr_jar, manifest, read_csv, run_dir_of, validate
 
 JBANG = ROOT / "env/setup/jbang"
 
@@ -199,6 +199,20 @@ def test_every_one_consumer_cell_is_calibrated_against_the_minimal_program(tiny_
         assert float(r["harness_over_minimal"]) == pytest.approx(float(r["harness_events_per_s"]) / float(r["minimal_events_per_s"]), rel=1e-8)
     logs = {f["path"] for f in m["files"] if f["kind"] == "log"}
     assert "logs/minimal.disruptor-1.yielding.fork1.log" in logs, logs
+
+
+def test_forks_and_minimal_program_tenure_the_queue_before_they_measure(tmp_path):
+    """Both sides collect once before any thread starts, so a queue's array is old in both (a young one skips G1's
+    card-marking barrier until a collection promotes it, which moved abq-1's harness/minimal from 1.0 to 0.7)."""
+    logs = tmp_path / "gc"
+    logs.mkdir()
+    r = bench("run", "queues", "--variants", "abq-1", "--quick", "--warmup", "0.2", "--measure", "0.3", "--out", str(tmp_path),
+              "--fork-jvm-args", f"-Xms64m -Xmx64m -Xlog:gc:file={logs}/gc-%p.log")
+    run_dir_of(r)
+    texts = [f.read_text() for f in logs.glob("gc-*.log")]
+    assert len(texts) == 2, "the fork and the minimal program each log"
+    for text in texts:
+        assert "Pause Full (System.gc())" in text, text
 
 
 def test_the_minimal_program_alone_counts_every_event(tmp_path):
