@@ -109,13 +109,18 @@ final class Producer {
      */
     private void asFastAsTaken() throws InterruptedException {
         long n = 0, checksum = 0;
+        // In locals, not read from this object per event: a blocking wait strategy's monitor inside publish makes
+        // the JIT load every field again after it, and the interface call's type check with it (under blocking the
+        // harness read 0.82x of the minimal program with the fields, 1.04x with these locals).
+        Transport t = transport;
+        Counter out = produced;
         try {
             while (running) {
-                checksum += transport.publish(n, 0, 0); // the value n is unique per event; counted once it went through
-                if ((++n & (FLUSH_EVERY - 1)) == 0) produced.set(n, checksum);
+                checksum += t.publish(n, 0, 0); // the value n is unique per event; counted once it went through
+                if ((++n & (FLUSH_EVERY - 1)) == 0) out.set(n, checksum);
             }
         } finally {
-            produced.set(n, checksum);
+            out.set(n, checksum);
         }
     }
 
