@@ -15,18 +15,21 @@ import java.util.Properties;
 
 /**
  * A single-node KRaft broker (broker and controller in one), run as its own JVM so its CPU is measured
- * apart from the services. Bound to 127.0.0.1; no replication, as in the original. Prints "READY" once
- * it serves, and shuts down cleanly on SIGTERM.
+ * apart from the services. Bound to 127.0.0.1; no replication, as in the original. Both listeners ask for SASL/PLAIN
+ * as {@link KafkaAccess#USER} with the run's password (handed over stdin, kept out of every file), so another local
+ * user cannot read or write the run's topics. Prints "READY" once it serves, and shuts down cleanly on SIGTERM.
  */
 final class KafkaBroker {
     static final String FLAG = "--kafka-broker";
 
     private KafkaBroker() {}
 
-    /** args: FLAG logDir brokerPort controllerPort */
+    /** args: FLAG logDir brokerPort controllerPort; the password is the private parameter "password". */
     static void main(String[] args) throws Exception {
         int brokerPort = Integer.parseInt(args[2]);
-        KafkaRaftServer server = start(Path.of(args[1]), brokerPort, Integer.parseInt(args[3]));
+        String password = perfkit.harness.ChildProcess.param("password");
+        if (password == null) throw new IllegalStateException("the Kafka broker starts with its password on stdin, as a run hands it over");
+        KafkaRaftServer server = start(Path.of(args[1]), brokerPort, Integer.parseInt(args[3]), password);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.shutdown();
             server.awaitShutdown();
@@ -36,18 +39,21 @@ final class KafkaBroker {
         server.awaitShutdown();
     }
 
-    /** Formats {@code logDir} and starts a broker and controller on 127.0.0.1; returns once it serves. */
-    static KafkaRaftServer start(Path logDir, int brokerPort, int controllerPort) throws Exception {
+    /** Formats {@code logDir} and starts a broker and controller on 127.0.0.1 that admit {@code password}; returns once it serves. */
+    static KafkaRaftServer start(Path logDir, int brokerPort, int controllerPort, String password) throws Exception {
         Files.createDirectories(logDir);
         Properties props = new Properties();
         props.put("process.roles", "broker,controller");
         props.put("node.id", "1");
         props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-        props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+        props.put("listeners", "SASL_PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        props.put("advertised.listeners", "SASL_PLAINTEXT://127.0.0.1:" + brokerPort);
         props.put("controller.listener.names", "CONTROLLER");
-        props.put("inter.broker.listener.name", "PLAINTEXT");
-        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        props.put("inter.broker.listener.name", "SASL_PLAINTEXT");
+        props.put("listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT");
+        props.put("sasl.enabled.mechanisms", "PLAIN");
+        props.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+        props.put("sasl.mechanism.controller.protocol", "PLAIN");
         props.put("log.dirs", logDir.toString());
         props.put("offsets.topic.replication.factor", "1");
         props.put("transaction.state.log.replication.factor", "1");
@@ -61,6 +67,10 @@ final class KafkaBroker {
         int rc = StorageTool.execute(new String[]{"format", "-t", Uuid.randomUuid().toString(), "-c", propsFile.toString()},
                 new PrintStream(OutputStream.nullOutputStream()));
         if (rc != 0) throw new IllegalStateException("formatting the Kafka log directory failed with code " + rc);
+        // the logins only in memory, after the file was written: each listener admits the one user, and the
+        // broker logs in with it to its own controller
+        for (String listener : new String[]{"sasl_plaintext", "controller"})
+            props.put("listener.name." + listener + ".plain.sasl.jaas.config", KafkaAccess.plainLogin(password, true));
         KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
         server.startup();
         return server;

@@ -59,16 +59,16 @@ final class KafkaTransport implements Transport {
         }
     }
 
-    private final String bootstrap;
+    private final KafkaAccess access;
     private final String prefix;
     private final String acks;
     private final short replication;
     private final Poll poll;
     private final List<String> topics = new ArrayList<>();
 
-    KafkaTransport(String bootstrap, String prefix, String acks, short replication, Poll poll) {
+    KafkaTransport(KafkaAccess access, String prefix, String acks, short replication, Poll poll) {
         this.poll = poll;
-        this.bootstrap = bootstrap;
+        this.access = access;
         this.prefix = prefix;
         this.acks = acks;
         this.replication = replication;
@@ -78,9 +78,9 @@ final class KafkaTransport implements Transport {
         return prefix + "-i" + instance + "-t" + hop;
     }
 
-    static Admin admin(String bootstrap, int timeoutMs) {
-        Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    static Admin admin(KafkaAccess access, int timeoutMs) {
+        Properties p = access.onto(new Properties());
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, access.bootstrap());
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
         return Admin.create(p);
@@ -94,15 +94,15 @@ final class KafkaTransport implements Transport {
                 topics.add(topic(i, h));
                 newTopics.add(new NewTopic(topic(i, h), 1, replication));
             }
-        try (Admin admin = admin(bootstrap, 30_000)) {
+        try (Admin admin = admin(access, 30_000)) {
             admin.createTopics(newTopics).all().get(60, TimeUnit.SECONDS);
         }
     }
 
     @Override
     public Sender sender(int instance, int hop) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties p = access.onto(new Properties());
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, access.bootstrap());
         p.put(ProducerConfig.ACKS_CONFIG, acks);
         p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
@@ -122,8 +122,8 @@ final class KafkaTransport implements Transport {
 
     @Override
     public Receiver receiver(int instance, int hop) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties p = access.onto(new Properties());
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, access.bootstrap());
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -157,14 +157,14 @@ final class KafkaTransport implements Transport {
     @Override
     public void close() throws Exception {
         if (topics.isEmpty()) return;
-        try (Admin admin = admin(bootstrap, 30_000)) {
+        try (Admin admin = admin(access, 30_000)) {
             admin.deleteTopics(topics).all().get(60, TimeUnit.SECONDS);
         }
     }
 
     /** Deletes every topic of a run (its prefix), e.g. after an interrupted step on a user's cluster. */
-    static void deleteTopicsWithPrefix(String bootstrap, String prefix) throws Exception {
-        try (Admin admin = admin(bootstrap, 15_000)) {
+    static void deleteTopicsWithPrefix(KafkaAccess access, String prefix) throws Exception {
+        try (Admin admin = admin(access, 15_000)) {
             List<String> mine = admin.listTopics().names().get(20, TimeUnit.SECONDS).stream().filter(t -> t.startsWith(prefix)).toList();
             if (!mine.isEmpty()) admin.deleteTopics(mine).all().get(30, TimeUnit.SECONDS);
         }
@@ -173,9 +173,11 @@ final class KafkaTransport implements Transport {
     /**
      * Fails within the timeout with a clear message when nothing answers at {@code bootstrap}; at once when every
      * bootstrap server refuses a connection or names no host (a refused port will not answer Kafka in the next
-     * seconds). A server that is slow to accept is left to the Kafka client's own check.
+     * seconds). A server that is slow to accept is left to the Kafka client's own check. A cluster that refuses the
+     * client settings' credentials is the user's error (a --kafka-config for another cluster, or none).
      */
-    static void checkReachable(String bootstrap, int timeoutSeconds) {
+    static void checkReachable(KafkaAccess access, int timeoutSeconds) {
+        String bootstrap = access.bootstrap();
         List<String> servers = List.of(bootstrap.split(",")).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(), refused = new ArrayList<>();
         for (String server : servers) {
             String why = refusal(server, Math.min(3, timeoutSeconds) * 1000);
@@ -183,11 +185,23 @@ final class KafkaTransport implements Transport {
         }
         if (!servers.isEmpty() && refused.size() == servers.size())
             throw new IllegalStateException("cannot reach Kafka at " + bootstrap + ": " + String.join(", ", refused));
-        try (Admin admin = admin(bootstrap, timeoutSeconds * 1000)) {
+        try (Admin admin = admin(access, timeoutSeconds * 1000)) {
             admin.describeCluster().nodes().get(timeoutSeconds, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException a)
+                throw new perfkit.harness.UserError("Kafka at " + bootstrap + " refused the client's credentials"
+                        + (access.settings().isEmpty() ? " (it needs some: give them in a --kafka-config file)" : " from --kafka-config") + ": "
+                        + a.getMessage());
+            throw new IllegalStateException(noAnswer(access, timeoutSeconds));
         } catch (Exception e) {
-            throw new IllegalStateException("cannot reach Kafka at " + bootstrap + " within " + timeoutSeconds + " s");
+            throw new IllegalStateException(noAnswer(access, timeoutSeconds));
         }
+    }
+
+    /** A server took the connection but Kafka did not answer: a SASL or TLS listener closes on a client without its settings. */
+    private static String noAnswer(KafkaAccess access, int timeoutSeconds) {
+        return "cannot reach Kafka at " + access.bootstrap() + " within " + timeoutSeconds + " s"
+                + (access.settings().isEmpty() ? " (a server accepted the connection: if the cluster asks for SASL or TLS, give the client settings in --kafka-config)" : "");
     }
 
     /**

@@ -4,7 +4,7 @@
 //DEPS org.apache.kafka:kafka-clients:4.3.1
 //DEPS net.openhft:chronicle-queue:2026.4
 //DEPS org.slf4j:slf4j-simple:2.0.17
-//SOURCES StepFork.java Transport.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java Placement.java RateCalibration.java
+//SOURCES StepFork.java Transport.java KafkaAccess.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java Placement.java RateCalibration.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //DESCRIPTION Kafka vs Chronicle Queue: 5-service chains at a fixed rate each (1000 msg/s as published), grown until end-to-end p99.9 passes the SLO
 package perfkit.messaging;
@@ -57,6 +57,9 @@ public class Messaging {
             .choice("isolation", List.of("threads", "jvm"), "threads", "instances share one JVM (a thread group each) or get one JVM each")
             .choice("backoff", List.of("eighth", "busy-spin"), "eighth", "idle service: wait 1/8 of the message interval (the original) or spin (Kafka's blocking policy always waits in poll)")
             .text("bootstrap-servers", "", "use this Kafka cluster instead of starting a broker (host:port,...)")
+            .text("kafka-config", "", "with --bootstrap-servers: a file of Kafka client properties for a SASL or TLS cluster (security.protocol, "
+                    + "sasl.*, ssl.*), used by every client of the run; values stay in memory and reach forks only on stdin, the manifest "
+                    + "names the settings but records no value beyond security.protocol and sasl.mechanism")
             .integer("replication-factor", 1, null, 1, Short.MAX_VALUE, "replication factor of the run's topics (with --bootstrap-servers)")
             .choice("acks", List.of("0", "1", "all"), "1", "producer acks")
             .seconds("drain-timeout", 10, null, 0.1, "how long a step waits, still publishing, for the window's messages to arrive; any missing then are lost")
@@ -69,6 +72,8 @@ public class Messaging {
             .rule(p -> p.integer("replication-factor") > 1 && p.text("bootstrap-servers").isBlank()
                     ? "--replication-factor above 1 needs --bootstrap-servers (the embedded broker is a single node)" : null)
             .rule(Messaging::checkBootstrap)
+            .rule(p -> p.text("kafka-config").isBlank() ? null : p.text("bootstrap-servers").isBlank()
+                    ? "--kafka-config is for a cluster of yours (--bootstrap-servers); the embedded broker has its own login" : KafkaAccess.Config.problem(p.text("kafka-config")))
             .rule(p -> p.integerOrAuto("rate-per-chain") == null && !p.list("systems").contains("kafka")
                     ? "--rate-per-chain auto calibrates on a Kafka chain: add kafka to --systems, or give a rate" : null)
             .rule(p -> Placement.check(p.text("cpus")));
@@ -88,7 +93,7 @@ public class Messaging {
     record Options(List<String> systems, List<String> kafkaPolls, Integer ratePerChain, int calibrationSharePct, int repetitions,
                    List<Integer> chronicleGrid, Placement placement, long sloMs, Warmup.Rule warmup, double measure, int maxInstances,
                    double budget, boolean jvmPerInstance, boolean busySpin, String bootstrapServers, short replicationFactor, String acks,
-                   double drainTimeout, List<String> forkJvmArgs, List<String> brokerJvmArgs) {
+                   double drainTimeout, List<String> forkJvmArgs, List<String> brokerJvmArgs, KafkaAccess.Config kafkaConfig) {
         static Options of(Params p) {
             return new Options(p.list("systems"), p.list("kafka-poll"), p.integerOrAuto("rate-per-chain"), p.intValue("calibration-share"),
                     p.intValue("repetitions"), p.ints("chronicle-grid"), Placement.parse(p.text("cpus")), p.integer("slo-ms"),
@@ -96,7 +101,8 @@ public class Messaging {
                             WARMUP_CPU_FLOOR_PCT),
                     p.seconds("measure"), p.intValue("max-instances"), p.seconds("budget"), p.text("isolation").equals("jvm"),
                     p.text("backoff").equals("busy-spin"), p.text("bootstrap-servers"), (short) p.intValue("replication-factor"), p.text("acks"),
-                    p.seconds("drain-timeout"), Sys.jvmArgs(p.text("fork-jvm-args")), Sys.jvmArgs(p.text("broker-jvm-args")));
+                    p.seconds("drain-timeout"), Sys.jvmArgs(p.text("fork-jvm-args")), Sys.jvmArgs(p.text("broker-jvm-args")),
+                    KafkaAccess.Config.of(p.text("kafka-config")));
         }
 
         /** Kafka runs on a broker of the run's own (a fresh one per capacity search), not on the user's cluster. */

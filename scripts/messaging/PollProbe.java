@@ -24,10 +24,12 @@ final class PollProbe {
         long idleWaitNs = (args.length > 1 ? Long.parseLong(args[1]) : 125) * 1000;
         Path dir = Files.createTempDirectory("perfkit-poll-probe");
         int port = Sys.freePort();
-        KafkaRaftServer broker = KafkaBroker.start(dir.resolve("logs"), port, Sys.freePort());
+        String password = KafkaAccess.newPassword();
+        KafkaRaftServer broker = KafkaBroker.start(dir.resolve("logs"), port, Sys.freePort(), password);
+        KafkaAccess access = KafkaAccess.embedded("127.0.0.1:" + port, password);
         try {
             for (KafkaTransport.Poll poll : KafkaTransport.Poll.values()) {
-                try (KafkaTransport t = new KafkaTransport("127.0.0.1:" + port, "probe-" + poll.name, "1", (short) 1, poll)) {
+                try (KafkaTransport t = new KafkaTransport(access, "probe-" + poll.name, "1", (short) 1, poll)) {
                     t.prepare(0, 1);
                     try (Transport.Receiver in = t.receiver(0, 0)) {
                         Transport.Handler none = (a, b, c, d) -> { throw new IllegalStateException("the probe topic is not empty"); };

@@ -37,7 +37,7 @@ final class RateCalibration {
         try (Sweep.Broker broker = s.broker(cell)) {
             for (int i = 0; i < MAX_TRIES && rate >= 1; i++) {
                 run.progress().say(String.format(Locale.ROOT, "calibration: one kafka/blocking chain at %d msg/s", rate));
-                Sweep.Measured m = s.measureStep(cell, "kafka/blocking/n1/calibration-" + rate, 1, broker.bootstrap(), rate, window, "-cal" + rate);
+                Sweep.Measured m = s.measureStep(cell, "kafka/blocking/n1/calibration-" + rate, 1, broker.access(), rate, window, "-cal" + rate);
                 boolean fits = m.verdict().valid() && m.testedCpuPct() <= targetPct;
                 tried.add(rate);
                 rows.add(Table.row().set("cell", "kafka/blocking/n1/calibration-" + rate).set("rate_per_chain", rate).set("cpu_tested_pct", m.testedCpuPct()).set("cpu_broker_pct", m.brokerPct())

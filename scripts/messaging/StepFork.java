@@ -18,8 +18,8 @@ final class StepFork {
 
     private StepFork() {}
 
-    /** The broker side of a Kafka step: where, the run's topics, and how the producers write. */
-    record Kafka(String bootstrap, String topicPrefix, String acks, short replicationFactor) {}
+    /** The broker side of a Kafka step: how to reach it (its credentials included), the run's topics, and how the producers write. */
+    record Kafka(KafkaAccess access, String topicPrefix, String acks, short replicationFactor) {}
 
     /**
      * What one JVM runs: chain instances {@code firstInstance} to {@code firstInstance + count - 1} of a step of
@@ -56,7 +56,7 @@ final class StepFork {
         LatencyLog hop1 = f.latencyLog(cell, cell + "/hop1", jvm, what + ": first hop, driver send -> service 1 receive", false);
 
         Transport transport = s.system().equals("kafka")
-                ? new KafkaTransport(s.kafka().bootstrap(), s.kafka().topicPrefix() + "-" + poll.name + "-n" + s.instances(), s.kafka().acks(),
+                ? new KafkaTransport(s.kafka().access(), s.kafka().topicPrefix() + "-" + poll.name + "-n" + s.instances(), s.kafka().acks(),
                         s.kafka().replicationFactor(), poll)
                 : new ChronicleTransport(f.scratchDir().resolve("chronicle").resolve(cell.replace('/', '-') + ".jvm" + jvm));
         List<Chain> chains = new ArrayList<>();

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -183,8 +184,10 @@ final class Sweep {
         n.put("isolation", o.jvmPerInstance() ? "one JVM per instance (closer to the original); each warms up on its own"
                 : "all instances of a step share one JVM, a thread group each");
         n.put("kafka", o.embeddedBroker()
-                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per capacity search, logs in the run's scratch folder, removed afterwards; acks=" + o.acks() + ", replication 1"
-                : "external cluster " + o.bootstrapServers() + ", acks=" + o.acks() + ", replication factor " + o.replicationFactor());
+                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per capacity search, logs in the run's scratch folder, removed afterwards; "
+                        + "SASL/PLAIN with a random password per broker (handed over stdin, in no file); acks=" + o.acks() + ", replication 1"
+                : "external cluster " + o.bootstrapServers() + ", acks=" + o.acks() + ", replication factor " + o.replicationFactor()
+                        + (o.kafkaConfig().settings().isEmpty() ? ", no client settings" : ", client settings from --kafka-config: " + o.kafkaConfig().describe()));
         n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's scratch folder and removed afterwards; analytics disabled");
         n.put("warmupRule", String.format(Locale.ROOT, "at least %s s, then until the last %d per-second samples of delivered rate and of CPU "
                         + "(this JVM plus the broker) lie within %d%% of their mean with no trend; at %s s it is marked 'warm-up never settled'",
@@ -219,18 +222,19 @@ final class Sweep {
                     ? CapacitySearch.Plan.grid(o.chronicleGrid(), maxInstances, BRACKET_RESOLUTION)
                     : new CapacitySearch.Plan(CapacitySearch.Plan.doubling(maxInstances).ladder(), BRACKET_RESOLUTION)).throughSaturation();
             return CapacitySearch.search(plan, budget, () -> (System.nanoTime() - cellStart) / 1e9,
-                    () -> Math.max(planned, lastStepSeconds), n -> step(search, n, broker.bootstrap()), n -> n + " instance(s)");
+                    () -> Math.max(planned, lastStepSeconds), n -> step(search, n, broker.access()), n -> n + " instance(s)");
         }
     }
 
     /** The Kafka cluster a search talks to: a fresh embedded broker, the user's cluster, or none (Chronicle Queue). */
     final class Broker implements AutoCloseable {
         private final Process process;
-        private final String bootstrap;
+        private final KafkaAccess access;
 
-        Broker(Process process, String bootstrap) { this.process = process; this.bootstrap = bootstrap; }
+        Broker(Process process, KafkaAccess access) { this.process = process; this.access = access; }
 
-        String bootstrap() { return bootstrap; }
+        /** How clients reach it; null for Chronicle Queue. */
+        KafkaAccess access() { return access; }
 
         @Override
         public void close() throws InterruptedException {
@@ -242,27 +246,29 @@ final class Sweep {
 
     Broker broker(Cell cell) throws Exception {
         if (!cell.system().equals("kafka")) return new Broker(null, null);
-        String bootstrap = o.bootstrapServers();
         if (o.embeddedBroker()) {
-            Process proc = startBroker(cell);
-            return new Broker(proc, "127.0.0.1:" + brokerPort);
+            String password = KafkaAccess.newPassword();
+            Process proc = startBroker(cell, password);
+            return new Broker(proc, KafkaAccess.embedded("127.0.0.1:" + brokerPort, password));
         }
-        KafkaTransport.checkReachable(bootstrap, 15);
+        KafkaAccess access = new KafkaAccess(o.bootstrapServers(), o.kafkaConfig().settings());
+        String bootstrap = access.bootstrap();
+        KafkaTransport.checkReachable(access, 15);
         if (!cleanupRegistered) {
             cleanupRegistered = true;
             run.onFinish(() -> {
-                try { KafkaTransport.deleteTopicsWithPrefix(bootstrap, topicPrefix); }
+                try { KafkaTransport.deleteTopicsWithPrefix(access, topicPrefix); }
                 catch (Exception e) { throw new IllegalStateException("could not delete topics " + topicPrefix + "* on " + bootstrap + ": " + e.getMessage()); }
             });
         }
-        return new Broker(null, bootstrap);
+        return new Broker(null, access);
     }
 
     private boolean cleanupRegistered;
 
     private int brokerPort, brokersStarted;
 
-    private Process startBroker(Cell cell) throws Exception {
+    private Process startBroker(Cell cell, String password) throws Exception {
         Path kafka = run.scratchDir().resolve("kafka-" + cell.policy() + "-" + (++brokersStarted));
         Path tmp = Files.createDirectories(kafka.resolve("tmp"));
         brokerPort = Sys.freePort();
@@ -273,7 +279,7 @@ final class Sweep {
         run.progress().phase("starting a Kafka broker for " + cell.name(), 5);
         Process proc = run.startService("kafka-broker", jvm,
                 List.of(KafkaBroker.FLAG, kafka.resolve("logs").toString(), String.valueOf(brokerPort), String.valueOf(controllerPort)),
-                line -> { if (line.startsWith("READY")) ready.countDown(); else System.err.println("[kafka-broker] " + line); });
+                Map.of("password", password), line -> { if (line.startsWith("READY")) ready.countDown(); else System.err.println("[kafka-broker] " + line); });
         if (!ready.await(90, TimeUnit.SECONDS) || !proc.isAlive())
             throw new IllegalStateException("the embedded Kafka broker did not start within 90 s" + (proc.isAlive() ? "" : " (exit code " + proc.exitValue() + ")"));
         brokerPid = proc.pid();
@@ -308,11 +314,11 @@ final class Sweep {
         double testedCpuPct() { return r.appCpuPct() + (Double.isNaN(brokerPct) ? 0 : brokerPct); }
     }
 
-    private StepVerdict step(Search search, int n, String bootstrap) throws Exception {
+    private StepVerdict step(Search search, int n, KafkaAccess access) throws Exception {
         long began = System.nanoTime();
         Cell cell = search.cell();
         String name = search.step(n);
-        Measured m = measureStep(cell, name, n, bootstrap, rate, measure, search.repetition() > 1 ? "-r" + search.repetition() : "");
+        Measured m = measureStep(cell, name, n, access, rate, measure, search.repetition() > 1 ? "-r" + search.repetition() : "");
         StepResult r = m.r();
         StepVerdict v = m.verdict();
         if (!r.warmupSettled()) {
@@ -347,9 +353,8 @@ final class Sweep {
      * Runs {@code n} chains of {@code cell} at {@code chainRate} msg/s each in fresh JVM(s) named {@code name}, over a window of
      * {@code windowSeconds}, and judges the step. {@code topicSuffix} keeps the topics of another search on the same cluster apart.
      */
-    Measured measureStep(Cell cell, String name, int n, String bootstrap, long chainRate, double windowSeconds, String topicSuffix) throws Exception {
-        String bootstrapOrNone = bootstrap == null ? "" : bootstrap;
-        StepFork.Kafka kafka = cell.system().equals("kafka") ? new StepFork.Kafka(bootstrapOrNone, topicPrefix + topicSuffix, o.acks(),
+    Measured measureStep(Cell cell, String name, int n, KafkaAccess access, long chainRate, double windowSeconds, String topicSuffix) throws Exception {
+        StepFork.Kafka kafka = cell.system().equals("kafka") ? new StepFork.Kafka(access, topicPrefix + topicSuffix, o.acks(),
                 o.replicationFactor()) : null;
         // one JVM for the step, or (--isolation jvm) one per instance
         boolean jvmEach = o.jvmPerInstance();

@@ -2,12 +2,16 @@
 delivery checks in one window per step, verdicts and capacity by rule, real components cleaned up after completion
 and interruption, bad options refused before any run folder, and a clear failure for an unreachable cluster."""
 import json
+import os
 import re
+import secrets
+import signal
+import subprocess
 import time
 
 import pytest
 
-from conftest import port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate, validate_notes
+from conftest import ROOT, free_port, port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate, validate_notes
 from shared_runs import QUICK as SHARED, shared_quick_run
 
 QUICK = SHARED["messaging"]
@@ -140,6 +144,18 @@ def test_cpu_is_measured_per_process(quick_sweep):
             assert float(r["cpu_us_per_msg"]) > 0
 
 
+def test_the_embedded_brokers_login_is_on_no_command_line_and_in_no_file(tmp_path_factory):
+    """The broker asks for SASL/PLAIN with a password made per broker: it reaches the broker and the forks over stdin
+    only, so no process's command line and no file of the run holds a JAAS login."""
+    run = shared_quick_run(tmp_path_factory, "messaging")
+    broker = [c for c in run.cmdlines.values() if "--kafka-broker" in c]
+    assert broker, "the run started a broker"
+    assert not [c for c in run.cmdlines.values() if "PlainLoginModule" in c or "sasl" in c.lower()]
+    assert "SASL/PLAIN with a random password per broker" in manifest(run.dir)["notes"]["kafka"]
+    for f in run.dir.rglob("*"):
+        assert not f.is_file() or b"PlainLoginModule" not in f.read_bytes(), f
+
+
 def test_nothing_is_left_after_a_completed_run(quick_sweep):
     m = manifest(quick_sweep)
     assert leftovers(quick_sweep) == []
@@ -164,6 +180,8 @@ def test_nothing_is_left_after_a_completed_run(quick_sweep):
     (["--warmup", "30", "--warmup-max", "10"], "--warmup-max (10 s) must be at least --warmup (30 s)"),
     (["--replication-factor", "3"], "--replication-factor above 1 needs --bootstrap-servers"),
     (["--bootstrap-servers", "kafka1"], "--bootstrap-servers expects host:port"),
+    (["--kafka-config", "client.properties"], "--kafka-config is for a cluster of yours (--bootstrap-servers)"),
+    (["--bootstrap-servers", "127.0.0.1:9092", "--kafka-config", "/nonexistent/client.properties"], "option --kafka-config: no such file"),
     (["--slo-ms", "1e3"], "--slo-ms expects an integer"),
     (["--budget", "3"], "--budget (3 s) cannot fit one step"),
 ])
@@ -257,3 +275,69 @@ def test_unreachable_cluster_fails_fast_with_one_line(tmp_path):
     r = bench("run", "messaging", "--quick", "--systems", "kafka", "--bootstrap-servers", "127.0.0.1:1", "--out", str(tmp_path), timeout=120)
     assert time.time() - started < 60
     assert_failed_run_with_one_line(r, tmp_path, "messaging", "cannot reach Kafka at 127.0.0.1:1")
+
+
+def test_a_kafka_config_that_sets_what_the_study_sets_or_nothing_is_refused_in_one_line(tmp_path):
+    for text, message in (("acks=all\n", "sets acks, which the study sets itself (give --acks)"), ("# nothing\n", "holds no settings")):
+        config = tmp_path / "client.properties"
+        config.write_text(text)
+        r = bench("run", "messaging", "--quick", "--out", str(tmp_path), "--bootstrap-servers", "127.0.0.1:9092", "--kafka-config", str(config), timeout=120)
+        errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
+        assert r.returncode == 2 and len(errors) == 1 and message in errors[0], r.stderr
+        assert not (tmp_path / "messaging").exists()
+
+
+@pytest.fixture
+def sasl_cluster(tmp_path):
+    """A Kafka cluster of the user's that asks for SASL/PLAIN: the kit's own broker started by hand, as a user would
+    start theirs, with a password the test knows (handed over stdin, as a run does). Yields (port, password). A client
+    without the login gets nothing from it, which is what keeps another local user off a run's embedded broker."""
+    cp = subprocess.run([str(ROOT / "env/setup/jbang"), "info", "classpath", str(ROOT / "scripts/messaging/Messaging.java")],
+                        capture_output=True, text=True, timeout=300)
+    assert cp.returncode == 0, cp.stderr
+    port, password = free_port(), secrets.token_hex(16)
+    broker = subprocess.Popen(["java", "-Xmx512m", "-cp", cp.stdout.strip(), "perfkit.harness.ChildProcess", "perfkit.messaging.Messaging",
+                               "--kafka-broker", str(tmp_path / "cluster/logs"), str(port), str(free_port())],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        broker.stdin.write(json.dumps({"password": password}) + "\n")
+        broker.stdin.flush()
+        assert broker.stdout.readline().startswith("READY"), "the broker did not start"
+        yield port, password
+    finally:
+        broker.stdin.close()  # EOF stops it, as a run's end does
+        try:
+            broker.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(broker.pid, signal.SIGKILL)
+            broker.wait(10)
+
+
+def test_a_sasl_cluster_is_measured_with_the_users_client_settings_and_no_secret_is_written(tmp_path, sasl_cluster):
+    port, password = sasl_cluster
+    run = ["run", "messaging", "--quick", "--systems", "kafka", "--kafka-poll", "blocking", "--max-instances", "1", "--warmup", "1",
+           "--measure", "1", "--bootstrap-servers", f"127.0.0.1:{port}"]
+
+    def config(name, secret):
+        f = tmp_path / name
+        f.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain."
+                     f'PlainLoginModule required username="perfkit" password="{secret}";\n')
+        return f
+
+    # no settings: the cluster takes the connection but never answers; the one line says where the settings go
+    r = bench(*run, "--out", str(tmp_path / "none"), timeout=180)
+    assert_failed_run_with_one_line(r, tmp_path / "none", "messaging", "give the client settings in --kafka-config")
+    # a wrong password is the user's error: one line, exit 2
+    r = bench(*run, "--kafka-config", str(config("wrong.properties", "not-" + password)), "--out", str(tmp_path / "wrong"), timeout=180)
+    errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
+    assert r.returncode == 2 and len(errors) == 1 and "refused the client's credentials from --kafka-config" in errors[0], r.stderr
+    # the right settings: a complete run that names them, holds no value of a secret, and cleans its topics up
+    r = bench(*run, "--kafka-config", str(config("client.properties", password)), "--out", str(tmp_path / "ok"), timeout=300)
+    run_dir = run_dir_of(r)
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    assert "client settings from --kafka-config: sasl.jaas.config, sasl.mechanism=PLAIN, security.protocol=SASL_PLAINTEXT" in m["notes"]["kafka"]
+    assert read_csv(run_dir / "sweep.csv"), "a step was measured"
+    for f in run_dir.rglob("*"):
+        assert not f.is_file() or password.encode() not in f.read_bytes(), f
