@@ -8,7 +8,6 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -20,16 +19,19 @@ record KafkaAccess(String bootstrap, Map<String, String> settings) {
     /** The one user of the embedded broker. */
     static final String USER = "perfkit";
 
-    /** Client settings the study sets itself: a --kafka-config file may not change what is measured. */
-    static final Set<String> STUDY_OWNS = Set.of("bootstrap.servers", "acks", "linger.ms", "enable.idempotence", "key.serializer",
-            "value.serializer", "key.deserializer", "value.deserializer", "auto.offset.reset", "enable.auto.commit", "group.id",
-            "request.timeout.ms", "default.api.timeout.ms");
+    /**
+     * What a --kafka-config file may set: how to reach and log in to a cluster, nothing that changes what is measured
+     * (batching, fetching, acks: the study sets those, and the manifest could not say what they were).
+     */
+    static boolean isAccessSetting(String key) {
+        return key.equals("security.protocol") || key.startsWith("sasl.") || key.startsWith("ssl.") || key.equals("client.dns.lookup");
+    }
 
     KafkaAccess {
         settings = Map.copyOf(settings);
     }
 
-    /** The embedded broker: SASL/PLAIN over loopback as {@link #USER}, with the run's own password. */
+    /** The embedded broker: SASL/PLAIN over loopback as {@link #USER}, with that broker's own password. */
     static KafkaAccess embedded(String bootstrap, String password) {
         return new KafkaAccess(bootstrap, Map.of("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN",
                 "sasl.jaas.config", plainLogin(password, false)));
@@ -49,9 +51,9 @@ record KafkaAccess(String bootstrap, Map<String, String> settings) {
     }
 
     /**
-     * The client settings of a --kafka-config file (Java properties: security.protocol, sasl.*, ssl.*, ...), or the one
-     * line that says why they cannot be used. Every value stays in memory: the manifest records the file's path and
-     * the names of its settings, never a value.
+     * The client settings of a --kafka-config file (Java properties: security.protocol, sasl.*, ssl.*), checked by the
+     * Kafka client's own rules, or the one line that says why they cannot be used. Every value stays in memory: the
+     * manifest records the file's path, the settings' names, and the values of security.protocol and sasl.mechanism.
      */
     static Map<String, String> readConfig(Path file) {
         Properties p = new Properties();
@@ -64,16 +66,24 @@ record KafkaAccess(String bootstrap, Map<String, String> settings) {
         }
         Map<String, String> settings = new TreeMap<>();
         for (String key : p.stringPropertyNames()) {
-            if (STUDY_OWNS.contains(key))
-                throw new IllegalArgumentException("option --kafka-config: " + file + " sets " + key + ", which the study sets itself"
-                        + (key.equals("bootstrap.servers") ? " (give --bootstrap-servers)" : key.equals("acks") ? " (give --acks)" : ""));
+            if (!isAccessSetting(key))
+                throw new IllegalArgumentException("option --kafka-config: " + file + " sets " + key + "; it takes only security.protocol, sasl.* and ssl.* "
+                        + "settings" + (key.equals("bootstrap.servers") ? " (give --bootstrap-servers)" : key.equals("acks") ? " (give --acks)" : ""));
             settings.put(key, p.getProperty(key));
         }
         if (settings.isEmpty()) throw new IllegalArgumentException("option --kafka-config: " + file + " holds no settings");
+        Properties check = new Properties();
+        check.putAll(settings);
+        check.put("bootstrap.servers", "127.0.0.1:9092");
+        try {
+            new org.apache.kafka.clients.admin.AdminClientConfig(check); // a value of the wrong kind, an unknown protocol
+        } catch (org.apache.kafka.common.config.ConfigException e) {
+            throw new IllegalArgumentException("option --kafka-config: " + file + ": " + e.getMessage());
+        }
         return settings;
     }
 
-    /** A --kafka-config file as read: its path and settings; its text names the settings, never a value. */
+    /** A --kafka-config file as read: its path and settings; its text names the settings without their values. */
     record Config(String path, Map<String, String> settings) {
         static final Config NONE = new Config("", Map.of());
 

@@ -16,7 +16,7 @@ import java.util.Properties;
 /**
  * A single-node KRaft broker (broker and controller in one), run as its own JVM so its CPU is measured
  * apart from the services. Bound to 127.0.0.1; no replication, as in the original. Both listeners ask for SASL/PLAIN
- * as {@link KafkaAccess#USER} with the run's password (handed over stdin, kept out of every file), so another local
+ * as {@link KafkaAccess#USER} with a password made for this broker (handed over stdin, kept out of every file), so another local
  * user cannot read or write the run's topics. Prints "READY" once it serves, and shuts down cleanly on SIGTERM.
  */
 final class KafkaBroker {

@@ -185,23 +185,34 @@ final class KafkaTransport implements Transport {
         }
         if (!servers.isEmpty() && refused.size() == servers.size())
             throw new IllegalStateException("cannot reach Kafka at " + bootstrap + ": " + String.join(", ", refused));
-        try (Admin admin = admin(access, timeoutSeconds * 1000)) {
+        Admin admin;
+        try {
+            admin = admin(access, timeoutSeconds * 1000);
+        } catch (org.apache.kafka.common.KafkaException e) { // settings the client cannot use: a JAAS line, a truststore
+            throw new perfkit.harness.UserError("option --kafka-config: the Kafka client cannot use these settings: " + rootMessage(e));
+        }
+        try (admin) {
             admin.describeCluster().nodes().get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException a)
-                throw new perfkit.harness.UserError("Kafka at " + bootstrap + " refused the client's credentials"
-                        + (access.settings().isEmpty() ? " (it needs some: give them in a --kafka-config file)" : " from --kafka-config") + ": "
-                        + a.getMessage());
+                throw new perfkit.harness.UserError("Kafka at " + bootstrap + ": authentication (SASL or TLS) failed"
+                        + (access.settings().isEmpty() ? " (the cluster needs client settings: give them in a --kafka-config file)" : " with the settings of --kafka-config")
+                        + ": " + a.getMessage());
             throw new IllegalStateException(noAnswer(access, timeoutSeconds));
         } catch (Exception e) {
             throw new IllegalStateException(noAnswer(access, timeoutSeconds));
         }
     }
 
-    /** A server took the connection but Kafka did not answer: a SASL or TLS listener closes on a client without its settings. */
+    private static String rootMessage(Throwable e) {
+        while (e.getCause() != null && e.getCause() != e) e = e.getCause();
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
+
+    /** No server refused the connection, yet Kafka did not answer: a SASL or TLS listener closes on a client without its settings. */
     private static String noAnswer(KafkaAccess access, int timeoutSeconds) {
         return "cannot reach Kafka at " + access.bootstrap() + " within " + timeoutSeconds + " s"
-                + (access.settings().isEmpty() ? " (a server accepted the connection: if the cluster asks for SASL or TLS, give the client settings in --kafka-config)" : "");
+                + (access.settings().isEmpty() ? " (no server refused the connection: if the cluster asks for SASL or TLS, give the client settings in --kafka-config)" : "");
     }
 
     /**

@@ -7,6 +7,7 @@ import re
 import secrets
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -277,8 +278,10 @@ def test_unreachable_cluster_fails_fast_with_one_line(tmp_path):
     assert_failed_run_with_one_line(r, tmp_path, "messaging", "cannot reach Kafka at 127.0.0.1:1")
 
 
-def test_a_kafka_config_that_sets_what_the_study_sets_or_nothing_is_refused_in_one_line(tmp_path):
-    for text, message in (("acks=all\n", "sets acks, which the study sets itself (give --acks)"), ("# nothing\n", "holds no settings")):
+def test_a_kafka_config_beyond_access_settings_or_with_a_bad_value_is_refused_in_one_line(tmp_path):
+    for text, message in (("acks=all\n", "sets acks; it takes only security.protocol, sasl.* and ssl.* settings (give --acks)"),
+                          ("batch.size=1\n", "sets batch.size; it takes only"), ("# nothing\n", "holds no settings"),
+                          ("security.protocol=SASL_PLAIN\n", "Invalid value SASL_PLAIN for configuration security.protocol")):
         config = tmp_path / "client.properties"
         config.write_text(text)
         r = bench("run", "messaging", "--quick", "--out", str(tmp_path), "--bootstrap-servers", "127.0.0.1:9092", "--kafka-config", str(config), timeout=120)
@@ -302,7 +305,14 @@ def sasl_cluster(tmp_path):
     try:
         broker.stdin.write(json.dumps({"password": password}) + "\n")
         broker.stdin.flush()
-        assert broker.stdout.readline().startswith("READY"), "the broker did not start"
+        ready = []
+        reader = threading.Thread(target=lambda: ready.append(broker.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(120)
+        assert ready and ready[0].startswith("READY"), "the broker did not start within 120 s"
+        # the file its log folder was formatted from holds no login
+        formatted = (tmp_path / "cluster/broker.properties").read_text()
+        assert password not in formatted and "PlainLoginModule" not in formatted and "SASL_PLAINTEXT" in formatted
         yield port, password
     finally:
         broker.stdin.close()  # EOF stops it, as a run's end does
@@ -330,7 +340,7 @@ def test_a_sasl_cluster_is_measured_with_the_users_client_settings_and_no_secret
     # a wrong password is the user's error: one line, exit 2
     r = bench(*run, "--kafka-config", str(config("wrong.properties", "not-" + password)), "--out", str(tmp_path / "wrong"), timeout=180)
     errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
-    assert r.returncode == 2 and len(errors) == 1 and "refused the client's credentials from --kafka-config" in errors[0], r.stderr
+    assert r.returncode == 2 and len(errors) == 1 and "authentication (SASL or TLS) failed with the settings of --kafka-config" in errors[0], r.stderr
     # the right settings: a complete run that names them, holds no value of a secret, and cleans its topics up
     r = bench(*run, "--kafka-config", str(config("client.properties", password)), "--out", str(tmp_path / "ok"), timeout=300)
     run_dir = run_dir_of(r)

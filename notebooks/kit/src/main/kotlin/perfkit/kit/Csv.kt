@@ -21,8 +21,8 @@ fun readCsv(file: Path, types: Map<String, String> = emptyMap(), values: Map<Str
     val records = try {
         // each record with the line it ends on (a quoted newline makes one record span lines)
         textOf(file).use { reader -> CSV.parse(reader).use { parser -> parser.map { r -> r.toList() to parser.currentLineNumber } } }
-    } catch (e: java.io.IOException) { // a compressed table cut short or not gzip at all
-        throw RunFormatException("corrupt table $file: ${e.message}", e)
+    } catch (e: java.io.IOException) { // a compressed table cut short or not gzip at all, or a file we may not read
+        throw RunFormatException("cannot read table $file: ${e.message}", e)
     } catch (e: java.io.UncheckedIOException) {
         throw RunFormatException("corrupt table $file: ${e.cause?.message ?: e.message}", e)
     } catch (e: IllegalStateException) { // an unterminated quote, for one
@@ -59,9 +59,16 @@ private fun declaredValues(raw: List<String>, type: String, wrong: (String) -> S
 }
 
 /** A table's text; a file named `*.gz` is gzip-compressed (data/README.md). */
-private fun textOf(file: Path): java.io.Reader =
-    if (file.fileName.toString().endsWith(".gz")) java.io.InputStreamReader(java.util.zip.GZIPInputStream(Files.newInputStream(file)), Charsets.UTF_8).buffered()
-    else Files.newBufferedReader(file)
+private fun textOf(file: Path): java.io.Reader {
+    if (!file.fileName.toString().endsWith(".gz")) return Files.newBufferedReader(file)
+    val raw = Files.newInputStream(file)
+    return try {
+        java.io.InputStreamReader(java.util.zip.GZIPInputStream(raw), Charsets.UTF_8).buffered()
+    } catch (e: java.io.IOException) { // not gzip, or too short to be
+        raw.close()
+        throw e
+    }
+}
 
 /** RFC 4180 with blank lines skipped: the format Table.java writes. */
 private val CSV: CSVFormat = CSVFormat.RFC4180.builder().setIgnoreEmptyLines(true).build()

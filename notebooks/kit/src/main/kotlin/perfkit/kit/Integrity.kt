@@ -64,6 +64,7 @@ fun RecordedRun.damage(root: Path = dataRoot()): String? {
     for (f in files) {
         val path = dir.resolve(f.path)
         if (!path.exists()) return "lists ${f.path} but it is missing"
+        if (f.path.endsWith(".gz")) gzipProblem(path)?.let { return "${f.path}: $it" }
         when (f.kind) {
             "table" -> {
                 val name = f.path.removeSuffix(".gz") // declared by its name, stored compressed or not
@@ -75,6 +76,14 @@ fun RecordedRun.damage(root: Path = dataRoot()): String? {
         }
     }
     return null
+}
+
+/** Why a gzip-compressed file does not decompress to its end (cut short, or not gzip), or null when it does. */
+internal fun gzipProblem(file: Path): String? = try {
+    java.util.zip.GZIPInputStream(java.nio.file.Files.newInputStream(file)).use { it.transferTo(java.io.OutputStream.nullOutputStream()) }
+    null
+} catch (e: java.io.IOException) {
+    "does not decompress (${e.message ?: e.javaClass.simpleName})"
 }
 
 /** Why the last interval of an HdrHistogram log cannot be read, or null when it can. */

@@ -72,6 +72,8 @@ class RunsTest {
         Files.write(gz, Files.readAllBytes(gz).copyOf(20))
         val e = assertThrows<RunFormatException> { run.table("timeseries.csv") }
         assertTrue(e.message!!.contains("corrupt table") && e.message!!.contains("timeseries.csv.gz"), e.message)
+        val damage = run.damage(root)
+        assertTrue(damage != null && damage.startsWith("timeseries.csv.gz: does not decompress"), damage)
     }
 
     @Test
