@@ -1,8 +1,6 @@
 package perfkit.workflow;
 
 import perfkit.harness.CpuSampler;
-import perfkit.harness.DrainBottleneck;
-import perfkit.harness.DrainRate;
 import perfkit.harness.Run;
 import perfkit.harness.Table;
 

@@ -1,6 +1,5 @@
 package perfkit.workflow;
 
-import perfkit.harness.DrainRate;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Run;
 

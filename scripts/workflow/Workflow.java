@@ -4,14 +4,13 @@
 //DEPS org.postgresql:postgresql:42.7.7
 //DEPS com.h2database:h2:2.3.232
 //DEPS org.slf4j:slf4j-simple:2.0.17
-//SOURCES Engine.java SleepTask.java Arrivals.java MeteredTaskExecutor.java Database.java Cell.java Monitor.java
+//SOURCES Engine.java SleepTask.java Arrivals.java MeteredTaskExecutor.java Database.java Cell.java Monitor.java DrainRate.java DrainBottleneck.java
 //SOURCES ../harness/src/perfkit/harness/*.java
 //DESCRIPTION Flowable Async Executor draining a job backlog: fixed 100 ms jobs, timers and no-op jobs, vs the theoretical maximum
 package perfkit.workflow;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
-import perfkit.harness.DrainRate;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;

@@ -1,4 +1,4 @@
-package perfkit.harness;
+package perfkit.workflow;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package perfkit.harness;
+package perfkit.workflow;
 
 import java.util.List;
 

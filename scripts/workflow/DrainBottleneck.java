@@ -1,4 +1,4 @@
-package perfkit.harness;
+package perfkit.workflow;
 
 /**
  * Names what limits a drain, from evidence taken during it. The rules, in order:
