@@ -11,6 +11,9 @@ import java.util.Locale;
 /** One configuration's drain: generate, drain with K engines, check; {@code lockPollMs} is null with the lock off, where it plays no part. */
 record Cell(Run run, Workflow.Options options, Database db, int index, String name, int repetition, String type, int instances, int acquire,
             String lock, Integer lockPollMs, int threads, int queueSize, long jobs) {
+    /** The database runs on a host of its own (--place db): its CPU is not part of this host's. */
+    boolean dbElsewhere() { return db.placed != null; }
+
     Outcome drain() throws Exception {
         // the run id's time and random suffix: unique per run even on a shared database, and under PostgreSQL's 63 characters
         String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
@@ -36,13 +39,13 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
             try {
                 results = run.forkAll(series, jvm, specs, options.maxDrain(), phase -> {
                     // the drain's edges as the first engine sees them; tree ticks include backends that already exited
-                    if (phase.equals("execute")) { cpu.sampleSystem(); edges.db0 = treeTicks(cpu); edges.t0 = System.nanoTime(); monitor.start(); }
-                    else if (phase.equals("done")) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); }
+                    if (phase.equals("execute")) { cpu.sampleSystem(); edges.db0 = treeTicks(cpu); edges.t0 = System.nanoTime(); edges.t0Ms = System.currentTimeMillis(); monitor.start(); }
+                    else if (phase.equals("done")) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); edges.t1Ms = System.currentTimeMillis(); }
                 }, Engine.Drained.class).stream().map(Run.Forked::result).toList();
             } finally {
                 monitor.stop();
             }
-            if (edges.t1 == 0) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); }
+            if (edges.t1 == 0) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); edges.t1Ms = System.currentTimeMillis(); }
             return outcome(g, results, monitor, edges);
         } finally {
             db.dropCell(schema);
@@ -87,13 +90,14 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
         if (v.atWaitState() != jobs) reasons.add(v.atWaitState() + " of " + jobs + " instances at the wait state");
         double max = type.equals("fixed") ? options.theoreticalMax(instances, threads) : Double.NaN;
         double window = (edges.t1 - edges.t0) / 1e9;
-        double dbPct = CpuSampler.percent(edges.db0, edges.db1, window);
+        // a database on a host of its own: its CPU from that host, in % of one of its cores, and not in this host's system CPU
+        double dbPct = db.placed != null ? db.placedCpuPercent(edges.t0Ms, edges.t1Ms) : CpuSampler.percent(edges.db0, edges.db1, window);
         double sysPct = edges.sys == null ? Double.NaN : edges.sys.busyPercent();
         double enginesPct = results.stream().mapToDouble(Engine.Drained::cpuPct).sum();
         double busy = results.stream().mapToDouble(Engine.Drained::threadsBusy).average().orElse(Double.NaN);
         double queued = results.stream().mapToDouble(Engine.Drained::queuedMean).average().orElse(Double.NaN);
         int cores = Runtime.getRuntime().availableProcessors();
-        String bottleneck = DrainBottleneck.classify(new DrainBottleneck.Evidence(sysPct, cores, enginesPct, dbPct, busy, monitor.lockWaitersMean()));
+        String bottleneck = DrainBottleneck.classify(new DrainBottleneck.Evidence(sysPct, cores, enginesPct, db.placed != null ? Double.NaN : dbPct, busy, monitor.lockWaitersMean()));
         Outcome o = new Outcome(this, g.generateSeconds(), drain, rate, monitor.steady(start, options.warmup()), max,
                 committed, events, failed, arrivals, bodies, v, reasons, enginesPct, dbPct, sysPct, cores, busy, queued,
                 monitor.activeMean(), monitor.lockWaitersMean(), bottleneck, sum(results, Engine.Drained::latencySamples), endSource, results);
@@ -110,7 +114,7 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
 
     /** CPU readings at the drain's start and end (set from the fork-reader thread). */
     static final class Edges {
-        volatile long db0 = -1, db1 = -1, t0, t1;
+        volatile long db0 = -1, db1 = -1, t0, t1, t0Ms, t1Ms;
         volatile CpuSampler.SystemUsage sys;
     }
 
@@ -131,7 +135,7 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
                     .set("left", verification.jobsLeft()).set("dead_letters", verification.deadLetters()).set("at_wait_state", verification.atWaitState())
                     .set("valid", reasons.isEmpty()).set("invalid_reason", String.join("; ", reasons))
                     .set("cpu_engines_pct", cpuEngines).set("cpu_db_pct", cpuDb).set("cpu_system_pct", cpuSystem)
-                    .set("cpu_other_pct", cpuSystem - cpuEngines - (Double.isNaN(cpuDb) ? 0 : cpuDb)).set("cores", cores)
+                    .set("cpu_other_pct", cpuSystem - cpuEngines - (Double.isNaN(cpuDb) || c.dbElsewhere() ? 0 : cpuDb)).set("cores", cores)
                     .set("threads_busy_pct", 100 * threadsBusy).set("queued_mean", queuedMean)
                     .set("db_active_mean", dbActive).set("db_lock_waiters_mean", dbLockWaiters).set("bottleneck", bottleneck)
                     .set("latency_samples", latencySamples).set("drain_end_source", endSource));

@@ -3,6 +3,7 @@ package perfkit.workflow;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
+import perfkit.harness.RemotePostgres;
 import perfkit.harness.Releases;
 import perfkit.harness.Run;
 
@@ -11,7 +12,10 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.util.Map;
 
-/** Where the cells' schemas live: a private PostgreSQL cluster, the user's database, or an H2 file per cell. */
+/**
+ * Where the cells' schemas live: a private PostgreSQL cluster here or on a host of its own (--place db), the user's
+ * database, or an H2 file per cell.
+ */
 final class Database {
     /** Connection details without secrets in the URL. */
     record Credentials(String url, String user, String password) {
@@ -33,26 +37,35 @@ final class Database {
     final String description;
     final boolean h2, usersDatabase;
     final PrivatePostgres postgres;
+    /** The private cluster on another host (--place db), or null. */
+    final RemotePostgres placed;
     /** The cells' schemas on the user's database, dropped by their cell or, however the run ends, by the run. */
     private final Releases schemas;
 
-    private Database(Run run, Credentials credentials, String description, boolean h2, boolean usersDatabase, PrivatePostgres postgres) {
-        this.credentials = credentials; this.description = description; this.h2 = h2; this.usersDatabase = usersDatabase; this.postgres = postgres;
+    private Database(Run run, Credentials credentials, String description, boolean h2, boolean usersDatabase, PrivatePostgres postgres, RemotePostgres placed) {
+        this.credentials = credentials; this.description = description; this.h2 = h2; this.usersDatabase = usersDatabase; this.postgres = postgres; this.placed = placed;
         // before any schema exists (a private cluster goes whole, so only the user's database needs it)
         this.schemas = usersDatabase ? new Releases(run) : null;
     }
 
     static Database open(Run run, Workflow.Options o) throws Exception {
-        if (o.h2()) return new Database(run, new Credentials(null, "sa", ""), "H2 2.3.232 embedded (file per cell in the run's scratch folder, ANALYZE_AUTO=0)", true, false, null);
+        if (o.h2()) return new Database(run, new Credentials(null, "sa", ""), "H2 2.3.232 embedded (file per cell in the run's scratch folder, ANALYZE_AUTO=0)", true, false, null, null);
         if (o.usersDatabase() != null) {
             Credentials c = o.usersDatabase();
-            return new Database(run, c, "user database " + c.url(), false, true, null);
+            return new Database(run, c, "user database " + c.url(), false, true, null, null);
+        }
+        if (o.dbHost() != null) {
+            run.progress().phase("starting a private PostgreSQL cluster on " + o.dbHost(), 3);
+            RemotePostgres pg = RemotePostgres.start(run, "db", o.dbHost(), Map.of());
+            return new Database(run, new Credentials(pg.jdbcUrl(), pg.user(), pg.password()), "private PostgreSQL cluster (the host's server binaries) on "
+                    + o.dbHost().destination() + ", at " + pg.address() + ":" + pg.port() + " (placement in the manifest), scram-sha-256 with a random per-run "
+                    + "password, reachable from the run's address only, removed afterwards", false, false, null, pg);
         }
         run.progress().phase("starting a private PostgreSQL cluster", 3);
         PrivatePostgres pg = PrivatePostgres.start(run, Map.of());
         run.timeSeries().watchProcessTree("proc:postgres", pg.pid()); // postmaster and backends, per second
         return new Database(run, new Credentials(pg.jdbcUrl(), pg.user(), pg.password()), "private PostgreSQL cluster (Debian server binaries) on 127.0.0.1:"
-                + pg.port() + ", scram-sha-256 with a random per-run password, removed afterwards", false, false, pg);
+                 + pg.port() + ", scram-sha-256 with a random per-run password, removed afterwards", false, false, pg, null);
     }
 
     /** A URL for one cell: its own schema on PostgreSQL, its own file on H2. */
@@ -85,6 +98,14 @@ final class Database {
         }
     }
 
-    /** The postmaster's pid, whose process tree holds all database CPU; -1 when the database is not ours. */
+    /** The postmaster's pid, whose process tree holds all database CPU; -1 when the database is not here or not ours. */
     long pid() { return postgres == null ? -1 : postgres.pid(); }
+
+    /**
+     * The placed database's CPU between two instants of this host's clock, in percent of one of its host's cores,
+     * from its agent's readings; NaN when the database is not placed.
+     */
+    double placedCpuPercent(long fromMs, long toMs) throws InterruptedException {
+        return placed == null ? Double.NaN : placed.cpuPercent(fromMs, toMs);
+    }
 }

@@ -15,6 +15,7 @@ import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.Run;
+import perfkit.harness.Ssh;
 import perfkit.harness.Study;
 import perfkit.harness.Sys;
 import perfkit.harness.Table;
@@ -69,9 +70,12 @@ public class Workflow {
             .rule(p -> usesH2(p) && p.ints("instances").stream().anyMatch(k -> k > 1)
                     ? "H2 supports one engine instance; use PostgreSQL for --instances above 1" : null)
             .rule(p -> p.seconds("warmup") >= p.seconds("max-drain") ? "--warmup must be shorter than --max-drain" : null)
-            .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && PrivatePostgres.binaries() == null
+            .rule(p -> p.placement().containsKey("db") && !p.text("jdbc-url").isBlank() ? "--place db and --jdbc-url exclude each other: the placed database is a private cluster on that host" : null)
+            .rule(p -> p.placement().containsKey("db") && p.text("database").equals("h2") ? "--place db needs --database postgres: H2 runs inside the engines" : null)
+            .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
                     ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
-            .rule(p -> checkReachable(Options.of(p).usersDatabase())); // last: only a well-formed URL is worth a connection attempt
+            .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
+            .place(List.of("db")); // the private cluster on a host of its own (the original: RDS)
 
     public static void main(String[] args) {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
@@ -81,13 +85,13 @@ public class Workflow {
     /** A run's options, read once from the checked command line: nothing below reads an option by name. */
     record Options(List<String> jobTypes, int jobs, List<Integer> instances, List<Integer> acquireSizes, List<String> locks,
                    List<Integer> lockPollMs, Integer threads, int headroomPct, int calibrationJobs, Integer queueSize, int jobMs,
-                   int repetitions, double warmup, double maxDrain, boolean h2, Database.Credentials usersDatabase, boolean indexFix,
-                   List<String> forkJvmArgs) {
+                   int repetitions, double warmup, double maxDrain, boolean h2, Database.Credentials usersDatabase, Ssh dbHost,
+                   boolean indexFix, List<String> forkJvmArgs) {
         static Options of(Params p) {
             return new Options(p.list("job-types"), p.intValue("jobs"), p.ints("instances"), p.ints("acquire-sizes"), p.list("locks"),
                     p.ints("lock-poll-ms"), p.integerOrAuto("threads"), p.intValue("headroom"), p.intValue("calibration-jobs"),
                     p.integerOrAuto("queue-size"), p.intValue("job-ms"), p.intValue("repetitions"), p.seconds("warmup"), p.seconds("max-drain"),
-                    usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.text("index-fix").equals("on"),
+                    usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.placement().get("db"), p.text("index-fix").equals("on"),
                     Sys.jvmArgs(p.text("fork-jvm-args")));
         }
 
@@ -225,7 +229,8 @@ public class Workflow {
                 + "no job or dead letter is left, and every instance rests at the wait state");
         n.put("cpu", "percent of one core over the drain (first engine's executor start to its end): engines from their own process CPU time; "
                 + "the database as the postmaster's tree (its own time, its reaped backends' time and its live backends'), null on a database "
-                + "that is not ours; system from /proc/stat; other = system - engines - database (the run's own JVM, the monitor, other tenants)");
+                + "that is not ours, from its own host's /proc with --place db (percent of one of that host's cores); system from /proc/stat; other = "
+                + "system - engines - database (the run's own JVM, the monitor, other tenants; a placed database is not in this host's system)");
         n.put("bottleneck", "cpu:<owner> when the machine is at >= 90% of all cores; database-locks when on average >= 1 of the cell's "
                 + "sessions waits on a lock; executor-threads when the threads are >= 90% busy; acquisition otherwise (threads idle while jobs "
                 + "are due); evidence in cpu_*_pct, threads_busy_pct, queued_mean, db_active_mean and db_lock_waiters_mean");

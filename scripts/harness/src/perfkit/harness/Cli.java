@@ -205,6 +205,29 @@ public final class Cli {
         return add(name + "-file", "", null, "file holding --" + name + " (first line)", "file", v -> v);
     }
 
+    /**
+     * {@code --place part=user@host,...}: which of the study's {@code parts} run on another host, reached over SSH
+     * (read with {@link Params#placement}). A part left out stays where the run is. Each host must answer over SSH
+     * before the run folder exists, so an unreachable one is one line and exit 2.
+     */
+    public Cli place(List<String> parts) {
+        add("place", "", null, "run parts of the study on other hosts over SSH: " + String.join("|", parts)
+                + "=user@host, comma-separated (keys or agent; PERFKIT_SSH_CONFIG names an ssh config); a part left out runs here", "placement", v -> {
+            java.util.Map<String, String> placed = new java.util.LinkedHashMap<>();
+            for (String item : Sys.list(v)) {
+                int eq = item.indexOf('=');
+                String part = eq < 0 ? item : item.substring(0, eq).trim();
+                if (eq < 0 || !parts.contains(part))
+                    throw new IllegalArgumentException("part=user@host items with a part among " + String.join(", ", parts) + " (got '" + item + "')");
+                if (placed.put(part, Ssh.of(item.substring(eq + 1).trim()).destination()) != null)
+                    throw new IllegalArgumentException("each part once (" + part + " is placed twice)");
+            }
+            return placed.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(java.util.stream.Collectors.joining(","));
+        });
+        // last among the rules, so that a typo elsewhere is not hidden behind an SSH timeout
+        return rule(p -> p.placement().values().stream().distinct().map(Ssh::problem).filter(java.util.Objects::nonNull).findFirst().orElse(null));
+    }
+
     /** A rule over several options, checked before the run folder exists; returns the problem, or null when fine. */
     public Cli rule(Function<Params, String> rule) {
         rules.add(rule);

@@ -49,4 +49,12 @@ public record Params(Map<String, String> values) {
     public List<Integer> ints(String name) { return list(name).stream().map(Integer::parseInt).toList(); }
 
     public boolean has(String name) { return values.containsKey(name); }
+
+    /** A {@link Cli#place} parameter: the host of each placed part, in the order given; empty when none is placed. */
+    public Map<String, Ssh> placement() {
+        Map<String, Ssh> placed = new java.util.LinkedHashMap<>();
+        if (!has("place")) return placed;
+        for (String item : list("place")) placed.put(item.substring(0, item.indexOf('=')), Ssh.of(item.substring(item.indexOf('=') + 1)));
+        return placed;
+    }
 }

@@ -124,6 +124,9 @@ public final class Run {
     /** Study-specific facts a reader needs, e.g. how a variant is built. Call {@link #writeManifest()} after changing them. */
     public ObjectNode notes() { return manifest.notes(); }
 
+    /** A part of this run placed on another host: its entry in the manifest's {@code placement} (see {@link RemotePostgres}). */
+    public void placed(ObjectNode part) { manifest.placed(part); }
+
     /** What kind of measurement this run is (schema field {@code mode}), e.g. throughput or fixed-rate. */
     public void mode(String mode) { manifest.mode(mode); }
 

@@ -53,6 +53,12 @@ final class RunManifest {
 
     synchronized ObjectNode notes() { return (ObjectNode) m.get("notes"); }
 
+    /** A part of the run on another host (schema field {@code placement}); the entry may be completed later, then {@link #write()}. */
+    synchronized void placed(ObjectNode part) {
+        (m.has("placement") ? (ArrayNode) m.get("placement") : m.putArray("placement")).add(part);
+        write();
+    }
+
     synchronized String status() { return Manifest.statusOf(m); }
 
     synchronized void mode(String mode) {

@@ -100,7 +100,7 @@ final class Supervisor {
     }
 
     /**
-     * Starts a non-JVM program under a watchdog JVM, output to {@code log}. Stopping it (or this JVM's death)
+     * Starts a non-JVM program under a watchdog JVM, output to {@code log} (null: to a pipe the caller reads). Stopping it (or this JVM's death)
      * sends it {@code signal}, SIGKILL after {@code graceSeconds}, then removes {@code removeOnExit}.
      */
     Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit) throws IOException {
@@ -119,7 +119,8 @@ final class Supervisor {
         args.add("--");
         args.addAll(command);
         ProcessBuilder pb = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1"), Watchdog.class, args)))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+                .redirectErrorStream(true);
+        if (log != null) pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())); // else the caller reads it (pipeLines)
         Child c = start(name, pb, true);
         if (firstLine != null) {
             c.stdin().write((firstLine + "\n").getBytes(StandardCharsets.UTF_8));

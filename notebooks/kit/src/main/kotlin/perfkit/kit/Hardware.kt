@@ -32,3 +32,31 @@ fun List<RecordedRun>.hardware(): String = groupBy { it.hostname }.entries.joinT
 
 /** Steal in any one second at or above this share of a core is worth a reader's attention. */
 private const val VISIBLE_STEAL_PCT = 5.0
+
+/** A part of a run placed on another host (the manifest's `placement`, written with `--place part=user@host`). */
+data class PlacedPart(val part: String, val host: String, val hostname: String, val cores: Int, val cpuModel: String, val address: String,
+                      val rttMinMs: Double?, val rttMedianMs: Double?, val clockOffsetMs: List<Double>, val clockUncertaintyMs: Double?)
+
+/** The run's parts on other hosts, in the order placed; empty when every part ran on the run's host. */
+val RecordedRun.placement: List<PlacedPart> get() = manifest.path("placement").map { p ->
+    val clock = listOf("start", "end").map { p.path("clock").path(it) }.filter { it.path("offsetMs").isNumber }
+    PlacedPart(p.path("part").asText(), p.path("host").asText(), p.path("fingerprint").path("hostname").asText(),
+        p.path("fingerprint").path("logicalCores").asInt(0), p.path("fingerprint").path("cpuModel").asText(), p.path("address").asText(),
+        p.path("rttMs").path("min").takeIf { it.isNumber }?.asDouble(), p.path("rttMs").path("median").takeIf { it.isNumber }?.asDouble(),
+        clock.map { it.path("offsetMs").asDouble() }, clock.maxOfOrNull { it.path("uncertaintyMs").asDouble() })
+}
+
+/**
+ * Where the runs' parts ran, as a phrase for a post: "every part on the run's host", or each placed part with its
+ * host, the round trip to it and how far its clock was from the run host's (latencies are timed on the run host's).
+ */
+fun List<RecordedRun>.topology(): String {
+    val placed = flatMap { run -> run.placement.map { run.hostname to it } }.distinctBy { (_, p) -> p.part to p.host }
+    if (placed.isEmpty()) return "every part on the run's host"
+    return placed.joinToString("; ") { (runHost, p) ->
+        val rtt = p.rttMinMs?.let { ", round trip ${formatNumber(it, 2)} ms (median ${formatNumber(p.rttMedianMs ?: it, 2)})" } ?: ", round trip not measured"
+        val clock = if (p.clockOffsetMs.isEmpty()) ", clock offset not measured"
+            else ", its clock ${formatNumber(p.clockOffsetMs.maxOf { kotlin.math.abs(it) }, 2)} ms from ${mdText(runHost, atLineStart = false)}'s at most (± ${formatNumber(p.clockUncertaintyMs ?: 0.0, 2)})"
+        "${mdText(p.part, atLineStart = false)} on ${mdText(p.host, atLineStart = false)} (${mdText(p.hostname, atLineStart = false)}, ${p.cores} logical cores$rtt$clock)"
+    } + "; every other part on the run's host"
+}

@@ -53,6 +53,23 @@ class RunsTest {
     }
 
     @Test
+    fun `the topology names each placed part with its host, round trip and clock, and says when nothing was placed`() {
+        run("runs", id1)
+        assertEquals("every part on the run's host", findRuns("queues", id1, root).topology())
+        val dir = run("runs", id2)
+        val manifest = dir.resolve("run.json")
+        val placement = """
+            "placement":[{"part":"db","host":"ops@db-1","address":"10.0.0.2","fingerprint":{"hostname":"db-1","cpuModel":"cpu","logicalCores":8},
+              "rttMs":{"method":"TCP connect","samples":20,"min":0.21,"median":0.3},
+              "clock":{"start":{"at":"x","offsetMs":-1.5,"uncertaintyMs":0.1},"end":{"at":"y","offsetMs":2.25,"uncertaintyMs":0.2}}}],""".trimIndent()
+        Files.writeString(manifest, Files.readString(manifest).replace("\"status\":", placement + "\"status\":"))
+        val runs = findRuns("queues", id2, root)
+        assertEquals(listOf(-1.5, 2.25), runs.single().placement.single().clockOffsetMs)
+        assertEquals("db on ops@db-1 (db-1, 8 logical cores, round trip 0.21 ms (median 0.3), its clock 2.3 ms from h1's at most (± 0.2)); " +
+            "every other part on the run's host", runs.topology())
+    }
+
+    @Test
     fun `a time series stored gzip-compressed reads as the plain one, and one cut short is a format error`() {
         val series = "epoch_ms,elapsed_s,phase,series,metric,value\n1,1,measure,system,steal_pct,0.5\n2,2,measure,system,steal_pct,6.5\n"
         run("runs", id1, files = mapOf("timeseries.csv" to series))

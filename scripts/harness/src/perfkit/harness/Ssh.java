@@ -1,0 +1,141 @@
+package perfkit.harness;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * Another host, reached with the user's own OpenSSH client, config, keys and agent, as {@code ./bench run --on} does
+ * (env/setup/remote.py): BatchMode, so never a password prompt; {@code PERFKIT_SSH_CONFIG=<file>} adds {@code -F}.
+ * Keep-alives make a dead link end the session, which the far side takes as the run's end.
+ */
+public record Ssh(String destination) {
+    static final int CONNECT_TIMEOUT_S = 10;
+    private static final Pattern DESTINATION = Pattern.compile("([A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+|([A-Za-z0-9._-]+@)?\\[[0-9A-Fa-f:.]+]");
+
+    /** {@code user@host} or {@code host}; anything else (an option, a space, a path) is refused in one line. */
+    public static Ssh of(String destination) {
+        if (destination == null || destination.startsWith("-") || !DESTINATION.matcher(destination).matches())
+            throw new IllegalArgumentException("'" + destination + "' is not a host: expected user@host or host");
+        return new Ssh(destination);
+    }
+
+    /** The host part, for addresses and messages. */
+    public String host() {
+        String h = destination.substring(destination.indexOf('@') + 1);
+        return h.startsWith("[") ? h.substring(1, h.length() - 1) : h;
+    }
+
+    /** The ssh command that runs {@code remote} (one shell word list) there. */
+    public List<String> command(String... remote) {
+        List<String> cmd = new ArrayList<>(List.of("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + CONNECT_TIMEOUT_S,
+                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR"));
+        String config = System.getenv("PERFKIT_SSH_CONFIG");
+        if (config != null && !config.isBlank()) cmd.addAll(List.of("-F", config));
+        cmd.add("--");
+        cmd.add(destination);
+        cmd.addAll(List.of(remote));
+        return cmd;
+    }
+
+    /**
+     * Null when the host answers over SSH with a python3 of 3.8 or later (all a part's agent needs besides its own
+     * server binaries); else one line saying what is wrong, for the user before anything starts.
+     */
+    public String problem() {
+        try {
+            Process p = new ProcessBuilder(command("python3", "-c", shellWord("import sys; print(sys.version_info >= (3, 8))"))).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            if (!p.waitFor(CONNECT_TIMEOUT_S + 20, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return "cannot reach " + destination + " over SSH: no answer within " + (CONNECT_TIMEOUT_S + 20) + " s";
+            }
+            if (p.exitValue() == 0 && out.endsWith("True")) return null;
+            if (p.exitValue() == 0) return destination + " has a python3 older than 3.8, which a part's agent needs";
+            if (p.exitValue() == 255) return "cannot reach " + destination + " over SSH: " + lastLine(out) + " (keys or agent only, never a password; PERFKIT_SSH_CONFIG names an ssh config)";
+            return destination + " cannot run python3, which a part's agent needs: " + lastLine(out);
+        } catch (IOException e) {
+            return "cannot run ssh: " + Sys.reason(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted while reaching " + destination;
+        }
+    }
+
+    /**
+     * How far the host's clock is from this one: over one SSH session, the host answers a few pings with its time, and
+     * the ping with the shortest round trip counts. The offset is the host's time minus the midpoint of that round trip;
+     * the true offset lies within ± half of it ({@code uncertaintyMs}). Null fields when the host did not answer.
+     */
+    public ObjectNode clockOffset() {
+        ObjectNode o = Manifest.newObject();
+        o.put("at", java.time.Instant.now().toString());
+        String echo = shellWord("import sys, time\nfor _ in sys.stdin: print(time.time_ns(), flush=True)");
+        try {
+            Process p = new ProcessBuilder(command("python3", "-c", echo)).start();
+            try (OutputStream in = p.getOutputStream();
+                 BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                long bestRtt = Long.MAX_VALUE, bestOffset = 0;
+                for (int i = 0; i < 9; i++) {
+                    java.time.Instant now = java.time.Instant.now(); // microseconds, where currentTimeMillis has whole ms
+                    long t0 = now.getEpochSecond() * 1_000_000_000L + now.getNano(), n0 = System.nanoTime();
+                    in.write('\n');
+                    in.flush();
+                    String line = out.readLine();
+                    long rtt = System.nanoTime() - n0;
+                    if (line == null) break;
+                    long remote = Long.parseLong(line.strip());
+                    if (rtt < bestRtt) { bestRtt = rtt; bestOffset = remote - (t0 + rtt / 2); }
+                }
+                if (bestRtt == Long.MAX_VALUE) throw new IOException("no answer");
+                o.put("offsetMs", bestOffset / 1e6);
+                o.put("uncertaintyMs", bestRtt / 2e6);
+            } finally {
+                if (!p.waitFor(CONNECT_TIMEOUT_S, TimeUnit.SECONDS)) p.destroyForcibly();
+            }
+        } catch (IOException | RuntimeException e) {
+            o.putNull("offsetMs");
+            o.putNull("uncertaintyMs");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            o.putNull("offsetMs");
+            o.putNull("uncertaintyMs");
+        }
+        return o;
+    }
+
+    /** True when {@code path} no longer exists on the host (false also when the host cannot be asked). */
+    public boolean gone(String path) {
+        try {
+            Process p = new ProcessBuilder(command("test", "!", "-e", shellWord(path))).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            p.getInputStream().readAllBytes();
+            return p.waitFor(CONNECT_TIMEOUT_S + 10, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** One word for the far side's shell, whatever it holds. */
+    static String shellWord(String s) { return "'" + s.replace("'", "'\\''") + "'"; }
+
+    private static String lastLine(String out) {
+        String[] lines = out.strip().split("\n");
+        return lines[lines.length - 1].strip();
+    }
+
+    @Override
+    public String toString() { return destination; }
+}

@@ -1,0 +1,52 @@
+package perfkit.harness;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/** --place part=user@host: what a placement may say, and the ssh command a part is started with. */
+class PlacementTest {
+    private static final Cli CLI = new Cli("demo", "a test study").place(List.of("db", "app"));
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "web=ops@h1|part=user@host items with a part among db, app (got 'web=ops@h1')",
+            "db|part=user@host items",
+            "db=-oProxyCommand=touch /tmp/x|is not a host",
+            "db=ops@h1 h2|is not a host",
+            "db=ops@h1/dir|is not a host",
+            "db=ops@h1,db=ops@h2|each part once (db is placed twice)",
+    })
+    void aBadPlacementIsOneLine(String value, String expected) {
+        UserError e = assertThrows(UserError.class, () -> CLI.parse(new String[]{"--place", value}));
+        assertTrue(e.getMessage().contains("--place") && e.getMessage().contains(expected), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"));
+    }
+
+    @Test
+    void noPlacementIsEverythingHereAndAsksNoHost() {
+        assertEquals(Map.of(), new Params(CLI.parse(new String[]{})).placement());
+    }
+
+    @Test
+    void aPlacementReadsAsHostsByPartInTheOrderGiven() {
+        Params p = new Params(Map.of("place", "app=ops@h2,db=h1"));
+        assertEquals(List.of("app", "db"), List.copyOf(p.placement().keySet()));
+        assertEquals("ops@h2", p.placement().get("app").destination());
+        assertEquals("h2", p.placement().get("app").host());
+        assertEquals("::1", Ssh.of("ops@[::1]").host());
+    }
+
+    @Test
+    void theSshCommandNeverPromptsAndEndsOptionsBeforeTheHost() {
+        List<String> cmd = Ssh.of("ops@h1").command("python3", "-c", Ssh.shellWord("print('it''s')"));
+        assertTrue(cmd.containsAll(List.of("BatchMode=yes", "ServerAliveInterval=5")), cmd.toString());
+        assertEquals(cmd.indexOf("--") + 1, cmd.indexOf("ops@h1"), "the host comes right after --, so it is never read as an option");
+        assertEquals("'print('\\''it'\\'''\\''s'\\'')'", cmd.get(cmd.size() - 1));
+    }
+}

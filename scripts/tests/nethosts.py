@@ -1,0 +1,118 @@
+"""Test hosts without leaving the machine: network namespaces, each behind a veth pair with a private address, a
+hostname of its own and a private sshd, reached through an ssh config the test hands the run (PERFKIT_SSH_CONFIG).
+
+They share this machine's files, users and binaries (PostgreSQL, python3), as hosts set up alike would; what differs
+is the network: a part on one of them is reached over its veth link, never over loopback, and what runs there shows
+in `ip netns pids`. Everything is created under names of its own and removed by `remove()`, even after a failed test.
+Needs root and iproute2; `skip_reason()` says in one line why not.
+"""
+import os
+import shutil
+import subprocess
+import time
+
+SSHD = "/usr/sbin/sshd"
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "test hosts are network namespaces, which need root"
+    for tool in ("ip", "unshare", "ssh", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            return f"test hosts need {tool}"
+    if not os.path.exists(SSHD):
+        return "test hosts need Debian's openssh-server"
+    probe = f"pk-probe-{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
+        return "this machine cannot create network namespaces (ip netns add failed)"
+    subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
+    return None
+
+
+class Hosts:
+    """Hosts named `names` (also their ssh aliases), numbered into 10.213.<subnet+i>.0/30: .1 here, .2 there."""
+
+    def __init__(self, tmp, names, subnet):
+        self.tmp, self.names, self.subnet = tmp, list(names), subnet
+        self.tag = f"{os.getpid() % 100000}"
+        self.ssh_config = tmp / "ssh_config"
+        self.address = {}
+
+    def ns(self, name):
+        return f"pk-{name}-{self.tag}"
+
+    def create(self):
+        os.chmod(self.tmp, 0o700)
+        for key in ("host_key", "user_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", key, "-f", str(self.tmp / key)], check=True)
+        (self.tmp / "authorized_keys").write_text((self.tmp / "user_key.pub").read_text())
+        os.chmod(self.tmp / "authorized_keys", 0o600)
+        os.makedirs("/run/sshd", exist_ok=True)
+        config = []
+        for i, name in enumerate(self.names):
+            ns, here, there = self.ns(name), f"10.213.{self.subnet + i}.1", f"10.213.{self.subnet + i}.2"
+            veth = f"pkv{self.tag}{i}"
+            for cmd in (["ip", "netns", "add", ns],
+                        ["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns],
+                        ["ip", "addr", "add", f"{here}/30", "dev", veth], ["ip", "link", "set", veth, "up"],
+                        ["ip", "-n", ns, "addr", "add", f"{there}/30", "dev", "eth0"],
+                        ["ip", "-n", ns, "link", "set", "eth0", "up"], ["ip", "-n", ns, "link", "set", "lo", "up"]):
+                subprocess.run(cmd, check=True, capture_output=True)
+            (self.tmp / f"sshd_{name}").write_text(f"""Port 22
+ListenAddress {there}
+HostKey {self.tmp}/host_key
+AuthorizedKeysFile {self.tmp}/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+PidFile {self.tmp}/sshd_{name}.pid
+""")
+            # its own UTS namespace: the host's fingerprint says which host it is
+            subprocess.run(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c", f"hostname {name} && exec {SSHD} -f {self.tmp}/sshd_{name} -E {self.tmp}/sshd_{name}.log"],
+                           check=True, capture_output=True)
+            self.address[name] = there
+            config.append(f"Host {name}\n  HostName {there}\n  User root\n")
+        config.append(f"Host *\n  IdentityFile {self.tmp}/user_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {self.tmp}/known_hosts\n"
+                      "  StrictHostKeyChecking accept-new\n")
+        self.ssh_config.write_text("\n".join(config))
+        for name in self.names:
+            self.wait_for_ssh(name)
+        return self
+
+    def wait_for_ssh(self, name):
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if subprocess.run(["ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=2", name, "true"],
+                              capture_output=True).returncode == 0:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"the test host {name} did not answer over SSH: {(self.tmp / f'sshd_{name}.log').read_text()[-500:]}")
+
+    def env(self):
+        return {"PERFKIT_SSH_CONFIG": str(self.ssh_config)}
+
+    def processes(self, name):
+        """Command lines of what runs in the host's namespace, its sshd listener aside."""
+        pids = subprocess.run(["ip", "netns", "pids", self.ns(name)], capture_output=True, text=True).stdout.split()
+        out = []
+        for pid in pids:
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                continue
+            if not cmd.startswith(f"sshd: {SSHD} -f {self.tmp}") and cmd != f"{SSHD} -f {self.tmp}/sshd_{name} -E {self.tmp}/sshd_{name}.log":
+                out.append(f"{pid} {cmd}")
+        return out
+
+    def remove(self):
+        for name in self.names:
+            ns = self.ns(name)
+            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), 9)
+                except OSError:
+                    pass
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)  # the veth pair goes with it

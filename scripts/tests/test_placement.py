@@ -1,0 +1,137 @@
+"""Parts of a run on other hosts (--place part=user@host), over test hosts that are network namespaces with a private
+sshd each (nethosts.py): the part is reached across a veth link, never loopback; the manifest records the host, the
+round trip and the clocks; and nothing of the part is left on its host after the run ends or is killed."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, bench, manifest, read_csv, run_dir_of, validate
+from nethosts import Hosts, skip_reason
+
+pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+DRAIN = ["--quick", "--job-types", "noop", "--threads", "8", "--instances", "1", "--locks", "off", "--acquire-sizes", "32"]
+PART_FOLDERS = "/tmp/perfkit-part-pg-*"
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    h = Hosts(tmp_path_factory.mktemp("hosts"), ["pk-db"], subnet=40)
+    try:
+        yield h.create()
+    finally:
+        h.remove()
+
+
+def one_error_line(result):
+    errors = [l for l in result.stderr.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert "\tat " not in result.stderr and "Caused by" not in result.stderr, "no stack trace"
+    return errors[0]
+
+
+def assert_nothing_left_on(hosts, name, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline and (hosts.processes(name) or glob.glob(PART_FOLDERS)):
+        time.sleep(0.5)
+    assert hosts.processes(name) == [], f"nothing of the run runs on {name}"
+    assert glob.glob(PART_FOLDERS) == [], "the part's folder is gone from its host"
+
+
+@pytest.fixture(scope="module")
+def placed_db_run(hosts, tmp_path_factory):
+    """A workflow run whose private PostgreSQL ran on the test host pk-db."""
+    out = tmp_path_factory.mktemp("placed")
+    return run_dir_of(bench("run", "workflow", *DRAIN, "--jobs", "300", "--repetitions", "2", "--place", "db=pk-db", "--out", str(out),
+                            env=hosts.env(), timeout=600))
+
+
+def test_a_workflow_run_places_its_database_on_another_host(hosts, placed_db_run):
+    run = placed_db_run
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete" and m["params"]["place"] == "db=pk-db"
+    (part,) = m["placement"]
+    address = hosts.address["pk-db"]
+    assert (part["part"], part["host"], part["address"]) == ("db", "pk-db", address)
+    assert part["fingerprint"]["hostname"] == "pk-db", "the fingerprint is the part host's own"
+    assert part["service"].startswith("PostgreSQL ")
+    assert part["rttMs"]["samples"] == 20 and 0 < part["rttMs"]["min"] <= part["rttMs"]["median"]
+    for when in ("start", "end"):
+        clock = part["clock"][when]
+        # one kernel clock behind both: the offset is within the measurement's own uncertainty, plus a little
+        assert abs(clock["offsetMs"]) <= clock["uncertaintyMs"] + 1.0, clock
+    assert part["leftBehind"] is False
+    assert f"{address}:" in m["notes"]["database"], "the engines reached the database across the link"
+    rows = read_csv(run / "throughput.csv")
+    assert len(rows) == 2 and all(r["valid"] == "true" for r in rows)
+    for r in rows:
+        assert float(r["cpu_db_pct"]) > 0, "the database's CPU, from its own host"
+        # the database's CPU is its host's, not this one's
+        assert abs(float(r["cpu_other_pct"]) - (float(r["cpu_system_pct"]) - float(r["cpu_engines_pct"]))) < 1e-6
+    assert_nothing_left_on(hosts, "pk-db", seconds=5)
+
+
+def test_the_post_names_the_topology(placed_db_run, tmp_path):
+    r = bench("notebooks", "notebooks/workflow.ipynb", "--runs", str(placed_db_run.parent.parent), "--out", str(tmp_path), timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = "".join("".join(o.get("data", {}).get("text/markdown", [])) for c in json.loads((tmp_path / "workflow.ipynb").read_text())["cells"]
+                   for o in c.get("outputs", []))
+    assert "placed elsewhere: db on pk-db (pk-db, " in text and "round trip" in text and "its clock" in text
+
+
+def test_a_killed_run_leaves_nothing_on_the_db_host(hosts, tmp_path):
+    """SIGKILL for the run's JVM and the watchdog of its SSH session at once: the ssh client dies with its watchdog
+    (parent-death signal), the session closes, and the part's agent stops the server and removes its folder."""
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "workflow", *DRAIN, "--jobs", "200000", "--place", "db=pk-db", "--out", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, **hosts.env()))
+    try:
+        deadline = time.time() + 180
+        run_dir = None
+        while time.time() < deadline:
+            runs = list(tmp_path.glob("workflow/*/run.json"))
+            if runs and "placement" in json.loads(runs[0].read_text() or "{}") and any("postgres" in p for p in hosts.processes("pk-db")):
+                run_dir = runs[0].parent
+                break
+            assert proc.poll() is None, proc.stderr.read()[-2000:]
+            time.sleep(0.3)
+        assert run_dir is not None, "the database never started on its host"
+        time.sleep(2)  # into the generate phase
+        m = manifest(run_dir)
+        ssh = [p for p in subprocess.run(["pgrep", "-f", "^ssh .*pk-db"], capture_output=True, text=True).stdout.split()]
+        assert ssh, "the part's ssh client runs here"
+        watchdogs = {int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]) for p in ssh}
+        for pid in [m["pid"], *watchdogs]:
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert_nothing_left_on(hosts, "pk-db")
+        deadline = time.time() + 30
+        while time.time() < deadline and manifest(run_dir)["status"] == "running":
+            time.sleep(0.5)
+        assert manifest(run_dir)["status"] == "interrupted", "the reaper marks the run"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_an_unreachable_host_or_a_bad_placement_fails_in_one_line_before_anything_starts(hosts, tmp_path):
+    config = tmp_path / "ssh_config"
+    # a host whose address answers but whose SSH port is closed, before the test hosts' own entries
+    config.write_text(f"Host pk-closed\n  HostName {hosts.address['pk-db']}\n  Port 1\n\n" + hosts.ssh_config.read_text())
+    out = tmp_path / "runs"
+    r = bench("run", "workflow", *DRAIN, "--place", "db=pk-closed", "--out", str(out), env={"PERFKIT_SSH_CONFIG": str(config)}, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "cannot reach pk-closed over SSH" in one_error_line(r)
+    for place, expected in [("engines=pk-db", "a part among db"), ("db=-oProxyCommand=x", "not a host"), ("db=pk-db,db=pk-db", "placed twice")]:
+        r = bench("run", "workflow", *DRAIN, "--place", place, "--out", str(out), env=hosts.env(), timeout=120)
+        assert r.returncode == 2 and expected in one_error_line(r), (place, r.stderr)
+    r = bench("run", "workflow", *DRAIN, "--database", "h2", "--place", "db=pk-db", "--out", str(out), env=hosts.env(), timeout=120)
+    assert r.returncode == 2 and "--place db needs --database postgres" in one_error_line(r)
+    assert not out.exists() or not any(out.rglob("run.json")), "no run folder"
+    assert hosts.processes("pk-db") == []
