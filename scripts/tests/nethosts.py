@@ -36,7 +36,7 @@ class Hosts:
         self.tmp, self.names, self.subnet = tmp, list(names), subnet
         self.tag = f"{os.getpid() % 100000}"
         self.ssh_config = tmp / "ssh_config"
-        self.address = {}
+        self.address, self.interface = {}, {}
 
     def ns(self, name):
         return f"pk-{name}-{self.tag}"
@@ -72,7 +72,7 @@ PidFile {self.tmp}/sshd_{name}.pid
             # its own UTS namespace: the host's fingerprint says which host it is
             subprocess.run(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c", f"hostname {name} && exec {SSHD} -f {self.tmp}/sshd_{name} -E {self.tmp}/sshd_{name}.log"],
                            check=True, capture_output=True)
-            self.address[name] = there
+            self.address[name], self.interface[name] = there, veth
             config.append(f"Host {name}\n  HostName {there}\n  User root\n")
         config.append(f"Host *\n  IdentityFile {self.tmp}/user_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {self.tmp}/known_hosts\n"
                       "  StrictHostKeyChecking accept-new\n")

@@ -13,10 +13,12 @@ import pytest
 from conftest import ROOT, bench, manifest, read_csv, run_dir_of, validate
 from nethosts import Hosts, skip_reason
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+NO_HOSTS = skip_reason()
+pytestmark = pytest.mark.skipif(NO_HOSTS is not None, reason=NO_HOSTS or "")
 
 DRAIN = ["--quick", "--job-types", "noop", "--threads", "8", "--instances", "1", "--locks", "off", "--acquire-sizes", "32"]
 PART_FOLDERS = "/tmp/perfkit-part-pg-*"
+FOLDERS_BEFORE_PLACED_RUN = set()
 
 
 @pytest.fixture(scope="module")
@@ -35,18 +37,42 @@ def one_error_line(result):
     return errors[0]
 
 
-def assert_nothing_left_on(hosts, name, seconds=30):
+def part_folders():
+    return set(glob.glob(PART_FOLDERS))
+
+
+def assert_nothing_left_on(hosts, name, before, seconds=30):
+    """No process of the run in the host's namespace, and no part folder beyond those there before the test."""
     deadline = time.time() + seconds
-    while time.time() < deadline and (hosts.processes(name) or glob.glob(PART_FOLDERS)):
+    while time.time() < deadline and (hosts.processes(name) or part_folders() - before):
         time.sleep(0.5)
     assert hosts.processes(name) == [], f"nothing of the run runs on {name}"
-    assert glob.glob(PART_FOLDERS) == [], "the part's folder is gone from its host"
+    assert part_folders() - before == set(), "the part's folder is gone from its host"
+
+
+def start_long_drain(hosts, out):
+    """A workflow run that drains long enough to be cut short, with its database on pk-db; returns (process, run dir)
+    once the database runs there."""
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "workflow", *DRAIN, "--jobs", "200000", "--place", "db=pk-db", "--out", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, **hosts.env()))
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        runs = list(out.glob("workflow/*/run.json"))
+        if runs and "placement" in json.loads(runs[0].read_text() or "{}") and any("postgres" in p for p in hosts.processes("pk-db")):
+            return proc, runs[0].parent
+        if proc.poll() is not None:
+            pytest.fail(proc.stderr.read()[-2000:])
+        time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    pytest.fail("the database never started on its host")
 
 
 @pytest.fixture(scope="module")
 def placed_db_run(hosts, tmp_path_factory):
-    """A workflow run whose private PostgreSQL ran on the test host pk-db."""
+    """A workflow run whose private PostgreSQL ran on the test host pk-db; the part folders there before it, too."""
     out = tmp_path_factory.mktemp("placed")
+    FOLDERS_BEFORE_PLACED_RUN.update(part_folders())
     return run_dir_of(bench("run", "workflow", *DRAIN, "--jobs", "300", "--repetitions", "2", "--place", "db=pk-db", "--out", str(out),
                             env=hosts.env(), timeout=600))
 
@@ -62,6 +88,8 @@ def test_a_workflow_run_places_its_database_on_another_host(hosts, placed_db_run
     assert part["fingerprint"]["hostname"] == "pk-db", "the fingerprint is the part host's own"
     assert part["service"].startswith("PostgreSQL ")
     assert part["rttMs"]["samples"] == 20 and 0 < part["rttMs"]["min"] <= part["rttMs"]["median"]
+    assert part["link"]["interface"] == hosts.interface["pk-db"], "reached across the host's veth link"
+    assert part["link"]["speedMbps"] == int(open(f"/sys/class/net/{hosts.interface['pk-db']}/speed").read()), "the kernel's figure for it"
     for when in ("start", "end"):
         clock = part["clock"][when]
         # one kernel clock behind both: the offset is within the measurement's own uncertainty, plus a little
@@ -74,7 +102,7 @@ def test_a_workflow_run_places_its_database_on_another_host(hosts, placed_db_run
         assert float(r["cpu_db_pct"]) > 0, "the database's CPU, from its own host"
         # the database's CPU is its host's, not this one's
         assert abs(float(r["cpu_other_pct"]) - (float(r["cpu_system_pct"]) - float(r["cpu_engines_pct"]))) < 1e-6
-    assert_nothing_left_on(hosts, "pk-db", seconds=5)
+    assert_nothing_left_on(hosts, "pk-db", FOLDERS_BEFORE_PLACED_RUN, seconds=5)
 
 
 def test_the_post_names_the_topology(placed_db_run, tmp_path):
@@ -88,29 +116,18 @@ def test_the_post_names_the_topology(placed_db_run, tmp_path):
 def test_a_killed_run_leaves_nothing_on_the_db_host(hosts, tmp_path):
     """SIGKILL for the run's JVM and the watchdog of its SSH session at once: the ssh client dies with its watchdog
     (parent-death signal), the session closes, and the part's agent stops the server and removes its folder."""
-    proc = subprocess.Popen([str(ROOT / "bench"), "run", "workflow", *DRAIN, "--jobs", "200000", "--place", "db=pk-db", "--out", str(tmp_path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env=dict(os.environ, **hosts.env()))
+    before = part_folders()
+    proc, run_dir = start_long_drain(hosts, tmp_path)
     try:
-        deadline = time.time() + 180
-        run_dir = None
-        while time.time() < deadline:
-            runs = list(tmp_path.glob("workflow/*/run.json"))
-            if runs and "placement" in json.loads(runs[0].read_text() or "{}") and any("postgres" in p for p in hosts.processes("pk-db")):
-                run_dir = runs[0].parent
-                break
-            assert proc.poll() is None, proc.stderr.read()[-2000:]
-            time.sleep(0.3)
-        assert run_dir is not None, "the database never started on its host"
         time.sleep(2)  # into the generate phase
         m = manifest(run_dir)
-        ssh = [p for p in subprocess.run(["pgrep", "-f", "^ssh .*pk-db"], capture_output=True, text=True).stdout.split()]
+        ssh = subprocess.run(["pgrep", "-f", "^ssh .*pk-db"], capture_output=True, text=True).stdout.split()
         assert ssh, "the part's ssh client runs here"
         watchdogs = {int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]) for p in ssh}
         for pid in [m["pid"], *watchdogs]:
             os.kill(pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        assert_nothing_left_on(hosts, "pk-db")
+        assert_nothing_left_on(hosts, "pk-db", before)
         deadline = time.time() + 30
         while time.time() < deadline and manifest(run_dir)["status"] == "running":
             time.sleep(0.5)
@@ -118,6 +135,26 @@ def test_a_killed_run_leaves_nothing_on_the_db_host(hosts, tmp_path):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_link_that_drops_without_closing_stops_the_part_on_its_own(hosts, tmp_path):
+    """The link goes down mid-run: no FIN ever reaches the host, so only the run's missing heartbeat tells the agent
+    that the run is gone. It stops the server and removes its folder, while the run here is still stuck."""
+    before = part_folders()
+    proc, run_dir = start_long_drain(hosts, tmp_path)
+    link = hosts.interface["pk-db"]
+    try:
+        subprocess.run(["ip", "link", "set", link, "down"], check=True)
+        deadline = time.time() + 90
+        while time.time() < deadline and (any("postgres" in p for p in hosts.processes("pk-db")) or part_folders() - before):
+            time.sleep(1)
+        assert not any("postgres" in p for p in hosts.processes("pk-db")), "the server stopped without its run"
+        assert part_folders() - before == set(), "and its folder went"
+    finally:
+        subprocess.run(["ip", "link", "set", link, "up"], check=True)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        hosts.wait_for_ssh("pk-db")
 
 
 def test_an_unreachable_host_or_a_bad_placement_fails_in_one_line_before_anything_starts(hosts, tmp_path):

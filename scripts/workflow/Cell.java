@@ -97,7 +97,11 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
         double busy = results.stream().mapToDouble(Engine.Drained::threadsBusy).average().orElse(Double.NaN);
         double queued = results.stream().mapToDouble(Engine.Drained::queuedMean).average().orElse(Double.NaN);
         int cores = Runtime.getRuntime().availableProcessors();
-        String bottleneck = DrainBottleneck.classify(new DrainBottleneck.Evidence(sysPct, cores, enginesPct, db.placed != null ? Double.NaN : dbPct, busy, monitor.lockWaitersMean()));
+        // a placed database is not in this host's CPU: its own host's saturation is judged apart
+        String bottleneck = DrainBottleneck.classify(db.placed == null
+                ? new DrainBottleneck.Evidence(sysPct, cores, enginesPct, dbPct, busy, monitor.lockWaitersMean())
+                : new DrainBottleneck.Evidence(sysPct, cores, enginesPct, Double.NaN, busy, monitor.lockWaitersMean(),
+                        db.placed.hostBusyPercent(edges.t0Ms, edges.t1Ms), db.placed.hostCores()));
         Outcome o = new Outcome(this, g.generateSeconds(), drain, rate, monitor.steady(start, options.warmup()), max,
                 committed, events, failed, arrivals, bodies, v, reasons, enginesPct, dbPct, sysPct, cores, busy, queued,
                 monitor.activeMean(), monitor.lockWaitersMean(), bottleneck, sum(results, Engine.Drained::latencySamples), endSource, results);

@@ -4,7 +4,8 @@ package perfkit.workflow;
  * Names what limits a drain, from evidence taken during it. The rules, in order:
  * <ol>
  * <li>{@code cpu:<owner>}: the machine is at or above {@link #CPU_SATURATED} of all its cores; the owner is the
- *     largest consumer among the engines, the database and everything else;</li>
+ *     largest consumer among the engines, the database and everything else; or, with the database on a host of its
+ *     own (--place db), that host is, and the owner is the database;</li>
  * <li>{@code database-locks}: on average at least {@link #LOCK_WAITERS} of the run's database sessions wait on a lock;</li>
  * <li>{@code executor-threads}: the executor's threads are busy at least {@link #THREADS_BUSY} of the time, so each
  *     job's own time on its thread (the job plus its database round trips and commit) sets the rate;</li>
@@ -18,9 +19,16 @@ public final class DrainBottleneck {
     /**
      * CPU in percent of one core (200 = two busy cores); {@code threadsBusy} as a fraction of the executor's
      * thread-time spent running jobs; {@code lockWaiters} the mean number of the run's sessions waiting on a lock
-     * (NaN when unknown, e.g. on H2).
+     * (NaN when unknown, e.g. on H2); {@code dbHostCpuPct} and {@code dbHostCores} the database host's busy CPU and cores
+     * when it is not this one (NaN and 0 when it is).
      */
-    public record Evidence(double systemCpuPct, int cores, double enginesCpuPct, double dbCpuPct, double threadsBusy, double lockWaiters) {}
+    public record Evidence(double systemCpuPct, int cores, double enginesCpuPct, double dbCpuPct, double threadsBusy, double lockWaiters,
+                           double dbHostCpuPct, int dbHostCores) {
+        /** The database shares this host. */
+        public Evidence(double systemCpuPct, int cores, double enginesCpuPct, double dbCpuPct, double threadsBusy, double lockWaiters) {
+            this(systemCpuPct, cores, enginesCpuPct, dbCpuPct, threadsBusy, lockWaiters, Double.NaN, 0);
+        }
+    }
 
     private DrainBottleneck() {}
 
@@ -30,6 +38,7 @@ public final class DrainBottleneck {
             String owner = engines >= db && engines >= rest ? "engines" : db >= rest ? "database" : "other";
             return "cpu:" + owner;
         }
+        if (e.dbHostCores() > 0 && e.dbHostCpuPct() >= CPU_SATURATED * 100.0 * e.dbHostCores()) return "cpu:database";
         if (e.lockWaiters() >= LOCK_WAITERS) return "database-locks";
         if (e.threadsBusy() >= THREADS_BUSY) return "executor-threads";
         return "acquisition";

@@ -15,6 +15,7 @@ import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.Run;
+import perfkit.harness.RemotePostgres;
 import perfkit.harness.Ssh;
 import perfkit.harness.Study;
 import perfkit.harness.Sys;
@@ -75,7 +76,8 @@ public class Workflow {
             .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
                     ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
             .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
-            .place(List.of("db")); // the private cluster on a host of its own (the original: RDS)
+            .place(List.of("db")) // the private cluster on a host of its own (the original: RDS)
+            .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null);
 
     public static void main(String[] args) {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
@@ -231,7 +233,8 @@ public class Workflow {
                 + "the database as the postmaster's tree (its own time, its reaped backends' time and its live backends'), null on a database "
                 + "that is not ours, from its own host's /proc with --place db (percent of one of that host's cores); system from /proc/stat; other = "
                 + "system - engines - database (the run's own JVM, the monitor, other tenants; a placed database is not in this host's system)");
-        n.put("bottleneck", "cpu:<owner> when the machine is at >= 90% of all cores; database-locks when on average >= 1 of the cell's "
+        n.put("bottleneck", "cpu:<owner> when the machine is at >= 90% of all cores (cpu:database also when a database on a host of its own, "
+                + "--place db, has that host at >= 90%); database-locks when on average >= 1 of the cell's "
                 + "sessions waits on a lock; executor-threads when the threads are >= 90% busy; acquisition otherwise (threads idle while jobs "
                 + "are due); evidence in cpu_*_pct, threads_busy_pct, queued_mean, db_active_mean and db_lock_waiters_mean");
         n.put("latency", "per job: acquired by its engine (corrected) or picked up by a thread (uncorrected) -> committed; jobs committed "

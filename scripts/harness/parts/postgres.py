@@ -1,15 +1,18 @@
 """A private PostgreSQL cluster as a part of a run, on a host of its own (--place db=user@host).
 
 The run starts it over SSH as a short bootstrap (RemotePostgres.BOOTSTRAP) that reads one JSON line from stdin:
-this file's text, the per-run password and the server settings. So the host needs only python3 and the
-PostgreSQL server binaries, never a copy of the kit, and no secret is on any command line or in any file that
-outlives initdb. It answers on stdout, one line each:
+this file's text, the per-run password and the server settings. So the host needs only python3, util-linux's
+setpriv and the PostgreSQL server binaries, never a copy of the kit, and no secret is on any command line or in any
+file that outlives initdb. It answers on stdout, one line each:
   ready {"address", "port", "server", "folder", "host": {fingerprint}}   once the server accepts connections
   sample {"epochMs", "dbCpuS", "stat": [cpu fields of /proc/stat]}       every 0.5 s after that
+  ok                                                                     to {"check": true}: the host can run it
   error <one line>                                                       and it exits 3
-Its stdin stays open for the run's life. EOF (the run stopped it, the run died, the SSH session dropped), SIGHUP,
-SIGTERM or SIGPIPE stop the server (fast shutdown, then SIGKILL after 20 s) and remove its folder. The server gets
-SIGINT from the kernel if this agent is killed outright (setpriv --pdeathsig).
+Its stdin stays open for the run's life, and the run writes a line to it every few seconds. EOF (the run stopped
+it, the run died, the SSH session closed), HEARTBEAT_S without a line (a link that dropped without closing), SIGHUP,
+SIGTERM or SIGPIPE stop the server (fast shutdown, then SIGKILL after 20 s) and remove its folder. initdb and the
+server get a signal from the kernel if this agent is killed outright (setpriv --pdeathsig); the folder such an
+agent leaves is removed by the next agent that starts on the host (sweep()).
 """
 import json
 import os
@@ -25,7 +28,9 @@ import tempfile
 import threading
 import time
 
-FOLDER_PREFIX = "perfkit-part-pg-"   # the run's check that nothing is left looks for this
+FOLDER_PREFIX = "perfkit-part-pg-"
+OWNER_FILE = "owner"                 # "<agent pid> <its start time in clock ticks>": a folder whose agent is gone is stale
+HEARTBEAT_S = 30                     # the run writes a line every 2 s
 
 
 def say(kind, payload):
@@ -86,19 +91,63 @@ def host_stat():
         return [int(x) for x in f.readline().split()[1:]]
 
 
-def main(message):
-    bin_dir = binaries()
-    if bin_dir is None:
-        return fail(f"PostgreSQL server binaries not found under /usr/lib/postgresql on {socket.gethostname()}")
+def start_ticks(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def sweep():
+    """Folders of agents that were killed outright (their server stopped by its parent-death signal): removed."""
+    base = tempfile.gettempdir()
+    for name in os.listdir(base):
+        folder = os.path.join(base, name)
+        if not name.startswith(FOLDER_PREFIX) or not os.path.isdir(folder):
+            continue
+        try:
+            with open(os.path.join(folder, OWNER_FILE)) as f:
+                pid, ticks = (int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            continue   # not written yet, or not ours to judge
+        if start_ticks(pid) != ticks:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def problem():
+    """What keeps this host from running the part, in one line; None when it can."""
+    host = socket.gethostname()
+    if binaries() is None:
+        return f"PostgreSQL server binaries not found under /usr/lib/postgresql on {host}"
     if not os.path.exists("/usr/bin/setpriv"):
-        return fail(f"{socket.gethostname()} lacks /usr/bin/setpriv (util-linux), which ties the server to this agent")
-    ssh = os.environ.get("SSH_CONNECTION", "").split()
-    if len(ssh) != 4:
-        return fail("not started over SSH: SSH_CONNECTION is not set")
+        return f"{host} lacks /usr/bin/setpriv (util-linux), which ties the server to its agent"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return f"{host} has no user postgres to run the server as (logged in as root, which PostgreSQL refuses)"
+    if len(os.environ.get("SSH_CONNECTION", "").split()) != 4:
+        return "not started over SSH: SSH_CONNECTION is not set"
+    return None
+
+
+def main(message):
+    trouble = problem()
+    if trouble:
+        return fail(trouble)
+    if message.get("check"):
+        say("ok", "")
+        return 0
+    sweep()
+    bin_dir = binaries()
+    ssh = os.environ["SSH_CONNECTION"].split()
     client, address = ssh[0], ssh[2]   # the run's address as this host sees it, and the address it reached us on
     as_root = os.geteuid() == 0
     folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
     state["folder"] = folder
+    with open(os.path.join(folder, OWNER_FILE), "w") as f:
+        f.write(f"{os.getpid()} {start_ticks(os.getpid())}\n")
     data = os.path.join(folder, "data")
     drop = ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"] if as_root else ["/usr/bin/setpriv"]
     if as_root:
@@ -110,12 +159,14 @@ def main(message):
     if as_root:
         os.chown(pwfile, pg.pw_uid, pg.pw_gid)
     try:
-        done = subprocess.run(drop + ["--", os.path.join(bin_dir, "initdb"), "-D", data, "-U", "postgres", "--auth=scram-sha-256",
+        done = subprocess.run(drop + ["--pdeathsig", "KILL", "--", os.path.join(bin_dir, "initdb"), "-D", data, "-U", "postgres", "--auth=scram-sha-256",
                               f"--pwfile={pwfile}", "-E", "UTF8", "--no-locale", "--no-sync"], capture_output=True, text=True, timeout=120)
     finally:
         os.unlink(pwfile)
     if done.returncode != 0:
         return fail("initdb failed: " + " ".join((done.stdout + done.stderr).split())[-300:])
+    if stop.is_set():
+        return 0   # the run ended while initdb ran
     # only the run's own address may connect, and only with the password
     with open(os.path.join(data, "pg_hba.conf"), "w") as f:
         f.write(f"local all all scram-sha-256\nhost all all {client}/{128 if ':' in client else 32} scram-sha-256\n")
@@ -158,33 +209,46 @@ def fail(line):
 
 
 def cleanup():
-    server = state.get("server")
-    if server is not None and server.poll() is None:
-        server.send_signal(signal.SIGINT)   # fast shutdown
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-    if state.get("folder"):
-        shutil.rmtree(state["folder"], ignore_errors=True)
+    with cleaning:   # the main thread and the heartbeat's watch may both get here
+        server = state.get("server")
+        if server is not None and server.poll() is None:
+            server.send_signal(signal.SIGINT)   # fast shutdown
+            try:
+                server.wait(20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        if state.get("folder"):
+            shutil.rmtree(state["folder"], ignore_errors=True)
 
 
 def watch_stdin():
     """The run's life line: its end, however it comes, is EOF here."""
     try:
         while sys.stdin.readline():
-            pass
+            state["heard"] = time.monotonic()
     except (OSError, ValueError):
         pass
     stop.set()
 
 
+def watch_heartbeat():
+    """A link that dropped without closing the session: no line comes, and a write here may block for good, so this
+    thread tidies up and ends the agent itself."""
+    while not stop.wait(1.0):
+        if time.monotonic() - state["heard"] > HEARTBEAT_S:
+            stop.set()
+            cleanup()
+            os._exit(0)
+
+
 stop = threading.Event()
-state = {}
+cleaning = threading.Lock()
+state = {"heard": time.monotonic()}
 for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE, signal.SIGINT):
     signal.signal(sig, lambda *_: stop.set())
 threading.Thread(target=watch_stdin, daemon=True).start()
+threading.Thread(target=watch_heartbeat, daemon=True).start()
 try:
     code = main(globals()["MESSAGE"])  # given by the bootstrap
 finally:

@@ -3,13 +3,13 @@ package perfkit.harness;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.io.BufferedReader;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +32,9 @@ public final class RemotePostgres implements AutoCloseable {
     static final String BOOTSTRAP = "import sys, json; m = json.loads(sys.stdin.readline()); "
             + "exec(compile(m.pop('code'), 'perfkit-part-postgres', 'exec'), {'MESSAGE': m, '__name__': '__main__'})";
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final int READY_TIMEOUT_S = 120;
+    /** The agent's own worst case: initdb (120 s) and the server's start (60 s). */
+    private static final int READY_TIMEOUT_S = 200;
+    private static final int CLOSE_CHECKS_S = 20;
 
     /** One reading of the agent: epoch ms on the host's clock, the server tree's CPU seconds, the host's /proc/stat. */
     record Sample(long epochMs, double dbCpuSeconds, long[] stat) {}
@@ -44,7 +46,7 @@ public final class RemotePostgres implements AutoCloseable {
     private final List<Sample> samples = new ArrayList<>();
     private final CompletableFuture<JsonNode> ready = new CompletableFuture<>();
     private final StringBuilder otherOutput = new StringBuilder();
-    private Supervisor.Child agent;
+    private volatile Supervisor.Child agent;
     private String address, folder;
     private int port;
 
@@ -65,36 +67,103 @@ public final class RemotePostgres implements AutoCloseable {
         return pg;
     }
 
+    /**
+     * What keeps {@code host} from running the cluster (no server binaries, no setpriv, no user postgres when logged in
+     * as root), in one line for the user before the run starts; null when it can. The agent itself answers, in its
+     * check mode. Ask it after {@link Ssh#problem} (the {@code --place} option's own rule).
+     */
+    public static String problem(Ssh host) {
+        try {
+            Process p = new ProcessBuilder(host.command("python3", "-c", Ssh.shellWord(BOOTSTRAP))).redirectErrorStream(true).start();
+            try (var in = p.getOutputStream()) {
+                in.write((oneLine(message(Map.of("check", true))) + "\n").getBytes(StandardCharsets.UTF_8));
+            }
+            if (!p.waitFor(Ssh.CONNECT_TIMEOUT_S + 20, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return host + " did not answer the PostgreSQL part's check within " + (Ssh.CONNECT_TIMEOUT_S + 20) + " s";
+            }
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            if (out.equals("ok")) return null;
+            String last = out.isEmpty() ? "no answer" : out.lines().reduce((a, b) -> b).orElse(out);
+            return "cannot place db on " + host + ": " + (last.startsWith("error ") ? last.substring(6) : last);
+        } catch (IOException e) {
+            return "cannot run ssh: " + Sys.reason(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted while checking " + host;
+        }
+    }
+
+    private static ObjectNode message(Map<String, Object> fields) throws IOException {
+        ObjectNode m = Manifest.newObject();
+        m.put("code", Files.readString(RunLayout.kitRoot().resolve("scripts/harness/parts/postgres.py")));
+        fields.forEach((k, v) -> m.set(k, Manifest.JSON.valueToTree(v)));
+        return m;
+    }
+
+    private static String oneLine(ObjectNode message) throws IOException {
+        return Manifest.JSON.writer().without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(message);
+    }
+
     private void launch(String part, Map<String, String> settings) throws Exception {
-        ObjectNode message = Manifest.newObject();
-        message.put("code", Files.readString(RunLayout.kitRoot().resolve("scripts/harness/parts/postgres.py")));
-        message.put("password", password);
-        settings.forEach(message.putObject("settings")::put);
-        if (!message.has("settings")) message.putObject("settings");
+        String message = oneLine(message(Map.of("password", password, "settings", settings)));
         // SIGTERM ends the ssh client, which closes the session: the agent sees EOF and tidies up on its host
-        agent = run.supervisor().launchProgram(part + "@" + host, host.command("python3", "-c", Ssh.shellWord(BOOTSTRAP)), null, "TERM", 10,
-                List.of(), Manifest.JSON.writer().without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(message)); // one line
-        Supervisor.pipeLines(part, agent.process(), this::onLine);
+        Supervisor.Child a = run.supervisor().launchProgram(part + "@" + host, host.command("python3", "-c", Ssh.shellWord(BOOTSTRAP)), null, "TERM", 10,
+                List.of(), message);
+        agent = a;
+        ChildProcess.daemon("perfkit-part-" + part, () -> read(a));
+        ChildProcess.daemon("perfkit-part-heartbeat-" + part, () -> heartbeat(a));
         JsonNode r;
         try {
             r = ready.get(READY_TIMEOUT_S, TimeUnit.SECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
             throw new IllegalStateException("PostgreSQL on " + host + " was not ready within " + READY_TIMEOUT_S + " s");
         } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException(e.getCause().getMessage());
+            throw new IllegalStateException(String.valueOf(e.getCause().getMessage()));
         }
         address = r.path("address").asText();
         port = r.path("port").asInt();
         folder = r.path("folder").asText();
+        ObjectNode rtt = NetworkPath.rtt(address, port);
+        // the agent listens where SSH reached it, which a jump host or NAT in between hides from this host
+        if (rtt.path("samples").asInt() == 0)
+            throw new IllegalStateException("PostgreSQL on " + host + " listens on " + address + ":" + port + ", which this host cannot reach "
+                    + "(a jump host or NAT between them is not supported)");
         placement.put("part", part);
         placement.put("host", host.destination());
         placement.put("address", address);
         placement.put("service", r.path("server").asText());
         placement.set("fingerprint", r.path("host"));
-        placement.set("rttMs", connectRtt(address, port));
+        placement.set("rttMs", rtt);
+        placement.set("link", NetworkPath.link(address));
         placement.putObject("clock").set("start", host.clockOffset());
         run.placed(placement);
         run.notes().put("postgresqlServer", r.path("server").asText());
+    }
+
+    /** The agent's lines until its output ends; an end before "ready" fails the start with the last thing it said. */
+    private void read(Supervisor.Child a) {
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(a.process().getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = out.readLine()) != null; ) onLine(line);
+        } catch (IOException ignored) {
+            // the session ended
+        }
+        ready.completeExceptionally(new IllegalStateException("PostgreSQL on " + host + " did not start: " + lastOther()));
+    }
+
+    /** A line every 2 s: the agent stops when none comes for a while, as after a link that dropped without closing. */
+    private void heartbeat(Supervisor.Child a) {
+        while (a.process().isAlive() && agent == a) {
+            try {
+                a.stdin().write('\n');
+                a.stdin().flush();
+                Thread.sleep(2000);
+            } catch (IOException e) {
+                return;
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     private void onLine(String line) {
@@ -115,54 +184,19 @@ public final class RemotePostgres implements AutoCloseable {
         } catch (IOException e) {
             other(line);
         }
-        if (!agent.process().isAlive() && !ready.isDone())
-            ready.completeExceptionally(new IllegalStateException("PostgreSQL on " + host + " did not start: " + lastOther()));
     }
 
     private void other(String line) {
         synchronized (otherOutput) {
             if (otherOutput.length() < 4096) otherOutput.append(line.strip()).append('\n');
         }
-        // the agent never started (ssh failed): its output ends without a ready line
-        if (!ready.isDone() && agent != null) CompletableFuture.runAsync(() -> {
-            try { agent.process().waitFor(5, TimeUnit.SECONDS); } catch (InterruptedException ignored) { }
-            if (!agent.process().isAlive())
-                ready.completeExceptionally(new IllegalStateException("PostgreSQL on " + host + " did not start: " + lastOther()));
-        });
     }
 
     private String lastOther() {
         synchronized (otherOutput) {
             String[] lines = otherOutput.toString().strip().split("\n");
-            return lines[lines.length - 1];
+            return lines[lines.length - 1].isEmpty() ? "the SSH session ended without a word" : lines[lines.length - 1];
         }
-    }
-
-    /**
-     * The round trip from here to the server's port: a TCP connect takes one (SYN, SYN-ACK). Minimum and median of
-     * 20 connects, so a reader can tell the link's delay from what the drain saw.
-     */
-    static ObjectNode connectRtt(String address, int port) {
-        double[] ms = new double[20];
-        int n = 0;
-        for (int i = 0; i < ms.length; i++) {
-            try (Socket s = new Socket()) {
-                long t0 = System.nanoTime();
-                s.connect(new InetSocketAddress(address, port), 2000);
-                ms[n++] = (System.nanoTime() - t0) / 1e6;
-            } catch (IOException e) {
-                // counted as missing
-            }
-        }
-        ObjectNode o = Manifest.newObject();
-        o.put("method", "TCP connect to the service's port");
-        o.put("samples", n);
-        if (n == 0) { o.putNull("min"); o.putNull("median"); return o; }
-        double[] got = Arrays.copyOf(ms, n);
-        Arrays.sort(got);
-        o.put("min", got[0]);
-        o.put("median", got[n / 2]);
-        return o;
     }
 
     public String jdbcUrl() {
@@ -188,6 +222,31 @@ public final class RemotePostgres implements AutoCloseable {
         while (System.nanoTime() < deadline && lastSampleMs() < b) Thread.sleep(50);
         double ca = cpuAt(a), cb = cpuAt(b);
         return Double.isNaN(ca) || Double.isNaN(cb) || b <= a ? Double.NaN : 100.0 * (cb - ca) / ((b - a) / 1000.0);
+    }
+
+    /**
+     * The database host's busy CPU in percent of one of its cores between two instants of this host's clock, from
+     * its /proc/stat as the agent read it, and its core count; NaN without readings around both.
+     */
+    public double hostBusyPercent(long fromMs, long toMs) {
+        long offset = Math.round(placement.path("clock").path("start").path("offsetMs").asDouble(0));
+        Sample a = nearest(fromMs + offset), b = nearest(toMs + offset);
+        if (a == null || b == null || b.epochMs() <= a.epochMs() || a.stat().length < 8 || b.stat().length < 8) return Double.NaN;
+        long idle = (b.stat()[3] + b.stat()[4]) - (a.stat()[3] + a.stat()[4]); // idle and iowait
+        long total = 0;
+        for (int i = 0; i < 8; i++) total += b.stat()[i] - a.stat()[i];    // guest time is inside user already
+        return total <= 0 ? Double.NaN : 100.0 * hostCores() * (total - idle) / total;
+    }
+
+    /** The database host's logical cores, from its fingerprint. */
+    public int hostCores() { return placement.path("fingerprint").path("logicalCores").asInt(1); }
+
+    private Sample nearest(long epochMs) {
+        synchronized (samples) {
+            Sample best = null;
+            for (Sample s : samples) if (best == null || Math.abs(s.epochMs() - epochMs) < Math.abs(best.epochMs() - epochMs)) best = s;
+            return best;
+        }
     }
 
     private long lastSampleMs() {
@@ -228,8 +287,9 @@ public final class RemotePostgres implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         if (folder == null) return;
+        // bounded: a host that became unreachable must not hold up a Ctrl-C
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_CHECKS_S);
         ObjectNode end = host.clockOffset();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         boolean gone;
         while (!(gone = host.gone(folder)) && System.nanoTime() < deadline) {
             try { Thread.sleep(500); } catch (InterruptedException e) { Thread.currentThread().interrupt(); break; }

@@ -36,12 +36,15 @@ public record Ssh(String destination) {
 
     /** The ssh command that runs {@code remote} (one shell word list) there. */
     public List<String> command(String... remote) {
-        List<String> cmd = new ArrayList<>(List.of("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + CONNECT_TIMEOUT_S,
-                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR"));
+        // a session of its own (no shared master that would outlive the run and ignore these options), no terminal,
+        // nothing forwarded
+        List<String> cmd = new ArrayList<>(List.of("ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + CONNECT_TIMEOUT_S,
+                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR", "-o", "ControlMaster=no",
+                "-o", "ControlPath=none", "-o", "ClearAllForwardings=yes", "-o", "ForwardAgent=no", "-o", "ForwardX11=no"));
         String config = System.getenv("PERFKIT_SSH_CONFIG");
         if (config != null && !config.isBlank()) cmd.addAll(List.of("-F", config));
         cmd.add("--");
-        cmd.add(destination);
+        cmd.add(destination.replace("[", "").replace("]", "")); // OpenSSH takes user@::1, not user@[::1]
         cmd.addAll(List.of(remote));
         return cmd;
     }
@@ -51,14 +54,18 @@ public record Ssh(String destination) {
      * server binaries); else one line saying what is wrong, for the user before anything starts.
      */
     public String problem() {
+        String config = System.getenv("PERFKIT_SSH_CONFIG");
+        if (config != null && !config.isBlank() && !java.nio.file.Files.isReadable(java.nio.file.Path.of(config)))
+            return "PERFKIT_SSH_CONFIG names " + config + ", which is not a readable file";
         try {
             Process p = new ProcessBuilder(command("python3", "-c", shellWord("import sys; print(sys.version_info >= (3, 8))"))).redirectErrorStream(true).start();
             p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            // the answer is a line or two: it fits the pipe, so waiting first cannot block on it
             if (!p.waitFor(CONNECT_TIMEOUT_S + 20, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
                 return "cannot reach " + destination + " over SSH: no answer within " + (CONNECT_TIMEOUT_S + 20) + " s";
             }
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
             if (p.exitValue() == 0 && out.endsWith("True")) return null;
             if (p.exitValue() == 0) return destination + " has a python3 older than 3.8, which a part's agent needs";
             if (p.exitValue() == 255) return "cannot reach " + destination + " over SSH: " + lastLine(out) + " (keys or agent only, never a password; PERFKIT_SSH_CONFIG names an ssh config)";
@@ -79,9 +86,12 @@ public record Ssh(String destination) {
     public ObjectNode clockOffset() {
         ObjectNode o = Manifest.newObject();
         o.put("at", java.time.Instant.now().toString());
-        String echo = shellWord("import sys, time\nfor _ in sys.stdin: print(time.time_ns(), flush=True)");
+        // one line: a login shell of any kind passes it on whole
+        String echo = shellWord("import sys, time; [print(time.time_ns(), flush=True) for _ in sys.stdin]");
         try {
-            Process p = new ProcessBuilder(command("python3", "-c", echo)).start();
+            Process p = new ProcessBuilder(command("python3", "-c", echo)).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            // a host that stops answering: its reads end when the process does
+            java.util.concurrent.CompletableFuture.delayedExecutor(CONNECT_TIMEOUT_S + 10, TimeUnit.SECONDS).execute(p::destroyForcibly);
             try (OutputStream in = p.getOutputStream();
                  BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 long bestRtt = Long.MAX_VALUE, bestOffset = 0;
@@ -116,10 +126,12 @@ public record Ssh(String destination) {
     /** True when {@code path} no longer exists on the host (false also when the host cannot be asked). */
     public boolean gone(String path) {
         try {
-            Process p = new ProcessBuilder(command("test", "!", "-e", shellWord(path))).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(command("test", "!", "-e", shellWord(path))).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             p.getOutputStream().close();
-            p.getInputStream().readAllBytes();
-            return p.waitFor(CONNECT_TIMEOUT_S + 10, TimeUnit.SECONDS) && p.exitValue() == 0;
+            if (p.waitFor(CONNECT_TIMEOUT_S + 5, TimeUnit.SECONDS)) return p.exitValue() == 0;
+            p.destroyForcibly();
+            return false;
         } catch (IOException e) {
             return false;
         } catch (InterruptedException e) {

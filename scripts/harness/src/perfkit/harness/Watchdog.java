@@ -1,6 +1,7 @@
 package perfkit.harness;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  *     is also how the run stops the server normally. The child gets the same signal from the kernel if this watchdog
  *     is killed outright ({@code setpriv --pdeathsig}), so it never outlives both. With {@code --forward-first-line}
  *     the first line of this watchdog's stdin (a secret) goes to the child's stdin, which stays open while the
- *     watchdog lives.</li>
+ *     watchdog lives; so does every later line (a remote part's heartbeat, see {@link RemotePostgres}).</li>
  * <li>{@code Watchdog --reap RUN_DIR}: started with every run. When the run's JVM is gone, it waits for it to be
  *     really dead and, if the manifest still says running (SIGKILL, a crash), cleans up like the {@link Janitor}:
  *     children stopped, scratch and temp folders removed, the run marked interrupted.</li>
@@ -76,7 +77,14 @@ public final class Watchdog {
             remove.forEach(Sys::deleteRecursively);
         }, "perfkit-watchdog-stop"));
         CountDownLatch stop = new CountDownLatch(1);
-        watch(in, parent, stop);
+        watch(in, parent, stop, !forward ? null : line -> {
+            try {
+                child.getOutputStream().write((line + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                child.getOutputStream().flush();
+            } catch (IOException e) {
+                // the program is gone; its exit stops this watchdog
+            }
+        });
         ChildProcess.daemon("perfkit-child-exit", () -> {
             try { child.waitFor(); } catch (InterruptedException ignored) { }
             stop.countDown();
@@ -145,9 +153,14 @@ public final class Watchdog {
 
     /** Counts {@code stop} down when stdin reaches EOF or the parent process is gone. */
     private static void watch(BufferedReader stdin, long parent, CountDownLatch stop) {
+        watch(stdin, parent, stop, null);
+    }
+
+    /** The same, handing every further stdin line to {@code lines} (a wrapped program's heartbeat from the run). */
+    private static void watch(BufferedReader stdin, long parent, CountDownLatch stop, java.util.function.Consumer<String> lines) {
         ChildProcess.daemon("perfkit-stdin", () -> {
             try (BufferedReader in = stdin) {
-                while (in.readLine() != null) { /* EOF is the signal */ }
+                for (String line; (line = in.readLine()) != null; ) if (lines != null) lines.accept(line); // EOF is the signal
             } catch (Exception ignored) {
                 // same as EOF
             }

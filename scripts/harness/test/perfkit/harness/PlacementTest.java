@@ -40,12 +40,14 @@ class PlacementTest {
         assertEquals("ops@h2", p.placement().get("app").destination());
         assertEquals("h2", p.placement().get("app").host());
         assertEquals("::1", Ssh.of("ops@[::1]").host());
+        assertTrue(Ssh.of("ops@[::1]").command("true").contains("ops@::1"), "OpenSSH takes an IPv6 address without brackets");
     }
 
     @Test
     void theSshCommandNeverPromptsAndEndsOptionsBeforeTheHost() {
         List<String> cmd = Ssh.of("ops@h1").command("python3", "-c", Ssh.shellWord("print('it''s')"));
-        assertTrue(cmd.containsAll(List.of("BatchMode=yes", "ServerAliveInterval=5")), cmd.toString());
+        assertTrue(cmd.containsAll(List.of("-T", "BatchMode=yes", "ServerAliveInterval=5", "ControlMaster=no", "ControlPath=none", "ForwardAgent=no")),
+                cmd.toString());
         assertEquals(cmd.indexOf("--") + 1, cmd.indexOf("ops@h1"), "the host comes right after --, so it is never read as an option");
         assertEquals("'print('\\''it'\\'''\\''s'\\'')'", cmd.get(cmd.size() - 1));
     }

@@ -30,4 +30,12 @@ class DrainBottleneckTest {
         assertEquals("executor-threads", DrainBottleneck.classify(new DrainBottleneck.Evidence(190, 4, 100, 80, 0.95, 0)),
                 "190% is half of a 4-core machine");
     }
+
+    @Test
+    void aDatabaseOnItsOwnSaturatedHostIsTheCpuBottleneckUnlessThisHostIsSaturatedToo() {
+        var dbHostFull = new DrainBottleneck.Evidence(120, 2, 100, 300, 0.4, 0, 380, 4);
+        assertEquals("cpu:database", DrainBottleneck.classify(dbHostFull));
+        assertEquals("acquisition", DrainBottleneck.classify(new DrainBottleneck.Evidence(120, 2, 100, 100, 0.4, 0, 120, 4)), "30% of its 4 cores");
+        assertEquals("cpu:engines", DrainBottleneck.classify(new DrainBottleneck.Evidence(195, 2, 150, Double.NaN, 0.4, 0, 380, 4)), "this host first");
+    }
 }
