@@ -10,6 +10,7 @@ import re
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 import pytest
@@ -267,6 +268,9 @@ def test_unreachable_database_fails_the_run_in_one_line(tmp_path, args, needle):
 @pytest.mark.parametrize("args,needle", [
     (["--cassandra-contact-points", "localhost"], "--cassandra-contact-points"),
     (["--cassandra-user", "bob"], "need --cassandra-contact-points"),
+    (["--cassandra-truststore", "/etc/hostname"], "are for a cluster of yours (--cassandra-contact-points)"),
+    (["--cassandra-contact-points", "127.0.0.1:1", "--cassandra-keystore", "/etc/hostname"], "--cassandra-keystore needs --cassandra-truststore"),
+    (["--cassandra-contact-points", "127.0.0.1:1", "--cassandra-truststore", "/nonexistent/trust.p12"], "--cassandra-truststore cannot be read"),
     (["--stores", "mysql"], "--stores"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_bad_options_are_one_line_and_exit_2(tmp_path, args, needle):
@@ -274,3 +278,133 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path, args, needle):
     assert r.returncode == 2, r.stderr
     errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
     assert len(errors) == 1 and needle in errors[0], r.stderr
+
+
+# ---- a user's Cassandra cluster that asks for TLS -----------------------------------------------------------------
+
+
+def keytool(*args):
+    subprocess.run(["keytool", *args], check=True, capture_output=True, timeout=120)
+
+
+def certificate_authority(folder, name, secret):
+    """A self-signed node certificate for 127.0.0.1/localhost in a JKS keystore, and a PKCS12 truststore holding it."""
+    folder.mkdir()
+    keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", f"CN={name}", "-ext",
+            "SAN=ip:127.0.0.1,dns:localhost", "-validity", "2", "-keystore", str(folder / "node.jks"), "-storetype", "JKS",
+            "-storepass", secret, "-keypass", secret)
+    keytool("-exportcert", "-alias", "node", "-keystore", str(folder / "node.jks"), "-storepass", secret, "-file", str(folder / "node.crt"))
+    keytool("-importcert", "-noprompt", "-alias", "node", "-file", str(folder / "node.crt"), "-keystore", str(folder / "trust.p12"),
+            "-storetype", "PKCS12", "-storepass", secret)
+    return folder
+
+
+def embedded_cassandra_jvm_options():
+    """The JVM options the kit starts its node with, read from EmbeddedCassandra.java so that there is one list."""
+    source = (ROOT / "scripts/three-tier/inserts/EmbeddedCassandra.java").read_text()
+    options = []
+    for name in ("JDK17_OPTIONS", "GC_OPTIONS"):
+        body = re.search(name + r" = List\.of\((.*?)\);", source, re.S).group(1)
+        options += re.findall(r'"([^"]+)"', body)
+    return [re.search(r'HEAP = "([^"]+)"', source).group(1), *options]
+
+
+@pytest.fixture
+def tls_cassandra(tmp_path):
+    """A Cassandra cluster of the user's that takes TLS connections only: the kit's node started by hand with
+    client_encryption_options on, a certificate for 127.0.0.1, and a superuser password the test knows. Yields
+    (contact point, password, the CA folder)."""
+    secret = "store-" + os.urandom(6).hex()
+    ca = certificate_authority(tmp_path / "ca", "perfkit-test-node", secret)
+    cp = subprocess.run([str(ROOT / "env/setup/jbang"), "info", "classpath", str(ROOT / "scripts/three-tier/cassandra/CassandraNode.java")],
+                        capture_output=True, text=True, timeout=600)
+    assert cp.returncode == 0, cp.stderr
+    node = tmp_path / "node"
+    (node / "tmp").mkdir(parents=True)
+    with socket.socket() as a, socket.socket() as b:
+        a.bind(("127.0.0.1", 0)), b.bind(("127.0.0.1", 0))
+        native, storage = a.getsockname()[1], b.getsockname()[1]
+    (node / "cassandra.yaml").write_text(f"""cluster_name: perfkit-tls-test
+num_tokens: 1
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.0.1:{storage}"
+listen_address: 127.0.0.1
+rpc_address: 127.0.0.1
+storage_port: {storage}
+native_transport_port: {native}
+start_native_transport: false
+authenticator: PasswordAuthenticator
+authorizer: AllowAllAuthorizer
+role_manager: CassandraRoleManager
+credentials_validity: 0ms
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+client_encryption_options:
+  enabled: true
+  optional: false
+  keystore: {ca}/node.jks
+  keystore_password: {secret}
+  require_client_auth: false
+""")
+    password = "pw-" + os.urandom(12).hex()
+    proc = subprocess.Popen(["java", *embedded_cassandra_jvm_options(), f"-Dcassandra.config=file:{node}/cassandra.yaml",
+                             f"-Dcassandra.storagedir={node}/storage", "-Dcassandra-foreground=true", f"-Djava.io.tmpdir={node}/tmp",
+                             "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.superuser_setup_delay_ms=0",
+                             "-cp", cp.stdout.strip(), "perfkit.threetier.cassandra.CassandraNode"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        proc.stdin.write(password + "\n")
+        proc.stdin.flush()
+        deadline, seen = time.time() + 240, []
+        while time.time() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "PERFKIT_CASSANDRA_STARTED" in line:
+                break
+        assert seen and "PERFKIT_CASSANDRA_STARTED" in seen[-1], "the TLS node did not start: " + "".join(seen[-20:])
+        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # a full pipe must never stall it
+        yield f"127.0.0.1:{native}", password, ca, secret
+    finally:
+        proc.stdin.close()  # EOF stops the node, as a run's end does
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait(10)
+
+
+def test_a_tls_cluster_is_measured_with_its_truststore_and_no_secret_is_written(tmp_path, tls_cassandra, monkeypatch):
+    point, password, ca, secret = tls_cassandra
+    monkeypatch.setenv("PERFKIT_CASSANDRA_PASSWORD", password)
+    run = ["run", "three-tier", *QUICK, "--stores", "cassandra", "--cassandra-contact-points", point, "--cassandra-user", "cassandra"]
+    # a store that does not open with its password is the user's error, before any run folder
+    r = bench(*run, "--cassandra-truststore", str(ca / "trust.p12"), "--out", str(tmp_path / "nopw"), timeout=120,
+              env={"PERFKIT_CASSANDRA_TRUSTSTORE_PASSWORD": "wrong"})
+    errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]
+    assert r.returncode == 2 and len(errors) == 1 and "--cassandra-truststore cannot be read" in errors[0], r.stderr
+    assert not (tmp_path / "nopw").exists() or not any((tmp_path / "nopw").rglob("run.json"))
+    # a truststore of another authority: the node's certificate is not trusted, and the run says so in one line
+    other = certificate_authority(tmp_path / "other", "someone-else", secret)
+    r = bench(*run, "--cassandra-truststore", str(other / "trust.p12"), "--out", str(tmp_path / "untrusted"), timeout=300,
+              env={"PERFKIT_CASSANDRA_TRUSTSTORE_PASSWORD": secret})
+    m = assert_failed_run_with_one_line(r, tmp_path / "untrusted", "three-tier", "cannot connect to Cassandra at " + point)
+    assert "the TLS handshake failed" in m["error"], m["error"]
+    # the right truststore: TLS, a complete run that says so, every insert counted, no secret in any file
+    r = bench(*run, "--cassandra-truststore", str(ca / "trust.p12"), "--out", str(tmp_path / "ok"), timeout=600,
+              env={"PERFKIT_CASSANDRA_TRUSTSTORE_PASSWORD": secret})
+    assert r.returncode == 0, r.stderr[-3000:]
+    (run_dir,) = list((tmp_path / "ok" / "three-tier").iterdir())
+    m = manifest(run_dir)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    assert "TLS with each node's certificate checked" in m["notes"]["inserts"]["cassandra"]
+    rows = [r for r in read_csv(run_dir / "inserts.csv")]
+    assert rows and all(int(r["acknowledged"]) > 0 and r["rows_counted"] == r["acknowledged"] for r in rows), rows
+    for f in run_dir.rglob("*"):
+        assert not f.is_file() or (password.encode() not in f.read_bytes() and secret.encode() not in f.read_bytes()), f

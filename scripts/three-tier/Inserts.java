@@ -69,6 +69,14 @@ final class Inserts implements Rounds.Round {
             }
         if (points.isEmpty() && (!p.text("cassandra-user").isBlank() || !p.text("cassandra-password").isEmpty()))
             return "--cassandra-user and --cassandra-password need --cassandra-contact-points";
+        boolean truststore = !p.text("cassandra-truststore").isBlank(), keystore = !p.text("cassandra-keystore").isBlank();
+        if (points.isEmpty() && (truststore || keystore))
+            return "--cassandra-truststore and --cassandra-keystore are for a cluster of yours (--cassandra-contact-points); the embedded node is on loopback";
+        if (keystore && !truststore) return "--cassandra-keystore needs --cassandra-truststore (TLS starts with trusting the cluster)";
+        if (truststore) {
+            String problem = ThreeTier.Options.tls(p).problem();
+            if (problem != null) return problem;
+        }
         if (!p.list("rounds").contains("inserts")) return null;
         if (p.list("stores").contains("postgres") && url.isEmpty() && PrivatePostgres.binaries() == null)
             return "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url, or --stores cassandra";
@@ -116,7 +124,8 @@ final class Inserts implements Rounds.Round {
                 : "private PostgreSQL cluster (Debian server binaries, PrivatePostgres) per cell and fork; strict = the defaults (fsync on, "
                 + "synchronous_commit on: each commit waits for its WAL flush); relaxed = synchronous_commit=off (commits return before the flush)");
         n.put("cassandra", usersCassandra ? "user cluster at " + o.usersCassandra().contactPoints() + " (datacenter " + o.usersCassandra().datacenter()
-                + "), a keyspace of its own (replication factor 1), dropped after; durability as the cluster is configured (a client cannot "
+                + (o.usersCassandra().tls() == null ? ", plain connection" : ", TLS with each node's certificate checked against the truststore and its "
+                + "contact point's name" + (o.usersCassandra().tls().keystore().isEmpty() ? "" : ", and a client certificate")) + "), a keyspace of its own (replication factor 1), dropped after; durability as the cluster is configured (a client cannot "
                 + "set the commit log mode), one cell inserts/cassandra/" + AS_CONFIGURED
                 : "Cassandra " + EmbeddedCassandra.VERSION + " embedded in a child JVM (" + EmbeddedCassandra.HEAP + ", Cassandra's JDK 17 option set, "
                 + "loopback, free ports, no JMX, PasswordAuthenticator with a random superuser password) per cell and fork; strict = "
@@ -246,7 +255,7 @@ final class Inserts implements Rounds.Round {
     private void openUsersCassandra() throws Exception {
         ThreeTier.UsersCassandra c = o.usersCassandra();
         try {
-            usersCql = CqlBridge.open(cassandraScripts.clientClasspath(), c.contactPoints(), c.datacenter(), c.user(), c.password(), 10);
+            usersCql = CqlBridge.open(cassandraScripts.clientClasspath(), c.contactPoints(), c.datacenter(), c.user(), c.password(), c.tls(), 10);
         } catch (CqlBridge.CqlException e) {
             throw new IllegalStateException("cannot connect to Cassandra at " + c.contactPoints() + ": " + scrub(e.getMessage(), c.password()));
         }
@@ -256,6 +265,7 @@ final class Inserts implements Rounds.Round {
         EmbeddedCassandra node = null;
         CqlBridge cql = usersCql;
         String points, user, password, datacenter;
+        CqlBridge.Tls tls = usersCassandra ? o.usersCassandra().tls() : null;
         if (usersCassandra) {
             points = o.usersCassandra().contactPoints();
             user = o.usersCassandra().user();
@@ -283,7 +293,7 @@ final class Inserts implements Rounds.Round {
             else cql.execute(createKeyspace);
             cql.execute("CREATE TABLE " + table + " (" + InsertWriters.CQL_COLUMNS + ")");
             Map<String, String> settings = commitlogSettings(cql, node);
-            InsertWriters.Cassandra target = new InsertWriters.Cassandra(cassandraScripts.clientClasspath(), points, datacenter, user, password);
+            InsertWriters.Cassandra target = new InsertWriters.Cassandra(cassandraScripts.clientClasspath(), points, datacenter, user, password, tls);
             Measured m = fork(cell, spec(cell, fork, table, null, target), node == null ? -1 : node.pid());
             long counted = cql.execute("SELECT count(*) FROM " + table);
             String where = usersCassandra ? "as the cluster is configured (read from the contacted node's system_views.settings)"

@@ -85,6 +85,11 @@ public class ThreeTier {
             .text("cassandra-datacenter", "datacenter1", "inserts: local datacenter of --cassandra-contact-points")
             .text("cassandra-user", "", "user for --cassandra-contact-points")
             .secret("cassandra-password", "PERFKIT_CASSANDRA_PASSWORD", "password for --cassandra-contact-points (never stored)")
+            .text("cassandra-truststore", "", "TLS to --cassandra-contact-points: a PKCS12 or JKS truststore of the CA (or the nodes' certificates); "
+                    + "each node's certificate must name its contact point's host or address")
+            .secret("cassandra-truststore-password", "PERFKIT_CASSANDRA_TRUSTSTORE_PASSWORD", "password of --cassandra-truststore (never stored)")
+            .text("cassandra-keystore", "", "with --cassandra-truststore: a PKCS12 or JKS keystore with this client's certificate, for a cluster that requires one")
+            .secret("cassandra-keystore-password", "PERFKIT_CASSANDRA_KEYSTORE_PASSWORD", "password of --cassandra-keystore and its key (never stored)")
             // round 3
             .choices("chains", ChainRound.VARIANTS, "sync,async,mixed,webflux", "sync,async", "chain: sync = Spring MVC on Tomcat, blocking client, JDBC; "
                     + "async = Reactor Netty server and client, R2DBC, no Spring (the original's pairing); mixed = async with B sync; webflux = Spring "
@@ -103,9 +108,9 @@ public class ThreeTier {
     }
 
     /** The user's Cassandra cluster (--cassandra-contact-points and its credentials). */
-    record UsersCassandra(String contactPoints, String datacenter, String user, String password) {
+    record UsersCassandra(String contactPoints, String datacenter, String user, String password, CqlBridge.Tls tls) {
         @Override
-        public String toString() { return "UsersCassandra[" + contactPoints + ", " + datacenter + ", " + user + "]"; }
+        public String toString() { return "UsersCassandra[" + contactPoints + ", " + datacenter + ", " + user + (tls == null ? "" : ", " + tls) + "]"; }
     }
 
     /**
@@ -123,12 +128,24 @@ public class ThreeTier {
                 pg = new UsersPostgres(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")));
             }
             UsersCassandra cassandra = p.text("cassandra-contact-points").isBlank() ? null : new UsersCassandra(p.text("cassandra-contact-points").trim(),
-                    p.text("cassandra-datacenter"), p.text("cassandra-user"), p.text("cassandra-password"));
+                    p.text("cassandra-datacenter"), p.text("cassandra-user"), p.text("cassandra-password"), tls(p));
             return new Options(p.list("rounds"), p.seconds("warmup"), p.seconds("measure"), p.intValue("forks"), p.integer("slo-ms"),
                     p.text("open-rates"), p.numbers("open-rates"), p.seconds("budget"), Sys.jvmArgs(p.text("app-jvm-args")),
                     p.seconds("server-warmup-max"), p.list("engines"), p.intValue("template-users"), p.intValue("template-items"),
                     p.list("stores"), p.list("durability"), p.intValue("writers"), p.seconds("insert-measure"), pg, cassandra,
                     p.list("chains"), p.intValue("c-delay-ms"), p.intValue("chain-users"), p.integerOrAuto("chain-rate"));
+        }
+
+        /** TLS to the user's cluster, or null for a plain connection. */
+        static CqlBridge.Tls tls(Params p) {
+            if (p.text("cassandra-truststore").isBlank()) return null;
+            // absolute: the writer forks read the stores too
+            return new CqlBridge.Tls(absolute(p.text("cassandra-truststore")), p.text("cassandra-truststore-password"),
+                    p.text("cassandra-keystore").isBlank() ? "" : absolute(p.text("cassandra-keystore")), p.text("cassandra-keystore-password"));
+        }
+
+        private static String absolute(String file) {
+            return java.nio.file.Path.of(file.trim()).toAbsolutePath().normalize().toString();
         }
 
         /** The open model searches for each cell's capacity (rather than reading fixed fractions, or none). */

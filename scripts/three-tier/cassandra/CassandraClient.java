@@ -10,6 +10,13 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.ssl.ProgrammaticSslEngineFactory;
+
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import java.io.File;
+import java.security.KeyStore;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -27,8 +34,14 @@ public final class CassandraClient implements AutoCloseable {
 
     private CassandraClient(CqlSession session) { this.session = session; }
 
-    /** Connects to {@code contactPoints} (host:port,...) as {@code user}; the password never leaves this call's arguments. */
-    public static CassandraClient open(String contactPoints, String datacenter, String user, String password, double timeoutSeconds) {
+    /**
+     * Connects to {@code contactPoints} (host:port,...) as {@code user}; the password never leaves this call's arguments.
+     * With a {@code truststore} (PKCS12 or JKS) the connection is TLS and the node's certificate must match the contact
+     * point's host name or address; a {@code keystore} adds the client's own certificate (a cluster that requires one).
+     * Empty strings mean none.
+     */
+    public static CassandraClient open(String contactPoints, String datacenter, String user, String password, String truststore,
+                                       String truststorePassword, String keystore, String keystorePassword, double timeoutSeconds) throws Exception {
         DriverConfigLoader config = DriverConfigLoader.programmaticBuilder(CassandraClient.class.getClassLoader())
                 .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(120)) // DDL and count(*) over every row
                 .withDuration(DefaultDriverOption.CONNECTION_CONNECT_TIMEOUT, Duration.ofMillis((long) (timeoutSeconds * 1000)))
@@ -43,7 +56,22 @@ public final class CassandraClient implements AutoCloseable {
             builder.addContactPoint(new InetSocketAddress(s.substring(0, colon), Integer.parseInt(s.substring(colon + 1))));
         }
         if (!user.isEmpty()) builder.withAuthCredentials(user, password);
+        if (!truststore.isEmpty())
+            builder.withSslEngineFactory(new ProgrammaticSslEngineFactory(tls(truststore, truststorePassword, keystore, keystorePassword), null, true));
         return new CassandraClient(builder.build());
+    }
+
+    private static SSLContext tls(String truststore, String truststorePassword, String keystore, String keystorePassword) throws Exception {
+        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        trust.init(KeyStore.getInstance(new File(truststore), truststorePassword.toCharArray()));
+        KeyManagerFactory keys = null;
+        if (!keystore.isEmpty()) {
+            keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            keys.init(KeyStore.getInstance(new File(keystore), keystorePassword.toCharArray()), keystorePassword.toCharArray());
+        }
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(keys == null ? null : keys.getKeyManagers(), trust.getTrustManagers(), null);
+        return context;
     }
 
     /** Runs a statement; returns the first column of the first row as a number, or -1. */

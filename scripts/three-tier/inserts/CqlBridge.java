@@ -44,15 +44,49 @@ final class CqlBridge implements AutoCloseable {
         return loader;
     }
 
+    /**
+     * TLS to a user's cluster (--cassandra-truststore, --cassandra-keystore): the stores' paths and passwords, which
+     * reach a writer fork in its spec over stdin; empty strings for no keystore. Null where the connection is plain.
+     */
+    record Tls(String truststore, String truststorePassword, String keystore, String keystorePassword) {
+        /** The stores load with their passwords: checked before the run, in one line. */
+        String problem() {
+            String t = load("--cassandra-truststore", truststore, truststorePassword);
+            return t != null || keystore.isEmpty() ? t : load("--cassandra-keystore", keystore, keystorePassword);
+        }
+
+        private static String load(String option, String file, String password) {
+            try {
+                java.security.KeyStore.getInstance(new java.io.File(file), password.toCharArray());
+                return null;
+            } catch (Exception e) {
+                String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+                return "option " + option + " cannot be read as a PKCS12 or JKS store with its password: " + why;
+            }
+        }
+
+        @Override
+        public String toString() { return "Tls[" + truststore + (keystore.isEmpty() ? "" : ", client certificate " + keystore) + "]"; }
+    }
+
     /** Opens a session; the one-line cause when it cannot connect (no stack trace for an unreachable cluster). */
     static CqlBridge open(String classpath, String contactPoints, String datacenter, String user, String password, double connectTimeoutSeconds) throws Exception {
+        return open(classpath, contactPoints, datacenter, user, password, null, connectTimeoutSeconds);
+    }
+
+    /** The same over TLS when {@code tls} is not null. */
+    static CqlBridge open(String classpath, String contactPoints, String datacenter, String user, String password, Tls tls,
+                          double connectTimeoutSeconds) throws Exception {
         ClassLoader cl = loader(classpath);
         Thread t = Thread.currentThread();
         ClassLoader before = t.getContextClassLoader();
         t.setContextClassLoader(cl);
         try {
-            Method open = cl.loadClass(CLIENT_CLASS).getMethod("open", String.class, String.class, String.class, String.class, double.class);
-            return new CqlBridge(open.invoke(null, contactPoints, datacenter, user, password, connectTimeoutSeconds));
+            Method open = cl.loadClass(CLIENT_CLASS).getMethod("open", String.class, String.class, String.class, String.class,
+                    String.class, String.class, String.class, String.class, double.class);
+            Tls plain = new Tls("", "", "", ""), s = tls == null ? plain : tls;
+            return new CqlBridge(open.invoke(null, contactPoints, datacenter, user, password, s.truststore(), s.truststorePassword(), s.keystore(),
+                    s.keystorePassword(), connectTimeoutSeconds));
         } catch (InvocationTargetException e) {
             throw new CqlException(e.getCause());
         } finally {
@@ -90,6 +124,8 @@ final class CqlBridge implements AutoCloseable {
 
     /** A driver error, by its message: the driver's exception classes live in the other loader. */
     static final class CqlException extends Exception {
+        private static final java.util.regex.Pattern TLS_FAILURE = java.util.regex.Pattern.compile("SSLHandshakeException: ([^)\\]\\n]+)");
+
         CqlException(Throwable cause) {
             super(summary(cause), cause);
         }
@@ -97,6 +133,10 @@ final class CqlBridge implements AutoCloseable {
         /** The driver's messages list every node's exception; one plain clause is enough for a one-line error. */
         private static String summary(Throwable cause) {
             if (cause == null) return "Cassandra driver error";
+            // a TLS failure hides inside the per-node errors, behind "could not reach any contact point"
+            java.util.regex.Matcher tls = TLS_FAILURE.matcher(String.valueOf(cause.getMessage()));
+            if (tls.find()) return "the TLS handshake failed: " + tls.group(1).replaceAll("[\\w.$]*Exception:?\\s*", "").strip()
+                    + " (check --cassandra-truststore against the nodes' certificates)";
             String m = String.valueOf(cause.getMessage()).lines().findFirst().orElse("");
             if (m.contains("Authentication error") || m.contains("password are incorrect")) return "authentication failed (check the user and password)";
             int showing = m.indexOf(" (showing");

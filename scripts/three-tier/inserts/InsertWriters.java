@@ -51,9 +51,9 @@ final class InsertWriters {
     }
 
     /** A Cassandra target, reached through the driver on {@code classpath} (a class loader of its own). */
-    record Cassandra(String classpath, String contactPoints, String datacenter, String user, String password) {
+    record Cassandra(String classpath, String contactPoints, String datacenter, String user, String password, CqlBridge.Tls tls) {
         @Override
-        public String toString() { return "Cassandra[" + contactPoints + ", " + datacenter + ", " + user + "]"; }
+        public String toString() { return "Cassandra[" + contactPoints + ", " + datacenter + ", " + user + (tls == null ? "" : ", " + tls) + "]"; }
     }
 
     /** What one writer fork does: W writers insert into {@code table} on one of the two targets (the other is null). Passwords travel only here, over stdin. */
@@ -100,7 +100,7 @@ final class InsertWriters {
                 }
             } else {
                 Cassandra cs = spec.cassandra();
-                CqlBridge cql = CqlBridge.open(cs.classpath(), cs.contactPoints(), cs.datacenter(), cs.user(), cs.password(), 10);
+                CqlBridge cql = CqlBridge.open(cs.classpath(), cs.contactPoints(), cs.datacenter(), cs.user(), cs.password(), cs.tls(), 10);
                 resources.add(cql);
                 driver = cql.driverVersion();
                 for (int i = 0; i < spec.writers(); i++) inserters.add(cql.inserter(INSERT.formatted(spec.table())));
