@@ -102,6 +102,9 @@ def test_a_workflow_run_places_its_database_on_another_host(hosts, placed_db_run
         assert float(r["cpu_db_pct"]) > 0, "the database's CPU, from its own host"
         # the database's CPU is its host's, not this one's
         assert abs(float(r["cpu_other_pct"]) - (float(r["cpu_system_pct"]) - float(r["cpu_engines_pct"]))) < 1e-6
+    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    assert {("host:db", "cpu_pct"), ("host:db", "steal_pct"), ("proc:postgres@db", "cpu_pct")} <= series, "the part's host, second by second"
+    assert max(float(r["value"]) for r in read_csv(run / "timeseries.csv") if r["series"] == "proc:postgres@db") > 0
     assert_nothing_left_on(hosts, "pk-db", FOLDERS_BEFORE_PLACED_RUN, seconds=5)
 
 

@@ -47,6 +47,7 @@ public final class RemotePostgres implements AutoCloseable {
     private final CompletableFuture<JsonNode> ready = new CompletableFuture<>();
     private final StringBuilder otherOutput = new StringBuilder();
     private volatile Supervisor.Child agent;
+    private List<String> gaugeSeries = List.of();
     private String address, folder;
     private int port;
 
@@ -139,6 +140,12 @@ public final class RemotePostgres implements AutoCloseable {
         placement.putObject("clock").set("start", host.clockOffset());
         run.placed(placement);
         run.notes().put("postgresqlServer", r.path("server").asText());
+        // the part's host in the time series, as this host is (system) and a local server is (proc:postgres)
+        run.timeSeries().watchGauge("proc:postgres@" + part, "cpu_pct", () -> latest((p, q) -> 100.0 * (q.dbCpuSeconds() - p.dbCpuSeconds())
+                / ((q.epochMs() - p.epochMs()) / 1000.0)));
+        run.timeSeries().watchGauge("host:" + part, "cpu_pct", () -> latest((p, q) -> statPercent(p, q, false)));
+        run.timeSeries().watchGauge("host:" + part, "steal_pct", () -> latest((p, q) -> statPercent(p, q, true)));
+        gaugeSeries = List.of("proc:postgres@" + part, "host:" + part);
     }
 
     /** The agent's lines until its output ends; an end before "ready" fails the start with the last thing it said. */
@@ -231,11 +238,7 @@ public final class RemotePostgres implements AutoCloseable {
     public double hostBusyPercent(long fromMs, long toMs) {
         long offset = Math.round(placement.path("clock").path("start").path("offsetMs").asDouble(0));
         Sample a = nearest(fromMs + offset), b = nearest(toMs + offset);
-        if (a == null || b == null || b.epochMs() <= a.epochMs() || a.stat().length < 8 || b.stat().length < 8) return Double.NaN;
-        long idle = (b.stat()[3] + b.stat()[4]) - (a.stat()[3] + a.stat()[4]); // idle and iowait
-        long total = 0;
-        for (int i = 0; i < 8; i++) total += b.stat()[i] - a.stat()[i];    // guest time is inside user already
-        return total <= 0 ? Double.NaN : 100.0 * hostCores() * (total - idle) / total;
+        return a == null || b == null || b.epochMs() <= a.epochMs() ? Double.NaN : statPercent(a, b, false);
     }
 
     /** The database host's logical cores, from its fingerprint. */
@@ -247,6 +250,29 @@ public final class RemotePostgres implements AutoCloseable {
             for (Sample s : samples) if (best == null || Math.abs(s.epochMs() - epochMs) < Math.abs(best.epochMs() - epochMs)) best = s;
             return best;
         }
+    }
+
+    /** A figure over the last second of readings (the newest and the one about a second before it); NaN before there are two. */
+    private double latest(java.util.function.BiFunction<Sample, Sample, Double> over) {
+        synchronized (samples) {
+            if (samples.size() < 2) return Double.NaN;
+            Sample q = samples.get(samples.size() - 1), p = samples.get(samples.size() - 2);
+            for (int i = samples.size() - 2; i >= 0 && q.epochMs() - samples.get(i).epochMs() <= 1000; i--) p = samples.get(i);
+            return q.epochMs() > p.epochMs() ? over.apply(p, q) : Double.NaN;
+        }
+    }
+
+    /**
+     * The host's busy (or steal) CPU between two readings, in percent of one of its cores: /proc/stat's user, nice,
+     * system, idle, iowait, irq, softirq and steal (guest time is inside user already); busy is all but idle and iowait.
+     */
+    private double statPercent(Sample p, Sample q, boolean steal) {
+        if (p.stat().length < 8 || q.stat().length < 8) return Double.NaN;
+        long total = 0;
+        for (int i = 0; i < 8; i++) total += q.stat()[i] - p.stat()[i];
+        if (total <= 0) return Double.NaN;
+        long part = steal ? q.stat()[7] - p.stat()[7] : total - ((q.stat()[3] + q.stat()[4]) - (p.stat()[3] + p.stat()[4]));
+        return 100.0 * hostCores() * part / total;
     }
 
     private long lastSampleMs() {
@@ -275,6 +301,7 @@ public final class RemotePostgres implements AutoCloseable {
         if (agent == null) return;
         Supervisor.Child a = agent;
         agent = null;
+        gaugeSeries.forEach(run.timeSeries()::unwatchGauges);
         try {
             a.stdin().close();
         } catch (IOException ignored) {

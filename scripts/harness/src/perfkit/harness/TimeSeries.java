@@ -73,6 +73,7 @@ public final class TimeSeries implements AutoCloseable {
     private final Map<String, Polled> polled = new ConcurrentHashMap<>();
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Proc> processes = new ConcurrentHashMap<>();
+    private final Map<Key, java.util.function.DoubleSupplier> gauges = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "perfkit-timeseries");
         t.setDaemon(true);
@@ -140,6 +141,14 @@ public final class TimeSeries implements AutoCloseable {
 
     public void unwatchProcess(String series) { processes.remove(series); }
 
+    /**
+     * A value read at each tick and written as it is (NaN: no row), e.g. a part on another host, whose agent already
+     * reports per-second figures ({@link RemotePostgres}).
+     */
+    public void watchGauge(String series, String metric, java.util.function.DoubleSupplier value) { gauges.put(new Key(series, metric), value); }
+
+    public void unwatchGauges(String series) { gauges.keySet().removeIf(k -> k.series().equals(series)); }
+
     synchronized void tick() { // package-private: tests tick by hand
         if (closed) return;
         long now = System.nanoTime();
@@ -167,6 +176,10 @@ public final class TimeSeries implements AutoCloseable {
                 double pct = CpuSampler.percent(e.getValue().lastTicks()[0], ticks, seconds);
                 e.getValue().lastTicks()[0] = ticks;
                 if (!Double.isNaN(pct)) row(epochMs, elapsed, e.getKey(), "cpu_pct", pct);
+            }
+            for (var e : gauges.entrySet()) {
+                double v = e.getValue().getAsDouble();
+                if (!Double.isNaN(v)) row(epochMs, elapsed, e.getKey().series(), e.getKey().metric(), v);
             }
             CpuSampler.SystemUsage sys = cpu.sampleSystem();
             if (sys != null) {

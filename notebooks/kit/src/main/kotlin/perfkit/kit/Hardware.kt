@@ -7,10 +7,13 @@ import java.util.Locale
 /** The hypervisor's share of a run's seconds, from its `system` series (percent of one core). */
 data class Steal(val meanPct: Double, val maxPct: Double)
 
-/** Steal over the run's whole time series; null when the run has no `system` steal series. */
-fun RecordedRun.steal(): Steal? {
+/**
+ * Steal over the run's whole time series; null when the run has no such series. [series] is `system` for the run's
+ * host, `host:<part>` for a part placed on another (`--place`).
+ */
+fun RecordedRun.steal(series: String = "system"): Steal? {
     if (!has("timeseries.csv")) return null
-    val values = table("timeseries.csv").filter { it["series"] == "system" && it["metric"] == "steal_pct" }["value"].values()
+    val values = table("timeseries.csv").filter { it["series"] == series && it["metric"] == "steal_pct" }["value"].values()
         .mapNotNull { (it as? Number)?.toDouble()?.takeIf { v -> v.isFinite() } }
     return if (values.isEmpty()) null else Steal(values.average(), values.max())
 }
@@ -54,9 +57,12 @@ fun List<RecordedRun>.topology(): String {
     val placed = flatMap { run -> run.placement.map { run.hostname to it } }.distinctBy { (_, p) -> p.part to p.host }
     if (placed.isEmpty()) return "every part on the run's host"
     return placed.joinToString("; ") { (runHost, p) ->
+        val steals = filter { r -> r.placement.any { it.part == p.part && it.host == p.host } }.mapNotNull { it.steal("host:${p.part}") }
+        val steal = if (steals.isEmpty()) "" else ", steal ${formatNumber(steals.map { it.meanPct }.average(), 2)}% of a core on average " +
+            "(at most ${formatNumber(steals.maxOf { it.maxPct }, 2)}%)"
         val rtt = p.rttMinMs?.let { ", round trip ${formatNumber(it, 2)} ms (median ${formatNumber(p.rttMedianMs ?: it, 2)})" } ?: ", round trip not measured"
         val clock = if (p.clockOffsetMs.isEmpty()) ", clock offset not measured"
             else ", its clock ${formatNumber(p.clockOffsetMs.maxOf { kotlin.math.abs(it) }, 2)} ms from ${mdText(runHost, atLineStart = false)}'s at most (± ${formatNumber(p.clockUncertaintyMs ?: 0.0, 2)})"
-        "${mdText(p.part, atLineStart = false)} on ${mdText(p.host, atLineStart = false)} (${mdText(p.hostname, atLineStart = false)}, ${p.cores} logical cores$rtt$clock)"
+        "${mdText(p.part, atLineStart = false)} on ${mdText(p.host, atLineStart = false)} (${mdText(p.hostname, atLineStart = false)}, ${p.cores} logical cores$rtt$clock$steal)"
     } + "; every other part on the run's host"
 }

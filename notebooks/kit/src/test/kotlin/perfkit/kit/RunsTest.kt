@@ -56,16 +56,19 @@ class RunsTest {
     fun `the topology names each placed part with its host, round trip and clock, and says when nothing was placed`() {
         run("runs", id1)
         assertEquals("every part on the run's host", findRuns("queues", id1, root).topology())
-        val dir = run("runs", id2)
+        val series = "epoch_ms,elapsed_s,phase,series,metric,value\n1,1,measure,host:db,steal_pct,1\n2,2,measure,host:db,steal_pct,3\n" +
+            "3,3,measure,system,steal_pct,0\n"
+        val dir = run("runs", id2, files = mapOf("timeseries.csv" to series))
         val manifest = dir.resolve("run.json")
         val placement = """
             "placement":[{"part":"db","host":"ops@db-1","address":"10.0.0.2","fingerprint":{"hostname":"db-1","cpuModel":"cpu","logicalCores":8},
-              "rttMs":{"method":"TCP connect","samples":20,"min":0.21,"median":0.3},
+              "rttMs":{"method":"TCP connect","samples":20,"min":0.21,"median":0.3},"link":{"interface":"eth1","speedMbps":10000},
               "clock":{"start":{"at":"x","offsetMs":-1.5,"uncertaintyMs":0.1},"end":{"at":"y","offsetMs":2.25,"uncertaintyMs":0.2}}}],""".trimIndent()
         Files.writeString(manifest, Files.readString(manifest).replace("\"status\":", placement + "\"status\":"))
         val runs = findRuns("queues", id2, root)
         assertEquals(listOf(-1.5, 2.25), runs.single().placement.single().clockOffsetMs)
-        assertEquals("db on ops@db-1 (db-1, 8 logical cores, round trip 0.21 ms (median 0.3), its clock 2.3 ms from h1's at most (± 0.2)); " +
+        assertEquals("db on ops@db-1 (db-1, 8 logical cores, round trip 0.21 ms (median 0.3), its clock 2.3 ms from h1's at most (± 0.2), " +
+            "steal 2% of a core on average (at most 3%)); " +
             "every other part on the run's host", runs.topology())
     }
 
