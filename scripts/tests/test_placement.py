@@ -175,3 +175,22 @@ def test_an_unreachable_host_or_a_bad_placement_fails_in_one_line_before_anythin
     assert r.returncode == 2 and "--place db needs --database postgres" in one_error_line(r)
     assert not out.exists() or not any(out.rglob("run.json")), "no run folder"
     assert hosts.processes("pk-db") == []
+
+
+def test_a_three_tier_run_places_its_postgresql_clusters_on_another_host(hosts, tmp_path):
+    """Each inserts cell and each chain fork starts its cluster on pk-db; each is measured there and gone after."""
+    before = part_folders()
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "inserts,chain", "--stores", "postgres", "--durability", "strict",
+                           "--chains", "sync", "--measure", "2", "--warmup", "1", "--open-rates", "0.5", "--place", "db=pk-db", "--out", str(tmp_path),
+                           env=hosts.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    parts = m["placement"]
+    assert len(parts) == 2, "one cluster for the inserts cell, one for the chain's fork"
+    assert all(p["part"] == "db" and p["address"] == hosts.address["pk-db"] and p["leftBehind"] is False for p in parts)
+    (insert,) = read_csv(run / "inserts.csv")
+    assert insert["valid"] == "true" and float(insert["cpu_db_pct"]) > 0, "the inserts' database CPU, from its own host"
+    assert hosts.address["pk-db"] in m["notes"]["inserts"]["postgres"] or "pk-db" in m["notes"]["inserts"]["postgres"]
+    assert all(r["valid"] == "true" for r in read_csv(run / "chain.csv"))
+    assert_nothing_left_on(hosts, "pk-db", before, seconds=10)

@@ -9,6 +9,7 @@ import perfkit.harness.JvmActivity;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
+import perfkit.harness.RemotePostgres;
 import perfkit.harness.Releases;
 import perfkit.harness.Run;
 import perfkit.harness.Sys;
@@ -73,7 +74,7 @@ final class ChainRound implements Rounds.Round {
         if (!p.list("rounds").contains("chain")) return null;
         String url = p.text("jdbc-url").trim();
         if (url.isEmpty())
-            return PrivatePostgres.binaries() == null
+            return !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
                     ? "chain: PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url" : null;
         if (!url.startsWith("jdbc:postgresql://")) return "option --jdbc-url expects a PostgreSQL URL such as jdbc:postgresql://host:5432/database";
         try {
@@ -140,11 +141,12 @@ final class ChainRound implements Rounds.Round {
                 "b_client_connections", "a_threads", "b_threads", "c_threads", "valid", "invalid_reason");
         Database users = o.usersPostgres() == null ? null : Database.users(run, o.usersPostgres());
         notes.put("database", users != null ? "user database " + users.url + ", schema " + users.schema + " (dropped afterwards)"
-                : "private PostgreSQL cluster per fork (Debian server binaries, default settings: synchronous_commit on, fsync on), 127.0.0.1, "
-                + "scram-sha-256 with a random per-run password, removed afterwards");
+                : "private PostgreSQL cluster per fork (" + (o.dbHost() == null ? "Debian server binaries" : "the host's server binaries")
+                + ", default settings: synchronous_commit on, fsync on), " + (o.dbHost() == null ? "127.0.0.1" : "on " + o.dbHost() + " (placement in the manifest)")
+                + ", scram-sha-256 with a random per-run password, removed afterwards");
         try {
             for (int fork = 1; fork <= o.forks(); fork++) {
-                Database db = users != null ? users : Database.privateCluster(run, fork);
+                Database db = users != null ? users : o.dbHost() != null ? Database.placedCluster(run, fork, o.dbHost()) : Database.privateCluster(run, fork);
                 if (db.postgres != null) { // where it listened, so a check after the run can see it is gone
                     ObjectNode cluster = (notes.has("clusters") ? (ArrayNode) notes.get("clusters") : notes.putArray("clusters")).addObject();
                     cluster.put("fork", fork).put("port", db.postgres.port()).put("pid", db.postgres.pid());
@@ -316,9 +318,22 @@ final class ChainRound implements Rounds.Round {
     private static final class Database {
         final String url, user, password, schema;
         final PrivatePostgres postgres;
+        /** The private cluster on a host of its own (--place db), or null. */
+        final RemotePostgres placed;
 
         private Database(String url, String user, String password, String schema, PrivatePostgres postgres) {
-            this.url = url; this.user = user; this.password = password; this.schema = schema; this.postgres = postgres;
+            this(url, user, password, schema, postgres, null);
+        }
+
+        private Database(String url, String user, String password, String schema, PrivatePostgres postgres, RemotePostgres placed) {
+            this.url = url; this.user = user; this.password = password; this.schema = schema; this.postgres = postgres; this.placed = placed;
+        }
+
+        /** C's database on a host of its own: its CPU is in the time series as that host's (proc:postgres@db, host:db). */
+        static Database placedCluster(Run run, int fork, perfkit.harness.Ssh host) throws Exception {
+            run.progress().say("chain fork " + fork + ": starting a private PostgreSQL cluster on " + host);
+            RemotePostgres pg = RemotePostgres.start(run, "db", host, Map.of());
+            return new Database(pg.jdbcUrl(), pg.user(), pg.password(), "", null, pg);
         }
 
         static Database privateCluster(Run run, int fork) throws Exception {
@@ -372,6 +387,7 @@ final class ChainRound implements Rounds.Round {
         long pid() { return postgres == null ? -1 : postgres.pid(); }
 
         void close(Run run, int fork) {
+            if (placed != null) { placed.close(); return; }
             run.timeSeries().unwatchProcess(series(fork));
             postgres.close();
         }

@@ -6,6 +6,7 @@ import perfkit.harness.Fork;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
+import perfkit.harness.RemotePostgres;
 import perfkit.harness.Releases;
 import perfkit.harness.Run;
 import perfkit.harness.Table;
@@ -78,7 +79,7 @@ final class Inserts implements Rounds.Round {
             if (problem != null) return problem;
         }
         if (!p.list("rounds").contains("inserts")) return null;
-        if (p.list("stores").contains("postgres") && url.isEmpty() && PrivatePostgres.binaries() == null)
+        if (p.list("stores").contains("postgres") && url.isEmpty() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null)
             return "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url, or --stores cassandra";
         return null;
     }
@@ -121,7 +122,8 @@ final class Inserts implements Rounds.Round {
                 + "cpu_writers_pct: the writer JVM (with the Cassandra driver's threads)");
         n.put("postgres", usersPostgres ? "user database " + o.usersPostgres().url() + ", a schema of its own per cell, dropped after; "
                 + "synchronous_commit set per session (strict = on, relaxed = off); fsync and the rest as the server is configured"
-                : "private PostgreSQL cluster (Debian server binaries, PrivatePostgres) per cell and fork; strict = the defaults (fsync on, "
+                : "private PostgreSQL cluster (" + (o.dbHost() == null ? "Debian server binaries, PrivatePostgres" : "on " + o.dbHost()
+                + ", RemotePostgres, placement in the manifest; cpu_db_pct from that host") + ") per cell and fork; strict = the defaults (fsync on, "
                 + "synchronous_commit on: each commit waits for its WAL flush); relaxed = synchronous_commit=off (commits return before the flush)");
         n.put("cassandra", usersCassandra ? "user cluster at " + o.usersCassandra().contactPoints() + " (datacenter " + o.usersCassandra().datacenter()
                 + (o.usersCassandra().tls() == null ? ", plain connection" : ", TLS with each node's certificate checked against the truststore and its "
@@ -200,12 +202,18 @@ final class Inserts implements Rounds.Round {
 
     private Table.Row postgresCell(String cell, String durability, int fork) throws Exception {
         PrivatePostgres pg = null;
+        RemotePostgres placed = null;
         InsertWriters.Postgres target;
+        Map<String, String> serverSettings = durability.equals("relaxed") ? Map.of("synchronous_commit", "off") : Map.of();
         if (usersPostgres) {
             target = usersPgTarget(durability);
+        } else if (o.dbHost() != null) {
+            run.progress().phase(cell + " fork " + fork + ": starting a private PostgreSQL cluster on " + o.dbHost(), 3);
+            placed = RemotePostgres.start(run, "db", o.dbHost(), serverSettings);
+            target = new InsertWriters.Postgres(placed.jdbcUrl(), placed.user(), placed.password(), "");
         } else {
             run.progress().phase(cell + " fork " + fork + ": starting a private PostgreSQL cluster", 3);
-            pg = PrivatePostgres.start(run, durability.equals("relaxed") ? Map.of("synchronous_commit", "off") : Map.of());
+            pg = PrivatePostgres.start(run, serverSettings);
             run.timeSeries().watchProcessTree("proc:postgres", pg.pid());
             target = new InsertWriters.Postgres(pg.jdbcUrl(), pg.user(), pg.password(), "");
         }
@@ -221,17 +229,20 @@ final class Inserts implements Rounds.Round {
                     try (ResultSet r = s.executeQuery("SHOW " + name)) { r.next(); settings.put(name, r.getString(1)); }
             }
             long pid = pg == null ? -1 : pg.pid();
-            Measured m = fork(cell, spec(cell, fork, table, target, null), pid);
+            Measured m = fork(cell, spec(cell, fork, table, target, null), pid, placed);
             long counted;
             try (Connection c = target.connect(); Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT count(*) FROM " + table)) {
                 r.next();
                 counted = r.getLong(1);
             }
-            String where = usersPostgres ? "user database, synchronous_commit set per session" : "private cluster 127.0.0.1:" + pg.port() + ", server settings";
+            String where = usersPostgres ? "user database, synchronous_commit set per session"
+                    : placed != null ? "private cluster on " + o.dbHost() + " at " + placed.address() + ":" + placed.port() + ", server settings"
+                    : "private cluster 127.0.0.1:" + pg.port() + ", server settings";
             return row(cell, "postgres", durability, fork, m, counted, settings, where);
         } finally {
             if (usersPostgres) releases.release(created);
             if (pg != null) { run.timeSeries().unwatchProcess("proc:postgres"); pg.close(); }
+            if (placed != null) placed.close();
         }
     }
 
@@ -328,17 +339,25 @@ final class Inserts implements Rounds.Round {
 
     private record Measured(InsertWriters.Result result, double cpuDbPct) {}
 
-    /** Runs the writers in a fresh JVM; the database's CPU is sampled at the window's edges as the fork reports them. */
     private Measured fork(String cell, InsertWriters.Spec spec, long dbPid) throws Exception {
+        return fork(cell, spec, dbPid, null);
+    }
+
+    /**
+     * Runs the writers in a fresh JVM; the database's CPU is sampled at the window's edges as the fork reports them:
+     * its process tree here, or its own host's readings for a cluster placed on another ({@code placed}).
+     */
+    private Measured fork(String cell, InsertWriters.Spec spec, long dbPid, RemotePostgres placed) throws Exception {
         CpuSampler cpu = CpuSampler.forThisMachine();
         long[] ticks = {-1, -1};
-        long[] wall = {0, 0};
+        long[] wall = {0, 0}, epochMs = {0, 0};
         InsertWriters.Result result = run.fork(cell + "/writers", o.appJvmArgs(), spec,
                 spec.warmup() + spec.measure() + 5, phase -> {
-                    if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); }
-                    else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); }
+                    if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); epochMs[0] = System.currentTimeMillis(); }
+                    else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); epochMs[1] = System.currentTimeMillis(); }
                 }, InsertWriters.Result.class);
-        double dbPct = dbPid < 0 || wall[1] == 0 ? Double.NaN : CpuSampler.percent(ticks[0], ticks[1], (wall[1] - wall[0]) / 1e9);
+        double dbPct = placed != null ? (epochMs[1] == 0 ? Double.NaN : placed.cpuPercent(epochMs[0], epochMs[1]))
+                : dbPid < 0 || wall[1] == 0 ? Double.NaN : CpuSampler.percent(ticks[0], ticks[1], (wall[1] - wall[0]) / 1e9);
         return new Measured(result, dbPct);
     }
 

@@ -29,6 +29,8 @@ package perfkit.threetier;
 import perfkit.harness.Cli;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
+import perfkit.harness.RemotePostgres;
+import perfkit.harness.Ssh;
 import perfkit.harness.Study;
 import perfkit.harness.Sys;
 
@@ -99,7 +101,10 @@ public class ThreeTier {
             .integerOrAuto("chain-rate", "auto", 1, 9_999_999, "chain: the offered rate (req/s) at which every chain variant's latency is recorded, so they are compared at "
                     + "the same load; auto = half the slowest variant's capacity in the fork (its last rate met, else its saturation throughput)")
             .rule(Inserts::checkOptions)
-            .rule(ChainRound::checkOptions);
+            .rule(ChainRound::checkOptions)
+            .rule(p -> p.placement().containsKey("db") && !p.text("jdbc-url").isBlank() ? "--place db and --jdbc-url exclude each other: the placed database is a private cluster on that host" : null)
+            .place(List.of("db")) // the private PostgreSQL clusters (inserts and chain) on a host of their own
+            .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null);
 
     /** The user's PostgreSQL (--jdbc-url and its credentials); the password only in memory and in a fork's spec. */
     record UsersPostgres(String url, String user, String password) {
@@ -120,7 +125,7 @@ public class ThreeTier {
     record Options(List<String> rounds, double warmup, double measure, int forks, long sloMs, String openRates, List<Double> openFractions,
                    double budget, List<String> appJvmArgs, double serverWarmupMax, List<String> engines, int templateUsers, int templateItems,
                    List<String> stores, List<String> durabilities, int writers, double insertMeasure, UsersPostgres usersPostgres,
-                   UsersCassandra usersCassandra, List<String> chains, int cDelayMs, int chainUsers, Integer chainRate) {
+                   UsersCassandra usersCassandra, Ssh dbHost, List<String> chains, int cDelayMs, int chainUsers, Integer chainRate) {
         static Options of(Params p) {
             UsersPostgres pg = null;
             if (!p.text("jdbc-url").isBlank()) {
@@ -133,7 +138,7 @@ public class ThreeTier {
                     p.text("open-rates"), p.numbers("open-rates"), p.seconds("budget"), Sys.jvmArgs(p.text("app-jvm-args")),
                     p.seconds("server-warmup-max"), p.list("engines"), p.intValue("template-users"), p.intValue("template-items"),
                     p.list("stores"), p.list("durability"), p.intValue("writers"), p.seconds("insert-measure"), pg, cassandra,
-                    p.list("chains"), p.intValue("c-delay-ms"), p.intValue("chain-users"), p.integerOrAuto("chain-rate"));
+                    p.placement().get("db"), p.list("chains"), p.intValue("c-delay-ms"), p.intValue("chain-users"), p.integerOrAuto("chain-rate"));
         }
 
         /** TLS to the user's cluster, or null for a plain connection. */
