@@ -271,6 +271,8 @@ def test_unreachable_database_fails_the_run_in_one_line(tmp_path, args, needle):
     (["--cassandra-truststore", "/etc/hostname"], "are for a cluster of yours (--cassandra-contact-points)"),
     (["--cassandra-contact-points", "127.0.0.1:1", "--cassandra-keystore", "/etc/hostname"], "--cassandra-keystore needs --cassandra-truststore"),
     (["--cassandra-contact-points", "127.0.0.1:1", "--cassandra-truststore", "/nonexistent/trust.p12"], "--cassandra-truststore cannot be read"),
+    (["--stores", "cassandra", "--place", "db=nowhere"], "this run has neither"),
+    (["--place", "db=nowhere", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x"], "--place db and --jdbc-url exclude each other"),
     (["--stores", "mysql"], "--stores"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_bad_options_are_one_line_and_exit_2(tmp_path, args, needle):
@@ -288,10 +290,11 @@ def keytool(*args):
 
 
 def certificate_authority(folder, name, secret):
-    """A self-signed node certificate for 127.0.0.1/localhost in a JKS keystore, and a PKCS12 truststore holding it."""
+    """A self-signed node certificate for 127.0.0.1 in a JKS keystore, and a PKCS12 truststore holding it."""
     folder.mkdir()
+    # an IP address only: a client that checked a reverse-DNS name (localhost) instead of the contact point would fail
     keytool("-genkeypair", "-alias", "node", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", f"CN={name}", "-ext",
-            "SAN=ip:127.0.0.1,dns:localhost", "-validity", "2", "-keystore", str(folder / "node.jks"), "-storetype", "JKS",
+            "SAN=ip:127.0.0.1", "-validity", "2", "-keystore", str(folder / "node.jks"), "-storetype", "JKS",
             "-storepass", secret, "-keypass", secret)
     keytool("-exportcert", "-alias", "node", "-keystore", str(folder / "node.jks"), "-storepass", secret, "-file", str(folder / "node.crt"))
     keytool("-importcert", "-noprompt", "-alias", "node", "-file", str(folder / "node.crt"), "-keystore", str(folder / "trust.p12"),
@@ -313,7 +316,7 @@ def embedded_cassandra_jvm_options():
 def tls_cassandra(tmp_path):
     """A Cassandra cluster of the user's that takes TLS connections only: the kit's node started by hand with
     client_encryption_options on, a certificate for 127.0.0.1, and a superuser password the test knows. Yields
-    (contact point, password, the CA folder)."""
+    (contact point, superuser password, the CA folder, the stores' password)."""
     secret = "store-" + os.urandom(6).hex()
     ca = certificate_authority(tmp_path / "ca", "perfkit-test-node", secret)
     cp = subprocess.run([str(ROOT / "env/setup/jbang"), "info", "classpath", str(ROOT / "scripts/three-tier/cassandra/CassandraNode.java")],
@@ -359,16 +362,15 @@ client_encryption_options:
     try:
         proc.stdin.write(password + "\n")
         proc.stdin.flush()
-        deadline, seen = time.time() + 240, []
-        while time.time() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "PERFKIT_CASSANDRA_STARTED" in line:
-                break
-        assert seen and "PERFKIT_CASSANDRA_STARTED" in seen[-1], "the TLS node did not start: " + "".join(seen[-20:])
-        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # a full pipe must never stall it
+        seen, started = [], threading.Event()
+
+        def read():  # all along, so that a full pipe never stalls the node; a silent node still meets the deadline below
+            for line in proc.stdout:
+                seen.append(line)
+                if "PERFKIT_CASSANDRA_STARTED" in line:
+                    started.set()
+        threading.Thread(target=read, daemon=True).start()
+        assert started.wait(240), "the TLS node did not start within 240 s: " + "".join(seen[-20:])
         yield f"127.0.0.1:{native}", password, ca, secret
     finally:
         proc.stdin.close()  # EOF stops the node, as a run's end does
@@ -394,6 +396,11 @@ def test_a_tls_cluster_is_measured_with_its_truststore_and_no_secret_is_written(
     r = bench(*run, "--cassandra-truststore", str(other / "trust.p12"), "--out", str(tmp_path / "untrusted"), timeout=300,
               env={"PERFKIT_CASSANDRA_TRUSTSTORE_PASSWORD": secret})
     m = assert_failed_run_with_one_line(r, tmp_path / "untrusted", "three-tier", "cannot connect to Cassandra at " + point)
+    assert "the TLS handshake failed" in m["error"], m["error"]
+    # the right authority, but the node reached by a name its certificate does not hold (it names 127.0.0.1 only)
+    r = bench(*[a if a != point else point.replace("127.0.0.1", "localhost") for a in run], "--cassandra-truststore", str(ca / "trust.p12"),
+              "--out", str(tmp_path / "misnamed"), timeout=300, env={"PERFKIT_CASSANDRA_TRUSTSTORE_PASSWORD": secret})
+    m = assert_failed_run_with_one_line(r, tmp_path / "misnamed", "three-tier", "cannot connect to Cassandra at localhost:")
     assert "the TLS handshake failed" in m["error"], m["error"]
     # the right truststore: TLS, a complete run that says so, every insert counted, no secret in any file
     r = bench(*run, "--cassandra-truststore", str(ca / "trust.p12"), "--out", str(tmp_path / "ok"), timeout=600,

@@ -142,7 +142,8 @@ final class ChainRound implements Rounds.Round {
         Database users = o.usersPostgres() == null ? null : Database.users(run, o.usersPostgres());
         notes.put("database", users != null ? "user database " + users.url + ", schema " + users.schema + " (dropped afterwards)"
                 : "private PostgreSQL cluster per fork (" + (o.dbHost() == null ? "Debian server binaries" : "the host's server binaries")
-                + ", default settings: synchronous_commit on, fsync on), " + (o.dbHost() == null ? "127.0.0.1" : "on " + o.dbHost() + " (placement in the manifest)")
+                + ", default settings: synchronous_commit on, fsync on), " + (o.dbHost() == null ? "127.0.0.1" : "on " + o.dbHost() + " (placement in the manifest; "
+                + "the chain's steps leave cpu_db_pct empty and sut_cpu_ms_per_1k without the database: its CPU is in the time series as proc:postgres@db)")
                 + ", scram-sha-256 with a random per-run password, removed afterwards");
         try {
             for (int fork = 1; fork <= o.forks(); fork++) {

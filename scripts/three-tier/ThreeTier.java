@@ -103,6 +103,9 @@ public class ThreeTier {
             .rule(Inserts::checkOptions)
             .rule(ChainRound::checkOptions)
             .rule(p -> p.placement().containsKey("db") && !p.text("jdbc-url").isBlank() ? "--place db and --jdbc-url exclude each other: the placed database is a private cluster on that host" : null)
+            .rule(p -> p.placement().containsKey("db") && !p.list("rounds").contains("chain")
+                    && !(p.list("rounds").contains("inserts") && p.list("stores").contains("postgres"))
+                    ? "--place db places the private PostgreSQL of the chain round or of the inserts round's postgres store; this run has neither" : null)
             .place(List.of("db")) // the private PostgreSQL clusters (inserts and chain) on a host of their own
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null);
 

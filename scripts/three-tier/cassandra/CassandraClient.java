@@ -10,15 +10,19 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import com.datastax.oss.driver.api.core.ssl.ProgrammaticSslEngineFactory;
+import com.datastax.oss.driver.api.core.metadata.EndPoint;
+import com.datastax.oss.driver.api.core.ssl.SslEngineFactory;
 
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.File;
 import java.security.KeyStore;
 
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,9 +60,30 @@ public final class CassandraClient implements AutoCloseable {
             builder.addContactPoint(new InetSocketAddress(s.substring(0, colon), Integer.parseInt(s.substring(colon + 1))));
         }
         if (!user.isEmpty()) builder.withAuthCredentials(user, password);
-        if (!truststore.isEmpty())
-            builder.withSslEngineFactory(new ProgrammaticSslEngineFactory(tls(truststore, truststorePassword, keystore, keystorePassword), null, true));
+        if (!truststore.isEmpty()) builder.withSslEngineFactory(new NamedPeerTls(tls(truststore, truststorePassword, keystore, keystorePassword)));
         return new CassandraClient(builder.build());
+    }
+
+    /**
+     * TLS whose server certificate must name the address as the client was given it: a contact point's host name or IP
+     * as written, a discovered node's IP. The driver's own factory checks a reverse-DNS name instead, so a certificate
+     * made for an IP would fail wherever that IP has a name, and one made for a name would pass for any IP that
+     * resolves back to it.
+     */
+    private record NamedPeerTls(SSLContext context) implements SslEngineFactory {
+        @Override
+        public SSLEngine newSslEngine(EndPoint endPoint) {
+            SocketAddress address = endPoint.resolve();
+            SSLEngine engine = address instanceof InetSocketAddress a ? context.createSSLEngine(a.getHostString(), a.getPort()) : context.createSSLEngine();
+            engine.setUseClientMode(true);
+            SSLParameters parameters = engine.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS"); // RFC 2818: the certificate's names against the peer as given
+            engine.setSSLParameters(parameters);
+            return engine;
+        }
+
+        @Override
+        public void close() {}
     }
 
     private static SSLContext tls(String truststore, String truststorePassword, String keystore, String keystorePassword) throws Exception {

@@ -49,19 +49,32 @@ final class CqlBridge implements AutoCloseable {
      * reach a writer fork in its spec over stdin; empty strings for no keystore. Null where the connection is plain.
      */
     record Tls(String truststore, String truststorePassword, String keystore, String keystorePassword) {
-        /** The stores load with their passwords: checked before the run, in one line. */
+        /** The stores load with their passwords, and the keystore holds a key that opens with it: checked before the run, in one line. */
         String problem() {
-            String t = load("--cassandra-truststore", truststore, truststorePassword);
-            return t != null || keystore.isEmpty() ? t : load("--cassandra-keystore", keystore, keystorePassword);
+            try {
+                load("--cassandra-truststore", truststore, truststorePassword, "PERFKIT_CASSANDRA_TRUSTSTORE_PASSWORD");
+                if (keystore.isEmpty()) return null;
+                java.security.KeyStore keys = load("--cassandra-keystore", keystore, keystorePassword, "PERFKIT_CASSANDRA_KEYSTORE_PASSWORD");
+                boolean hasKey = false;
+                for (String alias : java.util.Collections.list(keys.aliases())) hasKey |= keys.isKeyEntry(alias);
+                if (!hasKey) return "option --cassandra-keystore holds no private key: it needs this client's certificate with its key";
+                // the same password for the key, as keytool and the JDK's key manager take it
+                javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm()).init(keys, keystorePassword.toCharArray());
+                return null;
+            } catch (IllegalArgumentException e) {
+                return e.getMessage();
+            } catch (Exception e) {
+                return "option --cassandra-keystore: its key does not open with the store's password (" + e.getMessage() + ")";
+            }
         }
 
-        private static String load(String option, String file, String password) {
+        private static java.security.KeyStore load(String option, String file, String password, String env) {
             try {
-                java.security.KeyStore.getInstance(new java.io.File(file), password.toCharArray());
-                return null;
+                return java.security.KeyStore.getInstance(new java.io.File(file), password.toCharArray());
             } catch (Exception e) {
                 String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-                return "option " + option + " cannot be read as a PKCS12 or JKS store with its password: " + why;
+                throw new IllegalArgumentException("option " + option + " cannot be read as a PKCS12 or JKS store with its password: " + why
+                        + (password.isEmpty() ? " (no password given: set " + env + " or " + option + "-password-file)" : ""));
             }
         }
 
@@ -136,7 +149,7 @@ final class CqlBridge implements AutoCloseable {
             // a TLS failure hides inside the per-node errors, behind "could not reach any contact point"
             java.util.regex.Matcher tls = TLS_FAILURE.matcher(String.valueOf(cause.getMessage()));
             if (tls.find()) return "the TLS handshake failed: " + tls.group(1).replaceAll("[\\w.$]*Exception:?\\s*", "").strip()
-                    + " (check --cassandra-truststore against the nodes' certificates)";
+                    + " (check --cassandra-truststore against the nodes' certificates and the names they are reached by, and --cassandra-keystore where the cluster asks for a client certificate)";
             String m = String.valueOf(cause.getMessage()).lines().findFirst().orElse("");
             if (m.contains("Authentication error") || m.contains("password are incorrect")) return "authentication failed (check the user and password)";
             int showing = m.indexOf(" (showing");

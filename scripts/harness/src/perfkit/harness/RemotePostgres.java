@@ -47,7 +47,7 @@ public final class RemotePostgres implements AutoCloseable {
     private final CompletableFuture<JsonNode> ready = new CompletableFuture<>();
     private final StringBuilder otherOutput = new StringBuilder();
     private volatile Supervisor.Child agent;
-    private List<String> gaugeSeries = List.of();
+    private volatile List<String> gaugeSeries = List.of();
     private String address, folder;
     private int port;
 
@@ -252,13 +252,19 @@ public final class RemotePostgres implements AutoCloseable {
         }
     }
 
-    /** A figure over the last second of readings (the newest and the one about a second before it); NaN before there are two. */
+    /**
+     * A figure over about the last second of readings: the newest, and the earlier one closest to a second before it.
+     * NaN before there are two, or when the newest is over 2 s old (the agent stalled: no figure rather than a stale one).
+     */
     private double latest(java.util.function.BiFunction<Sample, Sample, Double> over) {
+        long offset = Math.round(placement.path("clock").path("start").path("offsetMs").asDouble(0));
         synchronized (samples) {
             if (samples.size() < 2) return Double.NaN;
-            Sample q = samples.get(samples.size() - 1), p = samples.get(samples.size() - 2);
-            for (int i = samples.size() - 2; i >= 0 && q.epochMs() - samples.get(i).epochMs() <= 1000; i--) p = samples.get(i);
-            return q.epochMs() > p.epochMs() ? over.apply(p, q) : Double.NaN;
+            Sample q = samples.get(samples.size() - 1), p = null;
+            if (System.currentTimeMillis() + offset - q.epochMs() > 2000) return Double.NaN;
+            for (int i = samples.size() - 2; i >= 0 && q.epochMs() - samples.get(i).epochMs() <= 2000; i--)
+                if (p == null || Math.abs(q.epochMs() - samples.get(i).epochMs() - 1000) < Math.abs(q.epochMs() - p.epochMs() - 1000)) p = samples.get(i);
+            return p != null && q.epochMs() > p.epochMs() ? over.apply(p, q) : Double.NaN;
         }
     }
 

@@ -178,7 +178,12 @@ public final class TimeSeries implements AutoCloseable {
                 if (!Double.isNaN(pct)) row(epochMs, elapsed, e.getKey(), "cpu_pct", pct);
             }
             for (var e : gauges.entrySet()) {
-                double v = e.getValue().getAsDouble();
+                double v;
+                try {
+                    v = e.getValue().getAsDouble();
+                } catch (RuntimeException ex) {
+                    continue; // one bad reading must not stop the ticks: a scheduled task that throws never runs again
+                }
                 if (!Double.isNaN(v)) row(epochMs, elapsed, e.getKey().series(), e.getKey().metric(), v);
             }
             CpuSampler.SystemUsage sys = cpu.sampleSystem();

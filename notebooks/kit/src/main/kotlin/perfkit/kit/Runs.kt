@@ -174,6 +174,9 @@ val POOLABLE_PARAMS = setOf(
     "out", "tag", "quick", "keep-warmup", "forks", "repetitions", "variants", "systems", "job-types",
     "budget", "max-instances", "max-drain", "drain-timeout", "jdbc-user", "jdbc-password",
     "rounds", "engines", "stores", "durability", "chains", "cassandra-user", "cassandra-password",
+    // where credentials are read from: the same cluster reached with another copy of its stores is the same measurement
+    "jdbc-password-file", "cassandra-password-file", "cassandra-truststore", "cassandra-truststore-password", "cassandra-truststore-password-file",
+    "cassandra-keystore", "cassandra-keystore-password", "cassandra-keystore-password-file", "kafka-config",
 )
 
 /**
