@@ -272,13 +272,15 @@ public final class RemotePostgres implements AutoCloseable {
      * The host's busy (or steal) CPU between two readings, in percent of one of its cores: /proc/stat's user, nice,
      * system, idle, iowait, irq, softirq and steal (guest time is inside user already); busy is all but idle and iowait.
      */
-    private double statPercent(Sample p, Sample q, boolean steal) {
-        if (p.stat().length < 8 || q.stat().length < 8) return Double.NaN;
+    private double statPercent(Sample p, Sample q, boolean steal) { return statPercent(p.stat(), q.stat(), hostCores(), steal); }
+
+    static double statPercent(long[] before, long[] after, int cores, boolean steal) {
+        if (before.length < 8 || after.length < 8) return Double.NaN;
         long total = 0;
-        for (int i = 0; i < 8; i++) total += q.stat()[i] - p.stat()[i];
+        for (int i = 0; i < 8; i++) total += after[i] - before[i];
         if (total <= 0) return Double.NaN;
-        long part = steal ? q.stat()[7] - p.stat()[7] : total - ((q.stat()[3] + q.stat()[4]) - (p.stat()[3] + p.stat()[4]));
-        return 100.0 * hostCores() * part / total;
+        long part = steal ? after[7] - before[7] : total - ((after[3] + after[4]) - (before[3] + before[4]));
+        return 100.0 * cores * part / total;
     }
 
     private long lastSampleMs() {
