@@ -2,10 +2,12 @@
 sshd each (nethosts.py): the part is reached across a veth link, never loopback; the manifest records the host, the
 round trip and the clocks; and nothing of the part is left on its host after the run ends or is killed."""
 import glob
+import http.server
 import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -194,3 +196,119 @@ def test_a_three_tier_run_places_its_postgresql_clusters_on_another_host(hosts, 
     assert hosts.address["pk-db"] in m["notes"]["inserts"]["postgres"] or "pk-db" in m["notes"]["inserts"]["postgres"]
     assert all(r["valid"] == "true" for r in read_csv(run / "chain.csv"))
     assert_nothing_left_on(hosts, "pk-db", before, seconds=10)
+
+
+# ---- JVM parts: web-reactive's load driver, app and external service on three hosts ------------------------------
+
+JVM_FOLDERS = "/tmp/perfkit-part-jvm-*"
+WEB = ["--quick", "--variants", "webflux", "--calls", "1", "--forks", "1", "--peers", "off"]
+
+
+def jvm_folders():
+    return set(glob.glob(JVM_FOLDERS))
+
+
+@pytest.fixture(scope="module")
+def lan(tmp_path_factory):
+    """Three hosts that reach each other (the driver loads the app, which calls the external service, each across two links)."""
+    h = Hosts(tmp_path_factory.mktemp("lan"), ["pk-drv", "pk-app", "pk-be"], subnet=44, routed=True)
+    try:
+        yield h.create()
+    finally:
+        h.remove()
+
+
+def assert_no_jvm_left(lan, before, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline and (any(lan.processes(h) for h in lan.names) or jvm_folders() - before):
+        time.sleep(0.5)
+    assert all(lan.processes(h) == [] for h in lan.names), "nothing of the run runs on any of its hosts"
+    assert jvm_folders() - before == set(), "the parts' folders are gone from their hosts"
+
+
+PLACE_ALL = "driver=pk-drv,app=pk-app,backend=pk-be"
+
+
+def test_a_web_reactive_run_spreads_over_three_hosts(lan, tmp_path):
+    """The driver on pk-drv, the app on pk-app, the external service on pk-be: each server binds its host's address,
+    the driver loads the app and the app calls the service across the links, each part's CPU comes from its own host,
+    and the driver's results and hlogs come back into the run."""
+    before = jvm_folders()
+    run = run_dir_of(bench("run", "web-reactive", *WEB, "--models", "closed,open", "--rates", "50", "--measure", "2", "--users", "10",
+                           "--place", PLACE_ALL, "--out", str(tmp_path), env=lan.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    parts = {}
+    for p in m["placement"]:
+        parts.setdefault(p["part"], []).append(p)
+    assert set(parts) == {"driver", "app", "backend"}
+    assert len(parts["driver"]) == 2, "one entry per driver run: the closed sweep, the open step"
+    assert all(p["service"].startswith("load driver ") and p["leftBehind"] is False for p in parts["driver"])
+    parts = {k: v[0] for k, v in parts.items()}
+    for part, host in (("driver", "pk-drv"), ("app", "pk-app"), ("backend", "pk-be")):
+        p = parts[part]
+        assert (p["host"], p["address"], p["fingerprint"]["hostname"]) == (host, lan.address[host], host)
+        assert p["link"]["interface"] == lan.interface[host] and p["rttMs"]["samples"] == 20
+        assert p["leftBehind"] is False
+    assert parts["app"]["service"].startswith("webflux/fork1 (")
+    assert m["notes"]["ports"], "each service announced its port"
+    rows = read_csv(run / "closed.csv")
+    assert rows and all(r["valid"] == "true" for r in rows)
+    for r in rows + read_csv(run / "open.csv"):
+        assert float(r["cpu_app_pct"]) > 0 and float(r["cpu_backend_pct"]) > 0 and float(r["cpu_driver_pct"]) > 0, "each part's CPU, from its own host"
+        assert float(r["backend_p50_ms"]) >= 100, "the external service answered across the links after its delay"
+        assert float(r["p50_ms"]) >= 100, "the driver timed the requests across the links"
+    (step,) = read_csv(run / "open.csv")
+    assert step["valid"] == "true", step["invalid_reason"]
+    hlogs = {f["path"] for f in m["files"] if f["path"].endswith(".hlog")}
+    assert any(h.endswith(".corrected.hlog") for h in hlogs) and all((run / h).stat().st_size > 0 for h in hlogs), "the driver's hlogs came back"
+    assert "off: the load driver ran on pk-drv" in m["notes"]["peers"]
+    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    assert {("host:app", "cpu_pct"), ("host:backend", "steal_pct"), ("host:driver", "cpu_pct"), ("proc:webflux/fork1@app", "cpu_pct"),
+            ("proc:load-driver@driver", "cpu_pct"), ("jvm:webflux/fork1", "jit_ms_per_s")} <= series
+    warm = m["notes"]["serverWarmup"]
+    assert warm, "the app was warmed up by rule from its JIT reports, re-timed here"
+    assert_no_jvm_left(lan, before, seconds=10)
+
+
+def test_a_killed_run_leaves_no_jvm_on_its_part_hosts(lan, tmp_path):
+    """SIGKILL for the run's JVM and for the watchdogs of its SSH sessions at once: each session closes, and each
+    agent stops its JVM and removes its folder."""
+    before = jvm_folders()
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "web-reactive", *WEB, "--models", "closed", "--users", "10,20,50,100", "--server-warmup-max", "300",
+                             "--place", PLACE_ALL, "--out", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=dict(os.environ, **lan.env()))
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not any("java" in p for p in lan.processes("pk-app")):
+            if proc.poll() is not None:
+                pytest.fail(proc.stderr.read()[-2000:])
+            time.sleep(0.5)
+        assert any("java" in p for p in lan.processes("pk-be")), "the external service runs on its host"
+        (run_json,) = tmp_path.glob("web-reactive/*/run.json")
+        ssh = subprocess.run(["pgrep", "-f", "^ssh .*pk-(drv|app|be)"], capture_output=True, text=True).stdout.split()
+        watchdogs = {int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]) for p in ssh}
+        for pid in [json.loads(run_json.read_text())["pid"], *watchdogs]:
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert_no_jvm_left(lan, before)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_placed_web_reactive_run_refuses_a_target_url_in_one_line(lan, tmp_path):
+    target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)  # answers 501: reachable
+    threading.Thread(target=target.serve_forever, daemon=True).start()
+    try:
+        r = bench("run", "web-reactive", "--quick", "--target-url", f"http://127.0.0.1:{target.server_port}/x", "--place", "app=pk-app",
+                  "--out", str(tmp_path), env=lan.env(), timeout=120)
+    finally:
+        target.shutdown()
+    assert r.returncode == 2 and "--place and --target-url exclude each other" in one_error_line(r), r.stderr
+    r = bench("run", "web-reactive", "--quick", "--place", "db=pk-app", "--out", str(tmp_path), env=lan.env(), timeout=120)
+    assert r.returncode == 2 and "a part among driver" in one_error_line(r), r.stderr
+    r = bench("run", "web-reactive", "--quick", "--place", "driver=pk-drv,app=pk-app", "--out", str(tmp_path), env=lan.env(), timeout=120)
+    assert r.returncode == 2 and "--place driver needs app and backend placed too" in one_error_line(r), r.stderr
+    assert not any(tmp_path.rglob("run.json")), "no run folder"

@@ -3,6 +3,7 @@ package perfkit.webreactive;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import perfkit.harness.HttpService;
+import perfkit.harness.RemoteJvm;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -15,7 +16,7 @@ import java.util.concurrent.CountDownLatch;
  * The external service: {@code GET /1/0/customer/customers/{c}/users/{u}} answers a small JSON user after a fixed
  * delay. It runs on Reactor Netty and waits with {@code Mono.delay} (a timer), so a waiting request holds no thread:
  * its own latency stays at the delay however many requests wait at once, and any queueing the study sees is in the
- * app under test. It binds 127.0.0.1 on a free port and announces it ({@link HttpService#announce}).
+ * app under test. It binds 127.0.0.1 on a free port (the host's address when placed on another host) and announces it ({@link HttpService#announce}).
  * <p>
  * {@code GET /__stats} answers its own response times (handler entry to answer ready) since the previous call,
  * so a caller that asks at a step's start and end gets that step's numbers: the proof the delay was honoured.
@@ -26,7 +27,7 @@ final class Backend {
     static void main(long delayMs) throws InterruptedException {
         Recorder recorder = new Recorder(3_600_000_000_000L, 3);
         Duration delay = Duration.ofMillis(delayMs);
-        DisposableServer server = HttpServer.create().host("127.0.0.1").port(0)
+        DisposableServer server = HttpServer.create().host(RemoteJvm.bindAddress()).port(0)
                 .route(routes -> routes
                         .get("/1/0/customer/customers/{c}/users/{u}", (req, res) -> {
                             long start = System.nanoTime();

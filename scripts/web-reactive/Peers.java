@@ -40,11 +40,13 @@ final class Peers {
     Peers(Run run, WebReactive.Options o) {
         this.run = run;
         this.o = o;
-        boolean on = o.peers();
+        // beside a driver elsewhere, siege and wrk here would load from another host: no like-for-like comparison
+        boolean placedDriver = o.placement().containsKey("driver"), on = o.peers() && !placedDriver;
         this.siege = on && onPath("siege");
         this.wrk = on && onPath("wrk");
         ObjectNode n = run.notes();
-        if (!on) n.put("peers", "off (--peers off)");
+        if (placedDriver) n.put("peers", "off: the load driver ran on " + o.placement().get("driver") + ", and siege and wrk run only beside a driver on the run's host");
+        else if (!on) n.put("peers", "off (--peers off)");
         else n.put("peers", (siege ? "siege: the original's command for a few N (connection per request, its default)" : "siege not installed: its cross-check was skipped")
                 + "; " + (wrk ? "wrk: saturation at the largest N connections, then the driver loading the same way (N users looping as long, after its warm-up); its goal is " + DRIVER_GOAL + " x wrk's throughput"
                 : "wrk not installed: its cross-check was skipped") + (siege && wrk ? "" : " (./bench setup installs both when root)"));

@@ -37,6 +37,11 @@ import java.util.Map;
  */
 final class RunPlan {
     static final List<String> STACKS = List.of("mvc", "webflux", "mvc-virtual");
+    /**
+     * The parts --place can put on other hosts: the load driver (its clock times every request), the app under test
+     * and the external service.
+     */
+    static final List<String> PARTS = List.of("driver", "app", "backend");
     /** The external service's p50 must stay this close to its delay at the highest load, or the run is invalid. */
     static final double BACKEND_TOLERANCE_MS = 2.0;
     /** Beyond this much above its delay at p99, the external service queued too: said in the manifest, not invalid. */
@@ -107,7 +112,7 @@ final class RunPlan {
         describe(notes, stacks);
         run.writeManifest();
 
-        HttpLoad.prepare(run);
+        HttpLoad.prepare(run, o.placement().get("driver"));
         peers = new Peers(run, o);
         closed = new Table(run, "closed.csv", "closed model (siege -c N -r R shape): one row per cell, fork and N: requests, errors, "
                 + "throughput, response time, the external service's own latency, CPU per process, JIT of the servers, verdict",
@@ -132,8 +137,8 @@ final class RunPlan {
                 openModel("target", "target", 0, fork, null);
             }
         } else {
-            backend = HttpService.start(run, "backend", List.of("-Xmx256m"),
-                    List.of(WebReactive.SERVICE, "backend", String.valueOf(o.backendDelayMs()), run.dir().toString()));
+            backend = HttpService.start(run, "backend", "backend", o.placement().get("backend"), null, List.of("-Xmx256m"),
+                    List.of(WebReactive.SERVICE, "backend", String.valueOf(o.backendDelayMs()), run.dir().toString()), Map.of());
             for (int fork = 1; fork <= o.forks(); fork++) {
                 List<String> order = rotated(stacks, fork - 1);
                 Map<String, HttpService> apps = new LinkedHashMap<>();
@@ -232,7 +237,7 @@ final class RunPlan {
     }
 
     private void describe(ObjectNode n, List<String> stacks) {
-        n.put("externalService", "Reactor Netty server on 127.0.0.1 answering GET /1/0/customer/customers/{c}/users/{u} with a small JSON user after "
+        n.put("externalService", "Reactor Netty server " + (o.placement().containsKey("backend") ? "on " + o.placement().get("backend") : "on 127.0.0.1") + " answering GET /1/0/customer/customers/{c}/users/{u} with a small JSON user after "
                 + o.backendDelayMs() + " ms (Mono.delay: a timer, no thread held); its own latency is probed at every step's start and end");
         n.put("mvc", "Spring Boot 4.1.1 MVC on Tomcat, default pool (server.tomcat.threads.max 200); RestClient on the JDK HttpClient (blocking, "
                 + "HTTP/1.1 keep-alive, no connection limit); server.tomcat.max-keep-alive-requests=-1 and keep-alive-timeout 10 min, so Tomcat "
@@ -262,24 +267,30 @@ final class RunPlan {
                 + " event loops; connections per open step by Little's law from the latency the previous step showed (open.csv connections); YAML in load/");
         n.put("littlesLaw", "a pool of T threads whose requests each wait D = calls x delay holds at most T/D requests per second; in the closed "
                 + "model latency stays near D up to N = T users and then grows linearly, N/T x D");
-        n.put("processes", "external service, each app and the load driver each run in a JVM of their own on this host (loopback only); CPU columns "
-                + "are % of one core between each step's edges");
+        n.put("processes", o.placement().isEmpty()
+                ? "external service, each app and the load driver each run in a JVM of their own on this host (loopback only); CPU columns "
+                        + "are % of one core between each step's edges"
+                : "each in a JVM of its own: " + PARTS.stream().map(p -> (p.equals("backend") ? "external service" : p.equals("driver") ? "load driver" : p) + " on "
+                        + (o.placement().containsKey(p) ? o.placement().get(p) + " (placement in the manifest)" : "this host")).collect(java.util.stream.Collectors.joining(", "))
+                        + "; the load driver times every request on its host's clock, and a driver elsewhere sends its results and hlogs back when "
+                        + "each of its runs ends; a placed server binds the address SSH reached its host on; a placed part's CPU columns come from "
+                        + "its host's /proc between each step's edges (% of one of its cores), and cpu_system_pct and steal_pct are the driver's host's");
     }
 
     // ---- services ---------------------------------------------------------------------------------------
 
     private HttpService startApp(String stack, int fork) throws Exception {
         List<String> args = new ArrayList<>(List.of(WebReactive.SERVICE, stack.equals("webflux") ? "webflux" : "mvc",
-                "--perfkit.run-dir=" + run.dir(), "--server.port=0", "--server.address=127.0.0.1", "--perfkit.backend-url=http://127.0.0.1:" + backend.port(),
+                "--perfkit.run-dir=" + run.dir(), "--server.port=0", "--perfkit.backend-url=" + backend.url(),
                 "--spring.main.banner-mode=off", "--logging.level.root=WARN", "--server.tomcat.max-keep-alive-requests=-1",
                 "--server.tomcat.keep-alive-timeout=10m", "--perfkit.client-connections=" + fluxClientConnections()));
         if (stack.equals("mvc-virtual")) args.add("--spring.threads.virtual.enabled=true");
-        return HttpService.start(run, stack + "/fork" + fork, appJava.java(), o.appJvmArgs(), args, Map.of());
+        return HttpService.start(run, stack + "/fork" + fork, "app", o.placement().get("app"), appJava.java(), o.appJvmArgs(), args, Map.of());
     }
 
     private JsonNode info(HttpService app) {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.port() + "/__info"))
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(app.url() + "/__info"))
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             return JSON.readTree(r.body());
         } catch (Exception e) {
@@ -295,11 +306,11 @@ final class RunPlan {
     }
 
     private Map<String, String> probes() {
-        return backend == null ? Map.of() : Map.of("backend", "http://127.0.0.1:" + backend.port() + "/__stats");
+        return backend == null ? Map.of() : Map.of("backend", backend.url() + "/__stats");
     }
 
     private String url(HttpService app) {
-        return app == null ? target : "http://127.0.0.1:" + app.port() + "/users/42";
+        return app == null ? target : app.url() + "/users/42";
     }
 
     private String path(HttpService app, int calls) {

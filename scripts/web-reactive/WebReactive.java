@@ -13,7 +13,9 @@ package perfkit.webreactive;
 import perfkit.harness.Cli;
 import perfkit.harness.HttpLoad;
 import perfkit.harness.Params;
+import perfkit.harness.RemoteJvm;
 import perfkit.harness.Run;
+import perfkit.harness.Ssh;
 import perfkit.harness.Study;
 import perfkit.harness.Sys;
 
@@ -73,18 +75,25 @@ public class WebReactive {
                     + "the closed and open models run against it as the cell 'target'")
             .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")
             .rule(p -> checkTarget(p.text("target-url")))
-            .rule(p -> p.integer("max-rate") < p.integer("rate-step") ? "--max-rate must be at least --rate-step" : null);
+            .rule(p -> p.integer("max-rate") < p.integer("rate-step") ? "--max-rate must be at least --rate-step" : null)
+            .place(RunPlan.PARTS) // the load driver, the app and the external service on hosts of their own
+            .rule(p -> !p.placement().isEmpty() && !p.text("target-url").isBlank() ? "--place and --target-url exclude each other: a target is not started by the run" : null)
+            .rule(p -> p.placement().containsKey("driver") && !(p.placement().containsKey("app") && p.placement().containsKey("backend"))
+                    ? "--place driver needs app and backend placed too: a part on this host listens on loopback only, which a driver elsewhere cannot reach" : null)
+            .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), null))
+                    .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /** A run's options, read once from the checked command line: nothing below reads an option by name. */
     record Options(List<String> stacks, List<Integer> calls, boolean closedModel, boolean openModel, List<Integer> users, int repeats,
                    int backendDelayMs, double warmup, double serverWarmupMax, double measure, long sloMs, List<Double> rates, int rateStep,
-                   int maxRate, double budget, int forks, List<String> appJvmArgs, String appJava, String runJava, String targetUrl, boolean peers) {
+                   int maxRate, double budget, int forks, List<String> appJvmArgs, String appJava, String runJava, String targetUrl, boolean peers,
+                   java.util.Map<String, Ssh> placement) {
         static Options of(Params p) {
             return new Options(p.list("variants"), p.ints("calls"), p.list("models").contains("closed"), p.list("models").contains("open"),
                     p.ints("users"), p.intValue("repeats"), p.intValue("backend-delay-ms"), p.seconds("warmup"), p.seconds("server-warmup-max"),
                     p.seconds("measure"), p.integer("slo-ms"), p.numbers("rates"), p.intValue("rate-step"), p.intValue("max-rate"), p.seconds("budget"),
                     p.intValue("forks"), Sys.jvmArgs(p.text("app-jvm-args")), p.text("app-java").trim(), p.text("java").trim(),
-                    p.text("target-url").trim(), !p.text("peers").equals("off"));
+                    p.text("target-url").trim(), !p.text("peers").equals("off"), p.placement());
         }
 
         /** The open model searches for the capacity, unless --rates fixed the rates to measure. */

@@ -81,6 +81,6 @@ public class FluxApp {
     public static void start(String[] args) {
         SpringApplication app = new SpringApplication(FluxApp.class);
         app.setWebApplicationType(WebApplicationType.REACTIVE);
-        app.run(args);
+        app.run(HttpService.springArgs(args));
     }
 }

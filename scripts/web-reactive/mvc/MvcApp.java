@@ -72,6 +72,6 @@ public class MvcApp {
     public static void start(String[] args) {
         SpringApplication app = new SpringApplication(MvcApp.class);
         app.setWebApplicationType(WebApplicationType.SERVLET);
-        app.run(args);
+        app.run(HttpService.springArgs(args));
     }
 }

@@ -191,6 +191,8 @@ public final class Run {
 
     Supervisor supervisor() { return supervisor; }
 
+    Class<?> mainClass() { return supervisor.mainClass(); }
+
     /**
      * Pins every JVM started later whose series starts with {@code seriesPrefix} to {@code cpus} (taskset's list, e.g.
      * {@code 0} or {@code 1-3}), as the originals pinned their services to isolated cores. The study records the placement.

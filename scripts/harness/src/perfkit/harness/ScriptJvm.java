@@ -72,6 +72,10 @@ public final class ScriptJvm {
                     + diskFull(err.getParent()));
     }
 
+    String classpath() { return classpath; }
+
+    String mainClass() { return mainClass; }
+
     /** The command that starts this script's JVM: the running JDK's java, {@code jvmArgs}, the main class, {@code args}. */
     public List<String> command(List<String> jvmArgs, List<String> args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));

@@ -172,6 +172,9 @@ final class Supervisor {
 
     Child childOf(Process p) { return byProcess.get(p); }
 
+    /** The study's main class: every JVM of the run starts it through ChildProcess. */
+    Class<?> mainClass() { return mainClass; }
+
     /** Reads a child's stdout line by line on a daemon thread. */
     static void pipeLines(String name, Process p, Consumer<String> lines) {
         ChildProcess.daemon("perfkit-out-" + name, () -> {

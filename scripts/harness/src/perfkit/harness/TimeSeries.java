@@ -149,6 +149,9 @@ public final class TimeSeries implements AutoCloseable {
 
     public void unwatchGauges(String series) { gauges.keySet().removeIf(k -> k.series().equals(series)); }
 
+    /** Stops one gauge, unless another watcher has taken its place since (two parts of a run may share a host's series). */
+    public void unwatchGauge(String series, String metric, java.util.function.DoubleSupplier value) { gauges.remove(new Key(series, metric), value); }
+
     synchronized void tick() { // package-private: tests tick by hand
         if (closed) return;
         long now = System.nanoTime();

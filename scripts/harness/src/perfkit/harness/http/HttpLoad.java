@@ -53,10 +53,22 @@ public final class HttpLoad {
     /** Heap for the driver: a base, and room per connection (Netty buffers, the session's state): measured against nginx at 20k req/s. */
     static final int DRIVER_HEAP_BASE_MB = 384, DRIVER_HEAP_KB_PER_CONNECTION = 192;
 
+    /** The driver's host when it is placed on another ({@code --place driver=user@host}); null: this one. */
+    private static volatile Ssh driverHost;
+
     /** Compiles the driver (resolving Hyperfoil on first use) before anything is measured. */
     public static void prepare(Run run) throws IOException, InterruptedException {
+        prepare(run, null);
+    }
+
+    /**
+     * The same, with every driver run on {@code host} (null: this one): its classpath goes there, and its results and
+     * hlogs come back into the run when it ends. What it loads and probes must be reachable from there.
+     */
+    public static void prepare(Run run, Ssh host) throws IOException, InterruptedException {
         run.progress().say("preparing the HTTP load driver (Hyperfoil; the first time downloads it)");
         driver = ScriptJvm.prepare(driverScript(), "perfkit.loaddriver.LoadDriver", "the load driver", run.dir().resolve(DIR));
+        driverHost = host;
     }
 
     /** The driver's event loops: every core, at most 4 (one alone reached 90% of a core and fell behind on a 2-core host). */
@@ -88,10 +100,17 @@ public final class HttpLoad {
         Path bench = dir.resolve(name + ".yaml"), result = dir.resolve(name + ".result.json"), log = dir.resolve(name + ".log");
         Files.writeString(bench, plan.yaml());
         run.addFile(DIR + "/" + name + ".yaml", "other", "Hyperfoil benchmark the load driver ran (replayable with Hyperfoil 0.25)");
-        List<String> cmd = new ArrayList<>(List.of("--benchmark", bench.toString(), "--hlog-dir", run.dir().resolve("latency").toString(),
-                "--result", result.toString()));
+        Ssh host = driverHost;
+        List<String> cmd = new ArrayList<>(host == null
+                ? List.of("--benchmark", bench.toString(), "--hlog-dir", run.dir().resolve("latency").toString(), "--result", result.toString())
+                : List.of("--benchmark", "{work}/bench.yaml", "--hlog-dir", "{work}/latency", "--result", "{work}/result.json"));
         List<String> w = new ArrayList<>(List.of("driver=self"));
-        watch.forEach((k, pid) -> w.add(k + "=" + pid));
+        Map<String, RemoteJvm> remote = new java.util.LinkedHashMap<>();
+        watch.forEach((k, pid) -> {
+            RemoteJvm placed = PLACED.get(pid); // a service on another host: its pid here is its SSH session's
+            if (placed != null) remote.put(k, placed);
+            else if (host == null) w.add(k + "=" + pid); // a driver elsewhere cannot read this host's processes
+        });
         cmd.addAll(List.of("--watch", String.join(",", w)));
         if (!probes.isEmpty()) {
             List<String> p = new ArrayList<>();
@@ -99,29 +118,80 @@ public final class HttpLoad {
             cmd.addAll(List.of("--probe", String.join(",", p)));
         }
         PhaseEdges edges = new PhaseEdges(log); // from the log's end: a driver of the same name before appended to it
-        Supervisor.Child child = run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
-        run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
+        java.io.BufferedWriter remoteLog = host == null ? null
+                : Files.newBufferedWriter(log, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        RemoteJvm elsewhere = host == null ? null : startElsewhere(run, host, name, plan, cmd, result, remoteLog);
+        Supervisor.Child child = elsewhere != null ? null : run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
+        Process process = elsewhere != null ? elsewhere.session() : child.process();
+        if (child != null) run.timeSeries().watchProcessTree("proc:load-driver", process.pid());
         String before = run.timeSeries().phase();
         try {
             long deadline = System.nanoTime() + (long) (timeoutSeconds * 1e9);
             // the time series follows the driver's phases as it announces them (a few hundred ms late at most)
-            while (!child.process().waitFor(200, TimeUnit.MILLISECONDS)) {
+            while (!process.waitFor(200, TimeUnit.MILLISECONDS) && (elsewhere == null || elsewhere.exitCode(0) == null)) {
                 edges.latest().ifPresent(run.timeSeries()::phase);
                 if (System.nanoTime() > deadline)
                     throw new DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
             }
+            if (elsewhere != null && elsewhere.exitCode(30) == null)
+                throw new DriverFailed("load driver " + name + " on " + host + " ended without its results (its SSH session broke)");
+            if (elsewhere != null && !elsewhere.fileProblems().isEmpty())
+                throw new DriverFailed("load driver " + name + " on " + host + " sent back " + elsewhere.fileProblems().get(0));
         } finally {
             run.timeSeries().phase(before);
-            run.timeSeries().unwatchProcess("proc:load-driver");
-            run.supervisor().stop(child, 10);
+            if (child != null) {
+                run.timeSeries().unwatchProcess("proc:load-driver");
+                run.supervisor().stop(child, 10);
+            } else {
+                elsewhere.close();
+                synchronized (remoteLog) { remoteLog.close(); }
+            }
         }
         if (!Files.isRegularFile(result)) throw new DriverFailed("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
         JsonNode r = Manifest.JSON.readTree(result.toFile());
         run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes");
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output");
         if (r.hasNonNull("error")) throw new DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
+        for (JsonNode ph : r.path("phases")) {
+            if (!(ph.path("cpuPct") instanceof com.fasterxml.jackson.databind.node.ObjectNode cpu)) continue;
+            // a driver elsewhere times the phase on its host's clock
+            long from = ph.path("startMs").asLong(), to = ph.path("endMs").asLong();
+            if (elsewhere != null) { from = elsewhere.localMs(from); to = elsewhere.localMs(to); }
+            for (var e : remote.entrySet()) {
+                double pct = e.getValue().cpuPercent(from, to);
+                if (!Double.isNaN(pct)) cpu.put(e.getKey(), pct);
+            }
+        }
         return r;
     }
+
+    /**
+     * The driver on {@code host}: the same command with its files in its work folder there; its output goes into the
+     * local log as it comes (the phase edges follow it), and its result and hlogs come back when it ends.
+     */
+    private static RemoteJvm startElsewhere(Run run, Ssh host, String name, Plan plan, List<String> args, Path result, java.io.BufferedWriter out)
+            throws Exception {
+        List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb(plan.connections()) + "m"));
+        jvm.addAll(DRIVER_JVM);
+        RemoteJvm d = RemoteJvm.program(run, "driver", "load-driver", host, jvm, driver.classpath(), driver.mainClass(), args,
+                Map.of("bench.yaml", plan.yaml()), Map.of("latency", run.dir().resolve("latency"), "result.json", result), line -> {
+                    synchronized (out) {
+                        try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { }
+                    }
+                });
+        d.record("load driver " + name);
+        return d;
+    }
+
+    /**
+     * Services on other hosts by the pid of their SSH session here (what a study passes in {@code watch}): the driver
+     * cannot read their CPU, so a phase's {@code cpuPct} gets theirs from their host's readings between its edges.
+     */
+    private static final Map<Long, RemoteJvm> PLACED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    static void placed(long sessionPid, RemoteJvm jvm) { PLACED.put(sessionPid, jvm); }
+
+    static void unplaced(long sessionPid) { PLACED.remove(sessionPid); }
 
     /**
      * Reads the driver's log as it grows for its {@code perfkit-phase} lines and names the phase the time series is

@@ -1,0 +1,180 @@
+"""A JVM of the run (a server of the system under test, or the load driver) as a part on a host of its own
+(--place app=user@host).
+
+The run sends host.py's text and this file's over SSH (RemotePart.BOOTSTRAP), so the host needs python3, setpriv and
+a java, never a copy of the kit. Three modes, by the first line's JSON:
+  {"check": true, "java"}          answers `ok`, or `error <one line>`: what keeps this host from running the part
+  {"jars": [{"sha256", "size"}]}   the classpath: answers `need [sha256, ...]` (those not in its cache), reads each
+                                   of them from stdin as raw bytes in that order, checks it, and answers `synced`
+  {"classpath": [sha256, ...], "java", "jvmArgs", "main", "childProcess", "args", "firstLine", "files", "collect"}
+                                   runs java with those jars from the cache (main through perfkit.harness.ChildProcess
+                                   when childProcess), hands it `firstLine` (its parameters, perhaps a password) on
+                                   stdin, and answers:
+      started {"address", "sshPort", "pid", "folder", "java", "host": {fingerprint}}
+      out <line>                   each line the JVM prints (stdout and stderr)
+      sample {"epochMs", "partCpuS", "stat"}   every 0.5 s: the JVM's CPU and the host's /proc/stat
+      file {"name", "data"}        when the JVM ends by itself: each file under `collect` (paths in its work folder),
+                                   base64
+      exit <code>                  after them
+`files` ({name: text}) are written into the work folder first; "{work}" in `args` is that folder.
+The JVM binds the address the run reached this host on (PERFKIT_BIND), lives under setpriv --pdeathsig (so it dies
+with this agent) and watches this agent as its parent (PERFKIT_PARENT_PID); its temp files are in a folder of this
+agent's. When the life line ends (host.py) the JVM's stdin closes and it gets SIGTERM, SIGKILL after 10 s, and the
+folder goes. The jar cache (~/.cache/perfkit/jars, by content) stays, as a Maven repository does.
+"""
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+# host.py's names (say, fail, stop, state, serve, ...) come before this text: the run sends both as one program
+FOLDER_PREFIX = "perfkit-part-jvm-"
+CACHE = os.path.join(os.path.expanduser("~"), ".cache", "perfkit", "jars")
+STOP_GRACE_S = 10
+
+
+def java_of(message):
+    """The java asked for when this host has it (a host set up alike), else the one on PATH."""
+    asked = message.get("java") or ""
+    return asked if asked and os.access(asked, os.X_OK) else shutil.which("java")
+
+
+def problem(message):
+    if not os.path.exists("/usr/bin/setpriv"):
+        return f"{socket.gethostname()} lacks /usr/bin/setpriv (util-linux), which ties the JVM to its agent"
+    if java_of(message) is None:
+        return f"{socket.gethostname()} has no java on PATH"
+    if ssh_addresses() is None:
+        return "not started over SSH: SSH_CONNECTION is not set"
+    return None
+
+
+def sync(jars):
+    os.makedirs(CACHE, exist_ok=True)
+    need = [j for j in jars if not os.path.isfile(os.path.join(CACHE, j["sha256"] + ".jar"))]
+    say("need", [j["sha256"] for j in need])
+    for j in need:
+        digest, left = hashlib.sha256(), j["size"]
+        tmp = os.path.join(CACHE, f".{j['sha256']}.{os.getpid()}")
+        try:
+            with open(tmp, "wb") as f:
+                while left > 0:
+                    chunk = sys.stdin.buffer.read(min(left, 1 << 20))
+                    if not chunk:
+                        return fail("the run stopped sending the classpath")
+                    digest.update(chunk)
+                    f.write(chunk)
+                    left -= len(chunk)
+            if digest.hexdigest() != j["sha256"]:
+                return fail(f"a jar arrived damaged ({j['sha256'][:12]}...)")
+            os.replace(tmp, os.path.join(CACHE, j["sha256"] + ".jar"))
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    say("synced", "")
+    return 0
+
+
+def version(java):
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()
+    return out[0].strip() if out else "unknown"
+
+
+def run(message):
+    java = java_of(message)
+    missing = [s for s in message["classpath"] if not os.path.isfile(os.path.join(CACHE, s + ".jar"))]
+    if missing:
+        return fail(f"{len(missing)} jars of the classpath are not in {CACHE}")
+    _, address = ssh_addresses()
+    folder = own_folder(FOLDER_PREFIX)
+    state["folder"] = folder
+    work = os.path.join(folder, "work")
+    os.makedirs(os.path.join(folder, "tmp"))
+    os.makedirs(work)
+    for name, text in message.get("files", {}).items():
+        with open(inside(work, name), "w") as f:
+            f.write(text)
+    # first, so a -Djava.io.tmpdir of the user's own still wins
+    command = ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--", java, "-Djava.io.tmpdir=" + os.path.join(folder, "tmp"), *message["jvmArgs"],
+               "-cp", ":".join(os.path.join(CACHE, s + ".jar") for s in message["classpath"]),
+               *(["perfkit.harness.ChildProcess"] if message.get("childProcess", True) else []), message["main"],
+               *(a.replace("{work}", work) for a in message["args"])]
+    env = dict(os.environ, PERFKIT_PARENT_PID=str(os.getpid()), PERFKIT_BIND=address)
+    jvm = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=folder)
+    state["jvm"] = jvm
+    jvm.stdin.write((message["firstLine"] + "\n").encode())
+    jvm.stdin.flush()
+    say("started", {"address": address, "sshPort": int(os.environ["SSH_CONNECTION"].split()[3]), "pid": jvm.pid, "folder": folder,
+                    "java": version(java), "host": fingerprint()})
+    relaying = threading.Thread(target=relay, args=(jvm,), daemon=True)
+    relaying.start()
+    while not stop.wait(0.5):
+        if jvm.poll() is not None:
+            relaying.join(5)   # its last lines first
+            for name in collected(work, message.get("collect", [])):
+                with open(os.path.join(work, name), "rb") as f:
+                    say("file", {"name": name, "data": base64.b64encode(f.read()).decode()})
+            say("exit", str(jvm.returncode))
+            return 0
+        sample(jvm.pid)
+    return 0
+
+
+def inside(work, name):
+    path = os.path.normpath(os.path.join(work, name))
+    if not path.startswith(work + os.sep):
+        raise ValueError(f"{name} is outside the work folder")
+    return path
+
+
+def collected(work, names):
+    """The files under each of `names` (a file or a folder in the work folder), as paths relative to it."""
+    out = []
+    for name in names:
+        path = inside(work, name)
+        if os.path.isfile(path):
+            out.append(name)
+        for root, _, files in os.walk(path):
+            out.extend(os.path.relpath(os.path.join(root, f), work) for f in sorted(files))
+    return out
+
+
+def relay(jvm):
+    for line in jvm.stdout:
+        say("out", line.decode(errors="replace").rstrip("\n"))
+
+
+def main(message):
+    trouble = problem(message)
+    if trouble:
+        return fail(trouble)
+    if message.get("check"):
+        say("ok", "")
+        return 0
+    if "jars" in message:
+        return sync(message["jars"])
+    listen_now()   # the life line: from here stdin carries only the run's heartbeat
+    return run(message)
+
+
+def cleanup():
+    jvm = state.get("jvm")
+    if jvm is not None and jvm.poll() is None:
+        try:
+            jvm.stdin.close()   # ChildProcess takes EOF as the end
+        except OSError:
+            pass
+        jvm.terminate()
+        try:
+            jvm.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            jvm.kill()
+            jvm.wait()
+    if state.get("folder"):
+        shutil.rmtree(state["folder"], ignore_errors=True)
+
+
+serve(main, cleanup, globals()["MESSAGE"], listen=False)  # MESSAGE: given by the bootstrap
