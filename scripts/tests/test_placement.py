@@ -229,13 +229,22 @@ def assert_no_jvm_left(lan, before, seconds=30):
 PLACE_ALL = "driver=pk-drv,app=pk-app,backend=pk-be"
 
 
-def test_a_web_reactive_run_spreads_over_three_hosts(lan, tmp_path):
+JVM_FOLDERS_BEFORE_SPREAD_RUN = set()
+
+
+@pytest.fixture(scope="module")
+def spread_run(lan, tmp_path_factory):
+    """A web-reactive run with its load driver, app and external service on three test hosts."""
+    JVM_FOLDERS_BEFORE_SPREAD_RUN.update(jvm_folders())
+    return run_dir_of(bench("run", "web-reactive", *WEB, "--models", "closed,open", "--rates", "50", "--measure", "2", "--users", "10",
+                            "--place", PLACE_ALL, "--out", str(tmp_path_factory.mktemp("spread")), env=lan.env(), timeout=900))
+
+
+def test_a_web_reactive_run_spreads_over_three_hosts(lan, spread_run):
     """The driver on pk-drv, the app on pk-app, the external service on pk-be: each server binds its host's address,
     the driver loads the app and the app calls the service across the links, each part's CPU comes from its own host,
     and the driver's results and hlogs come back into the run."""
-    before = jvm_folders()
-    run = run_dir_of(bench("run", "web-reactive", *WEB, "--models", "closed,open", "--rates", "50", "--measure", "2", "--users", "10",
-                           "--place", PLACE_ALL, "--out", str(tmp_path), env=lan.env(), timeout=900))
+    run = spread_run
     m = manifest(run)
     validate(m)
     assert m["status"] == "complete", m.get("error")
@@ -269,7 +278,17 @@ def test_a_web_reactive_run_spreads_over_three_hosts(lan, tmp_path):
             ("proc:load-driver@driver", "cpu_pct"), ("jvm:webflux/fork1", "jit_ms_per_s")} <= series
     warm = m["notes"]["serverWarmup"]
     assert warm, "the app was warmed up by rule from its JIT reports, re-timed here"
-    assert_no_jvm_left(lan, before, seconds=10)
+    assert_no_jvm_left(lan, JVM_FOLDERS_BEFORE_SPREAD_RUN, seconds=10)
+
+
+def test_the_web_reactive_post_names_its_three_hosts(spread_run, tmp_path):
+    r = bench("notebooks", "notebooks/web-reactive.ipynb", "--runs", str(spread_run.parent.parent), "--out", str(tmp_path), timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = "".join("".join(o.get("data", {}).get("text/markdown", [])) for c in json.loads((tmp_path / "web-reactive.ipynb").read_text())["cells"]
+                   for o in c.get("outputs", []))
+    for part, host in (("driver", "pk-drv"), ("app", "pk-app"), ("backend", "pk-be")):
+        assert f"{part} on {host} ({host}, " in text, part
+    assert "times every request on its own host's clock" in text
 
 
 def test_a_killed_run_leaves_no_jvm_on_its_part_hosts(lan, tmp_path):
