@@ -12,7 +12,6 @@ import subprocess
 import time
 
 SSHD = "/usr/sbin/sshd"
-FORWARDING = "/proc/sys/net/ipv4/ip_forward"
 
 
 def skip_reason():
@@ -33,14 +32,13 @@ def skip_reason():
 class Hosts:
     """Hosts named `names` (also their ssh aliases), numbered into 10.213.<subnet+i>.0/30: .1 here, .2 there. With
     `routed`, they also reach each other through this machine (each has a default route here, and this machine
-    forwards between the links while they exist), as hosts on one network would."""
+    forwards between their links, and only those, while they exist), as hosts on one network would."""
 
     def __init__(self, tmp, names, subnet, routed=False):
         self.tmp, self.names, self.subnet, self.routed = tmp, list(names), subnet, routed
         self.tag = f"{os.getpid() % 100000}"
         self.ssh_config = tmp / "ssh_config"
         self.address, self.interface = {}, {}
-        self.forwarding_before = None
 
     def ns(self, name):
         return f"pk-{name}-{self.tag}"
@@ -63,6 +61,10 @@ class Hosts:
                         ["ip", "-n", ns, "link", "set", "eth0", "up"], ["ip", "-n", ns, "link", "set", "lo", "up"],
                         *([["ip", "-n", ns, "route", "add", "default", "via", here]] if self.routed else [])):
                 subprocess.run(cmd, check=True, capture_output=True)
+            if self.routed:
+                # forwarding on these links only: the setting goes with them, whatever ends the test
+                with open(f"/proc/sys/net/ipv4/conf/{veth}/forwarding", "w") as f:
+                    f.write("1")
             (self.tmp / f"sshd_{name}").write_text(f"""Port 22
 ListenAddress {there}
 HostKey {self.tmp}/host_key
@@ -82,11 +84,6 @@ PidFile {self.tmp}/sshd_{name}.pid
         config.append(f"Host *\n  IdentityFile {self.tmp}/user_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {self.tmp}/known_hosts\n"
                       "  StrictHostKeyChecking accept-new\n")
         self.ssh_config.write_text("\n".join(config))
-        if self.routed:
-            with open(FORWARDING) as f:
-                self.forwarding_before = f.read().strip()
-            with open(FORWARDING, "w") as f:
-                f.write("1")
         for name in self.names:
             self.wait_for_ssh(name)
         return self
@@ -126,7 +123,3 @@ PidFile {self.tmp}/sshd_{name}.pid
                 except OSError:
                     pass
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)  # the veth pair goes with it
-        if self.forwarding_before is not None:
-            with open(FORWARDING, "w") as f:
-                f.write(self.forwarding_before)
-            self.forwarding_before = None

@@ -331,3 +331,35 @@ def test_a_placed_web_reactive_run_refuses_a_target_url_in_one_line(lan, tmp_pat
     r = bench("run", "web-reactive", "--quick", "--place", "driver=pk-drv,app=pk-app", "--out", str(tmp_path), env=lan.env(), timeout=120)
     assert r.returncode == 2 and "--place driver needs app and backend placed too" in one_error_line(r), r.stderr
     assert not any(tmp_path.rglob("run.json")), "no run folder"
+
+
+def test_a_three_tier_chain_spreads_its_tiers_driver_and_database_over_three_hosts(lan, tmp_path):
+    """A, B and C each on a host, the load driver on a third with the database: the tiers start C first, each calls
+    the next across the links, C writes to the placed cluster, and each tier's step CPU comes from its host."""
+    before_jvm, before_db = jvm_folders(), part_folders()
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "chain", "--chains", "sync", "--measure", "2", "--warmup", "1",
+                           "--open-rates", "0.5", "--place", "driver=pk-drv,a=pk-app,b=pk-be,c=pk-be,db=pk-drv", "--out", str(tmp_path),
+                           env=lan.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    hosts = {(p["part"], p["host"]) for p in m["placement"]}
+    assert hosts == {("driver", "pk-drv"), ("a", "pk-app"), ("b", "pk-be"), ("c", "pk-be"), ("db", "pk-drv")}
+    assert all(p["leftBehind"] is False for p in m["placement"])
+    assert "A on pk-app, B on pk-be, C on pk-be" in m["notes"]["chain"]["hosts"]
+    (row,) = read_csv(run / "chain.csv")
+    assert row["valid"] == "true", row["invalid_reason"]
+    steps = [r for r in read_csv(run / "open.csv") if r["round"] == "chain"]
+    assert steps and all(r["valid"] == "true" for r in steps)
+    for r in steps:
+        assert all(float(r[f"cpu_{t}_pct"]) > 0 for t in "abc"), "each tier's CPU, from its own host"
+    assert_no_jvm_left(lan, before_jvm, seconds=10)
+    assert part_folders() - before_db == set(), "the database's folder is gone from its host"
+
+
+def test_a_three_tier_placement_that_would_call_loopback_across_hosts_is_one_line(lan, tmp_path):
+    for place, rounds, expected in [("a=pk-app", "chain", "a needs b and c"), ("b=pk-app,c=pk-be", "chain", "--place c needs its database elsewhere"),
+                                    ("driver=pk-drv", "chain", "it needs a placed"), ("a=pk-app,b=pk-be,c=pk-be,db=pk-drv", "inserts", "this run does not have")]:
+        r = bench("run", "three-tier", "--quick", "--rounds", rounds, "--place", place, "--out", str(tmp_path), env=lan.env(), timeout=120)
+        assert r.returncode == 2 and expected in one_error_line(r), (place, r.stderr)
+    assert not any(tmp_path.rglob("run.json")), "no run folder"

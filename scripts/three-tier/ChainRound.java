@@ -145,9 +145,15 @@ final class ChainRound implements Rounds.Round {
                 + ", default settings: synchronous_commit on, fsync on), " + (o.dbHost() == null ? "127.0.0.1" : "on " + o.dbHost() + " (placement in the manifest; "
                 + "the chain's steps leave cpu_db_pct empty and sut_cpu_ms_per_1k without the database: its CPU is in the time series as proc:postgres@db)")
                 + ", scram-sha-256 with a random per-run password, removed afterwards");
+        if (o.placement().keySet().stream().anyMatch(p -> TIERS.contains(p) || p.equals("driver")))
+            notes.put("hosts", "the load driver on " + (o.placement().containsKey("driver") ? o.placement().get("driver") : "this host") + ", " + TIERS.stream()
+                    .map(t -> t.toUpperCase(Locale.ROOT) + " on " + (o.placement().containsKey(t) ? o.placement().get(t) : "this host"))
+                    .collect(java.util.stream.Collectors.joining(", ")) + " (placement in the manifest); placed tiers start one after another (C, B, A), "
+                    + "bind the address SSH reached their host on, and their step CPU comes from their host's /proc; the driver times every request on "
+                    + "its host's clock");
         try {
             for (int fork = 1; fork <= o.forks(); fork++) {
-                Database db = users != null ? users : o.dbHost() != null ? Database.placedCluster(run, fork, o.dbHost()) : Database.privateCluster(run, fork);
+                Database db = users != null ? users : o.dbHost() != null ? Database.placedCluster(run, fork, o.dbHost(), o.placement().get("c")) : Database.privateCluster(run, fork);
                 if (db.postgres != null) { // where it listened, so a check after the run can see it is gone
                     ObjectNode cluster = (notes.has("clusters") ? (ArrayNode) notes.get("clusters") : notes.putArray("clusters")).addObject();
                     cluster.put("fork", fork).put("port", db.postgres.port()).put("pid", db.postgres.pid());
@@ -264,9 +270,23 @@ final class ChainRound implements Rounds.Round {
     /**
      * Starts A, B and C at once (JVM start-ups are most of a quick run): B and C get free ports picked here, so A and B
      * know where to call before their next tier listens. Into {@code tiers} goes each that started, even when another failed.
+     * With tiers on other hosts (--place), whose ports are chosen there, C starts first, then B, then A, each told
+     * where the next one listens.
      */
     private void startTiers(String variant, int fork, Database db, Map<String, HttpService> tiers) throws Exception {
         List<String> stacks = STACKS.get(variant);
+        if (TIERS.stream().anyMatch(o.placement()::containsKey)) {
+            run.progress().say("chain/" + variant + " fork " + fork + ": starting C (" + stacks.get(2) + "), B (" + stacks.get(1) + ") and A (" + stacks.get(0)
+                    + "), placed tiers on their hosts");
+            String next = null;
+            for (int i = TIERS.size() - 1; i >= 0; i--) {
+                String tier = TIERS.get(i);
+                HttpService s = startTier(variant, tier, stacks.get(i), fork, 0, next, tier.equals("c") ? db.params() : Map.of());
+                tiers.put(tier, s);
+                next = s.url();
+            }
+            return;
+        }
         int c = Sys.freePort(), b;
         do b = Sys.freePort(); while (b == c);
         int[] ports = {0, b, c};
@@ -299,10 +319,10 @@ final class ChainRound implements Rounds.Round {
                 "--perfkit.variant=" + variant, "--perfkit.delay-ms=" + o.cDelayMs(), "--perfkit.port=" + port));
         if (next != null) args.add("--perfkit.next-url=" + next);
         if (!stack.equals("async")) // the Spring tiers
-            args.addAll(List.of("--server.port=" + port, "--server.address=127.0.0.1", "--spring.main.banner-mode=off", "--logging.level.root=WARN",
+            args.addAll(List.of("--server.port=" + port, "--spring.main.banner-mode=off", "--logging.level.root=WARN",
                     // Tomcat would close callers' connections every 100 requests, and reset them after a minute idle between steps
                     "--server.tomcat.max-keep-alive-requests=-1", "--server.tomcat.keep-alive-timeout=10m"));
-        return HttpService.start(run, "chain-" + variant + "-" + tier + "/fork" + fork, o.appJvmArgs(), args, privateParams);
+        return HttpService.start(run, "chain-" + variant + "-" + tier + "/fork" + fork, tier, o.placement().get(tier), null, o.appJvmArgs(), args, privateParams);
     }
 
     private JsonNode info(HttpService s) {
@@ -331,9 +351,10 @@ final class ChainRound implements Rounds.Round {
         }
 
         /** C's database on a host of its own: its CPU is in the time series as that host's (proc:postgres@db, host:db). */
-        static Database placedCluster(Run run, int fork, perfkit.harness.Ssh host) throws Exception {
+        static Database placedCluster(Run run, int fork, perfkit.harness.Ssh host, perfkit.harness.Ssh c) throws Exception {
             run.progress().say("chain fork " + fork + ": starting a private PostgreSQL cluster on " + host);
-            RemotePostgres pg = RemotePostgres.start(run, "db", host, Map.of());
+            // a placed C writes to it from its own host
+            RemotePostgres pg = RemotePostgres.start(run, "db", host, Map.of(), c == null ? List.of() : List.of(c));
             return new Database(pg.jdbcUrl(), pg.user(), pg.password(), "", null, pg);
         }
 

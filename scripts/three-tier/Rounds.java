@@ -61,7 +61,7 @@ final class Rounds {
                 });
         for (Round r : rounds) r.describe(notes);
         run.writeManifest();
-        if (http != null) HttpLoad.prepare(run);
+        if (http != null) HttpLoad.prepare(run, o.placement().get("driver"));
         try {
             for (int i = 0; i < rounds.size(); i++) {
                 run.progress().say("round " + names.get(i));

@@ -29,6 +29,7 @@ package perfkit.threetier;
 import perfkit.harness.Cli;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
+import perfkit.harness.RemoteJvm;
 import perfkit.harness.RemotePostgres;
 import perfkit.harness.Ssh;
 import perfkit.harness.Study;
@@ -106,8 +107,31 @@ public class ThreeTier {
             .rule(p -> p.placement().containsKey("db") && !p.list("rounds").contains("chain")
                     && !(p.list("rounds").contains("inserts") && p.list("stores").contains("postgres"))
                     ? "--place db places the private PostgreSQL of the chain round or of the inserts round's postgres store; this run has neither" : null)
-            .place(List.of("db")) // the private PostgreSQL clusters (inserts and chain) on a host of their own
-            .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null);
+            // the private PostgreSQL clusters (inserts and chain), the chain's tiers and its load driver on hosts of their own
+            .place(List.of("driver", "a", "b", "c", "db"))
+            .rule(ThreeTier::checkPlacement)
+            .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
+            .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), p.text("java")))
+                    .filter(java.util.Objects::nonNull).findFirst().orElse(null));
+
+    /**
+     * A placed tier or driver reaches what comes after it across the network, and a part left here listens on loopback
+     * only: so a placed tier needs the tiers after it placed too, C its database (placed, or the user's), and a placed
+     * driver loads only the chain, whose A is placed.
+     */
+    static String checkPlacement(Params p) {
+        java.util.Map<String, Ssh> placed = p.placement();
+        boolean tiers = placed.containsKey("a") || placed.containsKey("b") || placed.containsKey("c");
+        if ((tiers || placed.containsKey("driver")) && !p.list("rounds").contains("chain"))
+            return "--place driver, a, b and c place parts of the chain round, which this run does not have";
+        if (placed.containsKey("a") && !placed.containsKey("b") || placed.containsKey("b") && !placed.containsKey("c"))
+            return "--place a placed tier needs the tiers after it placed too (a needs b and c, b needs c): a tier here listens on loopback only";
+        if (placed.containsKey("c") && !placed.containsKey("db") && p.text("jdbc-url").isBlank())
+            return "--place c needs its database elsewhere too (--place db or --jdbc-url): the private cluster here listens on loopback only";
+        if (placed.containsKey("driver") && (!placed.containsKey("a") || p.list("rounds").contains("templates")))
+            return "--place driver loads the chain's A from its host: it needs a placed, and no templates round (its servers listen on loopback here)";
+        return null;
+    }
 
     /** The user's PostgreSQL (--jdbc-url and its credentials); the password only in memory and in a fork's spec. */
     record UsersPostgres(String url, String user, String password) {
@@ -128,7 +152,8 @@ public class ThreeTier {
     record Options(List<String> rounds, double warmup, double measure, int forks, long sloMs, String openRates, List<Double> openFractions,
                    double budget, List<String> appJvmArgs, double serverWarmupMax, List<String> engines, int templateUsers, int templateItems,
                    List<String> stores, List<String> durabilities, int writers, double insertMeasure, UsersPostgres usersPostgres,
-                   UsersCassandra usersCassandra, Ssh dbHost, List<String> chains, int cDelayMs, int chainUsers, Integer chainRate) {
+                   UsersCassandra usersCassandra, Ssh dbHost, List<String> chains, int cDelayMs, int chainUsers, Integer chainRate,
+                   java.util.Map<String, Ssh> placement) {
         static Options of(Params p) {
             UsersPostgres pg = null;
             if (!p.text("jdbc-url").isBlank()) {
@@ -141,7 +166,8 @@ public class ThreeTier {
                     p.text("open-rates"), p.numbers("open-rates"), p.seconds("budget"), Sys.jvmArgs(p.text("app-jvm-args")),
                     p.seconds("server-warmup-max"), p.list("engines"), p.intValue("template-users"), p.intValue("template-items"),
                     p.list("stores"), p.list("durability"), p.intValue("writers"), p.seconds("insert-measure"), pg, cassandra,
-                    p.placement().get("db"), p.list("chains"), p.intValue("c-delay-ms"), p.intValue("chain-users"), p.integerOrAuto("chain-rate"));
+                    p.placement().get("db"), p.list("chains"), p.intValue("c-delay-ms"), p.intValue("chain-users"), p.integerOrAuto("chain-rate"),
+                    p.placement());
         }
 
         /** TLS to the user's cluster, or null for a plain connection. */

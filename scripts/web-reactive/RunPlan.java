@@ -54,7 +54,6 @@ final class RunPlan {
 
     private final Run run;
     private final WebReactive.Options o;
-    private final int cores = Runtime.getRuntime().availableProcessors();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private Table closed, open, capacity;
     private HttpService backend;

@@ -25,9 +25,10 @@ folder goes. The jar cache (~/.cache/perfkit/jars, by content) stays, as a Maven
 import base64
 import hashlib
 import os
+import select
 import shutil
 import subprocess
-import sys
+import socket
 import threading
 
 # host.py's names (say, fail, stop, state, serve, ...) come before this text: the run sends both as one program
@@ -36,17 +37,12 @@ CACHE = os.path.join(os.path.expanduser("~"), ".cache", "perfkit", "jars")
 STOP_GRACE_S = 10
 
 
-def java_of(message):
-    """The java asked for when this host has it (a host set up alike), else the one on PATH."""
-    asked = message.get("java") or ""
-    return asked if asked and os.access(asked, os.X_OK) else shutil.which("java")
-
-
 def problem(message):
     if not os.path.exists("/usr/bin/setpriv"):
         return f"{socket.gethostname()} lacks /usr/bin/setpriv (util-linux), which ties the JVM to its agent"
-    if java_of(message) is None:
-        return f"{socket.gethostname()} has no java on PATH"
+    if not os.access(message["java"], os.X_OK):
+        # never another JDK by accident: the part runs on the one the run would use here
+        return f"{socket.gethostname()} has no {message['java']}: a JVM part runs on the same JDK as on the run's host (--java chooses one both have)"
     if ssh_addresses() is None:
         return "not started over SSH: SSH_CONNECTION is not set"
     return None
@@ -54,15 +50,23 @@ def problem(message):
 
 def sync(jars):
     os.makedirs(CACHE, exist_ok=True)
+    for name in os.listdir(CACHE):   # jars half-written by an agent killed outright
+        pid = name.rsplit(".", 1)[-1]
+        if name.startswith(".") and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            os.unlink(os.path.join(CACHE, name))
     need = [j for j in jars if not os.path.isfile(os.path.join(CACHE, j["sha256"] + ".jar"))]
     say("need", [j["sha256"] for j in need])
+    # nothing came after the first line before this answer, so the bytes are all still in the pipe: read it raw, and
+    # give up when it stalls as long as a missing heartbeat would end a running part
     for j in need:
         digest, left = hashlib.sha256(), j["size"]
         tmp = os.path.join(CACHE, f".{j['sha256']}.{os.getpid()}")
         try:
             with open(tmp, "wb") as f:
                 while left > 0:
-                    chunk = sys.stdin.buffer.read(min(left, 1 << 20))
+                    if stop.is_set() or not select.select([0], [], [], HEARTBEAT_S)[0]:
+                        return fail("the run stopped sending the classpath")
+                    chunk = os.read(0, min(left, 1 << 20))
                     if not chunk:
                         return fail("the run stopped sending the classpath")
                     digest.update(chunk)
@@ -84,7 +88,7 @@ def version(java):
 
 
 def run(message):
-    java = java_of(message)
+    java = message["java"]
     missing = [s for s in message["classpath"] if not os.path.isfile(os.path.join(CACHE, s + ".jar"))]
     if missing:
         return fail(f"{len(missing)} jars of the classpath are not in {CACHE}")
@@ -105,15 +109,18 @@ def run(message):
     env = dict(os.environ, PERFKIT_PARENT_PID=str(os.getpid()), PERFKIT_BIND=address)
     jvm = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=folder)
     state["jvm"] = jvm
-    jvm.stdin.write((message["firstLine"] + "\n").encode())
-    jvm.stdin.flush()
-    say("started", {"address": address, "sshPort": int(os.environ["SSH_CONNECTION"].split()[3]), "pid": jvm.pid, "folder": folder,
-                    "java": version(java), "host": fingerprint()})
     relaying = threading.Thread(target=relay, args=(jvm,), daemon=True)
     relaying.start()
+    try:
+        jvm.stdin.write((message["firstLine"] + "\n").encode())
+        jvm.stdin.flush()
+    except BrokenPipeError:
+        pass   # it ended at once (a bad option, say): its own words come through the relay, then its exit
+    say("started", {"address": address, "sshPort": int(os.environ["SSH_CONNECTION"].split()[3]), "pid": jvm.pid, "folder": folder,
+                    "java": version(java), "host": fingerprint()})
     while not stop.wait(0.5):
         if jvm.poll() is not None:
-            relaying.join(5)   # its last lines first
+            relaying.join(30)   # its last lines first
             for name in collected(work, message.get("collect", [])):
                 with open(os.path.join(work, name), "rb") as f:
                     say("file", {"name": name, "data": base64.b64encode(f.read()).decode()})
@@ -144,18 +151,19 @@ def collected(work, names):
 
 def relay(jvm):
     for line in jvm.stdout:
-        say("out", line.decode(errors="replace").rstrip("\n"))
+        # a lone carriage return would end the line on the run's side, and what follows it would read as a line of ours
+        say("out", line.decode(errors="replace").rstrip("\n").replace("\r", " "))
 
 
 def main(message):
+    if "jars" in message:
+        return sync(message["jars"])
     trouble = problem(message)
     if trouble:
         return fail(trouble)
     if message.get("check"):
         say("ok", "")
         return 0
-    if "jars" in message:
-        return sync(message["jars"])
     listen_now()   # the life line: from here stdin carries only the run's heartbeat
     return run(message)
 

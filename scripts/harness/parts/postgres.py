@@ -81,9 +81,11 @@ def main(message):
         return fail("initdb failed: " + " ".join((done.stdout + done.stderr).split())[-300:])
     if stop.is_set():
         return 0   # the run ended while initdb ran
-    # only the run's own address may connect, and only with the password
+    # only the run's own address and its other parts' hosts may connect, and only with the password
     with open(os.path.join(data, "pg_hba.conf"), "w") as f:
-        f.write(f"local all all scram-sha-256\nhost all all {client}/{128 if ':' in client else 32} scram-sha-256\n")
+        f.write("local all all scram-sha-256\n")
+        for a in [client, *message.get("admit", [])]:
+            f.write(f"host all all {a}/{128 if ':' in a else 32} scram-sha-256\n")
     with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as s:
         s.bind((address, 0))
         port = s.getsockname()[1]

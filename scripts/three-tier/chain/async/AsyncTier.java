@@ -7,6 +7,7 @@ import io.r2dbc.postgresql.PostgresqlConnectionFactory;
 import io.r2dbc.spi.Connection;
 import org.slf4j.LoggerFactory;
 import perfkit.harness.HttpService;
+import perfkit.harness.RemoteJvm;
 import perfkit.threetier.chain.Hop;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufMono;
@@ -138,7 +139,7 @@ public final class AsyncTier {
         for (String a : args)
             if (a.startsWith("--perfkit.") && a.contains("=")) props.put(a.substring("--perfkit.".length(), a.indexOf('=')), a.substring(a.indexOf('=') + 1));
         AsyncTier t = new AsyncTier(props);
-        DisposableServer server = HttpServer.create().host("127.0.0.1").port(Integer.parseInt(props.getOrDefault("port", "0")))
+        DisposableServer server = HttpServer.create().host(RemoteJvm.bindAddress()).port(Integer.parseInt(props.getOrDefault("port", "0")))
                 .route(r -> r
                         .get(Hop.ENTRY, (req, res) -> t.entry(res))
                         .post(Hop.PATH, (req, res) -> t.hop(req.receive().aggregate().asString(), res))

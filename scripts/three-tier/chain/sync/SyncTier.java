@@ -171,6 +171,6 @@ public class SyncTier {
     public static void start(String[] args) {
         SpringApplication app = new SpringApplication(SyncTier.class);
         app.setWebApplicationType(WebApplicationType.SERVLET);
-        app.run(args);
+        app.run(HttpService.springArgs(args));
     }
 }

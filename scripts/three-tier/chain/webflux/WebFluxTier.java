@@ -140,6 +140,6 @@ public class WebFluxTier {
     public static void start(String[] args) {
         SpringApplication app = new SpringApplication(WebFluxTier.class);
         app.setWebApplicationType(WebApplicationType.REACTIVE);
-        app.run(args);
+        app.run(HttpService.springArgs(args));
     }
 }

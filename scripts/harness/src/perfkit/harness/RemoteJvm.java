@@ -52,9 +52,12 @@ public final class RemoteJvm implements AutoCloseable {
         return bind == null || bind.isBlank() ? "127.0.0.1" : bind;
     }
 
-    /** What keeps {@code host} from running a JVM of the run (no setpriv, no java), in one line; null when it can. */
+    /**
+     * What keeps {@code host} from running a JVM of the run (no setpriv, not the JDK {@code java} at the same path: the
+     * run's --java, blank for the run's own), in one line; null when it can.
+     */
     public static String problem(String part, Ssh host, String java) {
-        return RemotePart.problem("jvm", part, host, Map.of("java", java == null ? "" : java));
+        return RemotePart.problem("jvm", part, host, Map.of("java", java == null || java.isBlank() ? Supervisor.ownJava() : java));
     }
 
     /**
@@ -64,7 +67,7 @@ public final class RemoteJvm implements AutoCloseable {
     static RemoteJvm start(Run run, String part, String series, Ssh host, String java, List<String> jvmArgs, Class<?> mainClass, List<String> args,
                            Map<String, String> privateParams, Consumer<String> lines) throws Exception {
         Map<String, Object> message = new LinkedHashMap<>();
-        message.put("java", java == null ? "" : java);
+        message.put("java", java == null ? run.supervisor().childJava() : java);
         message.put("jvmArgs", jvmArgs);
         message.put("main", mainClass.getName());
         message.put("childProcess", true);
@@ -104,7 +107,8 @@ public final class RemoteJvm implements AutoCloseable {
         message.put("classpath", jars.stream().map(Jar::sha256).toList());
         Consumer<String> out = line -> lines.accept(retimed(line, System.nanoTime()));
         this.part = RemotePart.start(run, part, "jvm", host, message, "started", START_TIMEOUT_S, "proc:" + series + "@" + part,
-                Map.of("out", out, "file", payload -> received(payload, collect), "exit", code -> exited.complete(Integer.parseInt(code.strip()))));
+                Map.of("out", out, "file", payload -> received(payload, collect), "exit", code -> exited.complete(Integer.parseInt(code.strip())),
+                        RemotePart.END, last -> exited.completeExceptionally(new IllegalStateException(last))));
     }
 
     /** A file the program left, written where {@code collect} says; one whose name leads elsewhere is refused. */

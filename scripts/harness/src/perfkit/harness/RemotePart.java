@@ -30,6 +30,8 @@ final class RemotePart implements AutoCloseable {
     static final String BOOTSTRAP = "import sys, json; m = json.loads(sys.stdin.buffer.readline()); "
             + "exec(compile(m.pop('code'), 'perfkit-part-' + m.pop('kind'), 'exec'), {'MESSAGE': m, '__name__': '__main__'})";
     private static final int CLOSE_CHECKS_S = 20;
+    /** The handler called once the agent's output has ended, with the last thing it said. */
+    static final String END = "end of output";
 
     /** One reading of the agent: epoch ms on the host's clock, the part's CPU seconds, the host's /proc/stat. */
     record Sample(long epochMs, double partCpuSeconds, long[] stat) {}
@@ -137,7 +139,9 @@ final class RemotePart implements AutoCloseable {
         placement.put("host", host.destination());
         placement.put("address", readyJson.path("address").asText());
         placement.set("fingerprint", readyJson.path("host"));
-        placement.putObject("clock").set("start", host.clockOffset());
+        ObjectNode clock = host.clockOffset();
+        placement.putObject("clock").set("start", clock);
+        offsetMs = clock.path("offsetMs").isNumber() ? Math.round(clock.path("offsetMs").asDouble()) : null;
         gauge(processSeries, "cpu_pct", () -> latest((p, q) -> 100.0 * (q.partCpuSeconds() - p.partCpuSeconds()) / ((q.epochMs() - p.epochMs()) / 1000.0)));
         gauge("host:" + part, "cpu_pct", () -> latest((p, q) -> statPercent(p, q, false)));
         gauge("host:" + part, "steal_pct", () -> latest((p, q) -> statPercent(p, q, true)));
@@ -180,6 +184,8 @@ final class RemotePart implements AutoCloseable {
             // the session ended
         }
         ready.completeExceptionally(new IllegalStateException(part + " on " + host + " did not start: " + lastOther()));
+        Consumer<String> end = handlers.get(END);
+        if (end != null) end.accept(lastOther());
     }
 
     /** A line every 2 s: the agent stops when none comes for a while, as after a link that dropped without closing. */
@@ -234,10 +240,11 @@ final class RemotePart implements AutoCloseable {
         return a == null ? null : a.process();
     }
 
-    private long offsetMs() { return Math.round(placement.path("clock").path("start").path("offsetMs").asDouble(0)); }
+    /** The host's clock minus this one's at the start, ms; null when it could not be measured (no figure then needs it). */
+    private volatile Long offsetMs;
 
-    /** This host's epoch ms for an instant of the part host's clock, by the offset measured at the start. */
-    long localMs(long remoteEpochMs) { return remoteEpochMs - offsetMs(); }
+    /** This host's epoch ms for an instant of the part host's clock, by the offset measured at the start (0 when unmeasured). */
+    long localMs(long remoteEpochMs) { return remoteEpochMs - (offsetMs == null ? 0 : offsetMs); }
 
     /**
      * The part's CPU in percent of one of its host's cores between two instants of this host's clock, from the
@@ -245,7 +252,9 @@ final class RemotePart implements AutoCloseable {
      * Waits briefly for the reading after {@code toMs}.
      */
     double cpuPercent(long fromMs, long toMs) throws InterruptedException {
-        long a = fromMs + offsetMs(), b = toMs + offsetMs(), deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        Long offset = offsetMs;
+        if (offset == null) return Double.NaN;
+        long a = fromMs + offset, b = toMs + offset, deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
         while (System.nanoTime() < deadline && lastSampleMs() < b) Thread.sleep(50);
         double ca = cpuAt(a), cb = cpuAt(b);
         return Double.isNaN(ca) || Double.isNaN(cb) || b <= a ? Double.NaN : 100.0 * (cb - ca) / ((b - a) / 1000.0);
@@ -253,7 +262,9 @@ final class RemotePart implements AutoCloseable {
 
     /** The host's busy CPU in percent of one of its cores between two instants of this host's clock; NaN without readings. */
     double hostBusyPercent(long fromMs, long toMs) {
-        Sample a = nearest(fromMs + offsetMs()), b = nearest(toMs + offsetMs());
+        Long offset = offsetMs;
+        if (offset == null) return Double.NaN;
+        Sample a = nearest(fromMs + offset), b = nearest(toMs + offset);
         return a == null || b == null || b.epochMs() <= a.epochMs() ? Double.NaN : statPercent(a, b, false);
     }
 
@@ -276,7 +287,8 @@ final class RemotePart implements AutoCloseable {
         synchronized (samples) {
             if (samples.size() < 2) return Double.NaN;
             Sample q = samples.get(samples.size() - 1), p = null;
-            if (System.currentTimeMillis() + offsetMs() - q.epochMs() > 2000) return Double.NaN;
+            Long offset = offsetMs;
+            if (offset == null || System.currentTimeMillis() + offset - q.epochMs() > 2000) return Double.NaN;
             for (int i = samples.size() - 2; i >= 0 && q.epochMs() - samples.get(i).epochMs() <= 2000; i--)
                 if (p == null || Math.abs(q.epochMs() - samples.get(i).epochMs() - 1000) < Math.abs(q.epochMs() - p.epochMs() - 1000)) p = samples.get(i);
             return p != null && q.epochMs() > p.epochMs() ? over.apply(p, q) : Double.NaN;

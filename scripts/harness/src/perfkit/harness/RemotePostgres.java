@@ -30,10 +30,24 @@ public final class RemotePostgres implements AutoCloseable {
 
     /** Starts the cluster on {@code host} and waits until it accepts connections; {@code settings} become {@code -c name=value}. */
     public static RemotePostgres start(Run run, String part, Ssh host, Map<String, String> settings) throws Exception {
+        return start(run, part, host, settings, java.util.List.of());
+    }
+
+    /**
+     * The same, admitting {@code clients} (hosts of other parts that use it, such as a placed tier) besides the run's own
+     * address: each of their addresses as this host resolves them ({@link Ssh#addresses}).
+     */
+    public static RemotePostgres start(Run run, String part, Ssh host, Map<String, String> settings, java.util.List<Ssh> clients) throws Exception {
         byte[] secret = new byte[24];
         RANDOM.nextBytes(secret);
         String password = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
-        RemotePart p = RemotePart.start(run, part, "postgres", host, Map.of("password", password, "settings", settings), "ready", READY_TIMEOUT_S,
+        java.util.List<String> admit = new java.util.ArrayList<>();
+        for (Ssh c : clients) {
+            java.util.List<String> a = c.addresses();
+            if (a.isEmpty()) throw new IllegalStateException("cannot tell the address of " + c + ", whose part uses the database on " + host);
+            admit.addAll(a);
+        }
+        RemotePart p = RemotePart.start(run, part, "postgres", host, Map.of("password", password, "settings", settings, "admit", admit), "ready", READY_TIMEOUT_S,
                 "proc:postgres@" + part, Map.of());
         JsonNode r = p.ready();
         p.record(r.path("port").asInt(), r.path("server").asText());

@@ -123,6 +123,51 @@ public record Ssh(String destination) {
         return o;
     }
 
+    /** The host's logical cores (those this login may use), or -1 when it cannot say. */
+    public int cores() {
+        try {
+            Process p = new ProcessBuilder(command("python3", "-c", shellWord("import os; print(len(os.sched_getaffinity(0)))"))).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            if (!p.waitFor(CONNECT_TIMEOUT_S + 20, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return -1;
+            }
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            return p.exitValue() == 0 && out.matches("\\d+") ? Integer.parseInt(out) : -1;
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    /**
+     * The host's addresses as this host reaches it: the name ssh itself would connect to ({@code ssh -G}, so an alias
+     * in the user's config counts), resolved here. Empty when ssh or the name cannot say.
+     */
+    public List<String> addresses() {
+        List<String> cmd = new ArrayList<>(List.of("ssh", "-G"));
+        String config = System.getenv("PERFKIT_SSH_CONFIG");
+        if (config != null && !config.isBlank()) cmd.addAll(List.of("-F", config));
+        cmd.add(destination.replace("[", "").replace("]", ""));
+        try {
+            Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(10, TimeUnit.SECONDS)) p.destroyForcibly();
+            String name = out.lines().filter(l -> l.startsWith("hostname ")).map(l -> l.substring(9).strip()).findFirst().orElse(host());
+            List<String> addresses = new ArrayList<>();
+            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(name)) addresses.add(a.getHostAddress());
+            return addresses;
+        } catch (IOException e) {
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        }
+    }
+
     /** True when {@code path} no longer exists on the host (false also when the host cannot be asked). */
     public boolean gone(String path) {
         try {

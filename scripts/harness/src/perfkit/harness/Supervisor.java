@@ -172,6 +172,9 @@ final class Supervisor {
 
     Child childOf(Process p) { return byProcess.get(p); }
 
+    /** The java that runs forks and services: the run's --java, else its own. */
+    String childJava() { return childJava; }
+
     /** The study's main class: every JVM of the run starts it through ChildProcess. */
     Class<?> mainClass() { return mainClass; }
 
@@ -285,7 +288,7 @@ final class Supervisor {
         return out;
     }
 
-    private static String ownJava() {
+    static String ownJava() {
         return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 

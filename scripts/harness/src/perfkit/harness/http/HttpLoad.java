@@ -69,12 +69,24 @@ public final class HttpLoad {
         run.progress().say("preparing the HTTP load driver (Hyperfoil; the first time downloads it)");
         driver = ScriptJvm.prepare(driverScript(), "perfkit.loaddriver.LoadDriver", "the load driver", run.dir().resolve(DIR));
         driverHost = host;
+        if (host != null) {
+            int cores = host.cores();
+            if (cores < 1) throw new IllegalStateException("cannot read the core count of " + host + ", which the load driver's threads and verdicts need");
+            driverCores = cores;
+        }
     }
 
-    /** The driver's event loops: every core, at most 4 (one alone reached 90% of a core and fell behind on a 2-core host). */
+    /** The driver's event loops: every core of its host, at most 4 (one alone reached 90% of a core and fell behind on a 2-core host). */
     public static int threads() {
-        return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        return Math.max(1, Math.min(4, cores()));
     }
+
+    /** The logical cores of the driver's host: its CPU figures (systemCpuPct) are in percent of one of them. */
+    public static int cores() {
+        return driverHost == null ? Runtime.getRuntime().availableProcessors() : driverCores;
+    }
+
+    private static volatile int driverCores = 1;
 
     /** The heap a driver run with {@code connections} connections gets, in MB. */
     static int heapMb(int connections) {
@@ -120,7 +132,13 @@ public final class HttpLoad {
         PhaseEdges edges = new PhaseEdges(log); // from the log's end: a driver of the same name before appended to it
         java.io.BufferedWriter remoteLog = host == null ? null
                 : Files.newBufferedWriter(log, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-        RemoteJvm elsewhere = host == null ? null : startElsewhere(run, host, name, plan, cmd, result, remoteLog);
+        RemoteJvm elsewhere;
+        try {
+            elsewhere = host == null ? null : startElsewhere(run, host, name, plan, cmd, result, remoteLog);
+        } catch (Exception e) {
+            remoteLog.close();
+            throw e;
+        }
         Supervisor.Child child = elsewhere != null ? null : run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
         Process process = elsewhere != null ? elsewhere.session() : child.process();
         if (child != null) run.timeSeries().watchProcessTree("proc:load-driver", process.pid());
@@ -153,12 +171,15 @@ public final class HttpLoad {
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output");
         if (r.hasNonNull("error")) throw new DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
         for (JsonNode ph : r.path("phases")) {
-            if (!(ph.path("cpuPct") instanceof com.fasterxml.jackson.databind.node.ObjectNode cpu)) continue;
-            // a driver elsewhere times the phase on its host's clock
-            long from = ph.path("startMs").asLong(), to = ph.path("endMs").asLong();
-            if (elsewhere != null) { from = elsewhere.localMs(from); to = elsewhere.localMs(to); }
+            if (!(ph instanceof com.fasterxml.jackson.databind.node.ObjectNode phase)) continue;
+            if (elsewhere != null) {
+                // a driver elsewhere timed the phase on its host's clock: its edges on this host's, as everything else reads them
+                long from = phase.path("startMs").asLong(), to = phase.path("endMs").asLong();
+                phase.put("driverStartMs", from).put("driverEndMs", to).put("startMs", elsewhere.localMs(from)).put("endMs", elsewhere.localMs(to));
+            }
+            if (!(phase.path("cpuPct") instanceof com.fasterxml.jackson.databind.node.ObjectNode cpu)) continue;
             for (var e : remote.entrySet()) {
-                double pct = e.getValue().cpuPercent(from, to);
+                double pct = e.getValue().cpuPercent(phase.path("startMs").asLong(), phase.path("endMs").asLong());
                 if (!Double.isNaN(pct)) cpu.put(e.getKey(), pct);
             }
         }
@@ -179,7 +200,12 @@ public final class HttpLoad {
                         try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { }
                     }
                 });
-        d.record("load driver " + name);
+        try {
+            d.record("load driver " + name);
+        } catch (RuntimeException e) {
+            d.close(); // it would load the system until the run ends
+            throw e;
+        }
         return d;
     }
 

@@ -68,7 +68,12 @@ public record HttpService(String name, Process process, String address, int port
             try {
                 HttpService s = new HttpService(name, proc, remote == null ? "127.0.0.1" : remote.address(), port.get(500, TimeUnit.MILLISECONDS), activity, remote);
                 if (remote != null) {
-                    remote.record(s.port(), name);
+                    try {
+                        remote.record(s.port(), name);
+                    } catch (RuntimeException e) {
+                        remote.close(); // unreachable from here: it would serve nobody until the run ends
+                        throw e;
+                    }
                     HttpLoad.placed(proc.pid(), remote);
                 }
                 synchronized (HttpService.class) { // services may start in parallel, and the notes are a plain map

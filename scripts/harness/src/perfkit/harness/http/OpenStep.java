@@ -122,7 +122,7 @@ public final class OpenStep {
         List<Long> perSecond = new ArrayList<>();
         ph.path("startedPerSecond").forEach(n -> perSecond.add(n.asLong()));
         StepVerdict v = verdict(new Facts(spec.rate(), requests, spec.measureSeconds(), errors, driver, ph.path("correctedCount").asLong(),
-                latency.p99(), spec.sloMs(), num(ph, "systemCpuPct"), num(ph, "stealPct"), Runtime.getRuntime().availableProcessors(),
+                latency.p99(), spec.sloMs(), num(ph, "systemCpuPct"), num(ph, "stealPct"), HttpLoad.cores(),
                 lateness.p99(), perSecond));
         double jit = Double.NaN;
         for (JvmActivity.Listener l : spec.servers().values()) {
