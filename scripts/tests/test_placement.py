@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, bench, manifest, read_csv, run_dir_of, validate
+from conftest import ROOT, bench, manifest, read_csv, run_dir_of, validate, validate_load_results
 from nethosts import Hosts, skip_reason
 
 NO_HOSTS = skip_reason()
@@ -270,6 +270,9 @@ def test_a_web_reactive_run_spreads_over_three_hosts(lan, spread_run):
         assert float(r["p50_ms"]) >= 100, "the driver timed the requests across the links"
     (step,) = read_csv(run / "open.csv")
     assert step["valid"] == "true", step["invalid_reason"]
+    assert validate_load_results(run) == 2, "the results that came back, amended here, hold to their schema"
+    phase = json.loads((run / "load/webflux.1call.r50.fork1.result.json").read_text())["phases"][-1]
+    assert "driverStartMs" in phase and phase["cpuPct"]["app"] > 0, "its own clock's edges kept; the placed parts' CPU in the file"
     hlogs = {f["path"] for f in m["files"] if f["path"].endswith(".hlog")}
     assert any(h.endswith(".corrected.hlog") for h in hlogs) and all((run / h).stat().st_size > 0 for h in hlogs), "the driver's hlogs came back"
     assert "off: the load driver ran on pk-drv" in m["notes"]["peers"]

@@ -183,6 +183,9 @@ public final class HttpLoad {
                 if (!Double.isNaN(pct)) cpu.put(e.getKey(), pct);
             }
         }
+        // the file says what the run used: edges on this host's clock, and the placed parts' CPU
+        if ((elsewhere != null || !remote.isEmpty()) && r instanceof com.fasterxml.jackson.databind.node.ObjectNode amended)
+            Manifest.writeAtomically(result, amended);
         return r;
     }
 
