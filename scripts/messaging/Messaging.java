@@ -76,7 +76,13 @@ public class Messaging {
                     ? "--kafka-config is for a cluster of yours (--bootstrap-servers); the embedded broker has its own login" : KafkaAccess.Config.problem(p.text("kafka-config")))
             .rule(p -> p.integerOrAuto("rate-per-chain") == null && !p.list("systems").contains("kafka")
                     ? "--rate-per-chain auto calibrates on a Kafka chain: add kafka to --systems, or give a rate" : null)
-            .rule(p -> Placement.check(p.text("cpus")));
+            .rule(p -> Placement.check(p.text("cpus")))
+            .place(List.of("broker")) // the embedded Kafka broker on a host of its own (the original: isolated cores)
+            .rule(p -> !p.placement().containsKey("broker") ? null
+                    : !p.text("bootstrap-servers").isBlank() ? "--place broker places the run's own broker; with --bootstrap-servers there is none"
+                    : !p.list("systems").contains("kafka") ? "--place broker needs kafka in --systems"
+                    : Placement.parse(p.text("cpus")).cpus("broker") != null ? "--place broker and --cpus broker=... exclude each other: the broker is not on this host"
+                    : perfkit.harness.RemoteJvm.problem("broker", p.placement().get("broker"), p.text("java")));
 
     /** host:port,... with ports 1-65535, or empty. */
     static String checkBootstrap(Params p) {
@@ -93,7 +99,8 @@ public class Messaging {
     record Options(List<String> systems, List<String> kafkaPolls, Integer ratePerChain, int calibrationSharePct, int repetitions,
                    List<Integer> chronicleGrid, Placement placement, long sloMs, Warmup.Rule warmup, double measure, int maxInstances,
                    double budget, boolean jvmPerInstance, boolean busySpin, String bootstrapServers, short replicationFactor, String acks,
-                   double drainTimeout, List<String> forkJvmArgs, List<String> brokerJvmArgs, KafkaAccess.Config kafkaConfig) {
+                   double drainTimeout, List<String> forkJvmArgs, List<String> brokerJvmArgs, KafkaAccess.Config kafkaConfig,
+                   perfkit.harness.Ssh brokerHost) {
         static Options of(Params p) {
             return new Options(p.list("systems"), p.list("kafka-poll"), p.integerOrAuto("rate-per-chain"), p.intValue("calibration-share"),
                     p.intValue("repetitions"), p.ints("chronicle-grid"), Placement.parse(p.text("cpus")), p.integer("slo-ms"),
@@ -102,7 +109,7 @@ public class Messaging {
                     p.seconds("measure"), p.intValue("max-instances"), p.seconds("budget"), p.text("isolation").equals("jvm"),
                     p.text("backoff").equals("busy-spin"), p.text("bootstrap-servers"), (short) p.intValue("replication-factor"), p.text("acks"),
                     p.seconds("drain-timeout"), Sys.jvmArgs(p.text("fork-jvm-args")), Sys.jvmArgs(p.text("broker-jvm-args")),
-                    KafkaAccess.Config.of(p.text("kafka-config")));
+                    KafkaAccess.Config.of(p.text("kafka-config")), p.placement().get("broker"));
         }
 
         /** Kafka runs on a broker of the run's own (a fresh one per capacity search), not on the user's cluster. */

@@ -25,7 +25,7 @@ final class PollProbe {
         Path dir = Files.createTempDirectory("perfkit-poll-probe");
         int port = Sys.freePort();
         String password = KafkaAccess.newPassword();
-        KafkaRaftServer broker = KafkaBroker.start(dir.resolve("logs"), port, Sys.freePort(), password);
+        KafkaRaftServer broker = KafkaBroker.start(dir.resolve("logs"), "127.0.0.1", port, Sys.freePort(), password);
         KafkaAccess access = KafkaAccess.embedded("127.0.0.1:" + port, password);
         try {
             for (KafkaTransport.Poll poll : KafkaTransport.Poll.values()) {

@@ -87,6 +87,8 @@ final class Sweep {
     /** With --cpus: the CPUs each step's JVM was allowed, as its kernel said, by step. */
     private final ObjectNode placementSeen;
     private long brokerPid = -1;
+    /** The embedded broker when it runs on a host of its own (--place broker): its CPU comes from that host. */
+    private volatile perfkit.harness.RemoteJvm remoteBroker;
     private double lastStepSeconds;
 
     private Sweep(Run run, Messaging.Options o) throws Exception {
@@ -238,6 +240,12 @@ final class Sweep {
 
         @Override
         public void close() throws InterruptedException {
+            perfkit.harness.RemoteJvm remote = remoteBroker;
+            if (remote != null) {
+                remoteBroker = null;
+                remote.close();
+                return;
+            }
             if (process == null) return;
             run.stopService("kafka-broker", process);
             brokerPid = -1;
@@ -246,6 +254,10 @@ final class Sweep {
 
     Broker broker(Cell cell) throws Exception {
         if (!cell.system().equals("kafka")) return new Broker(null, null);
+        if (o.embeddedBroker() && o.brokerHost() != null) {
+            String password = KafkaAccess.newPassword();
+            return new Broker(null, KafkaAccess.embedded(startBrokerElsewhere(cell, password), password));
+        }
         if (o.embeddedBroker()) {
             String password = KafkaAccess.newPassword();
             Process proc = startBroker(cell, password);
@@ -288,21 +300,53 @@ final class Sweep {
         return proc;
     }
 
+    /**
+     * The embedded broker on its own host, its ports and log folder chosen there; returns where clients reach it. Its
+     * password goes over stdin, as to a local one.
+     */
+    private String startBrokerElsewhere(Cell cell, String password) throws Exception {
+        java.util.concurrent.CompletableFuture<String> ready = new java.util.concurrent.CompletableFuture<>();
+        run.progress().phase("starting a Kafka broker for " + cell.name() + " on " + o.brokerHost(), 5);
+        perfkit.harness.RemoteJvm remote = perfkit.harness.RemoteJvm.service(run, "broker", "kafka-broker", o.brokerHost(), o.brokerJvmArgs(),
+                List.of(KafkaBroker.FLAG, "{work}/logs", "0", "0"), Map.of("password", password),
+                line -> { if (line.startsWith("READY ")) ready.complete(line.substring(6).strip()); else System.err.println("[kafka-broker] " + line); });
+        remoteBroker = remote;
+        String bootstrap;
+        try {
+            bootstrap = ready.get(90, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("the embedded Kafka broker on " + o.brokerHost() + " did not start within 90 s");
+        }
+        remote.record(Integer.parseInt(bootstrap.substring(bootstrap.lastIndexOf(':') + 1)), "Kafka broker for " + cell.name());
+        run.notes().put("kafkaBroker", "on " + o.brokerHost() + " at " + bootstrap + " (placement in the manifest); its CPU from that host's /proc");
+        run.writeManifest();
+        return bootstrap;
+    }
+
     /** CPU of the broker and the whole machine over the measurement window of a step, sampled at the fork's phase edges. */
     private final class CpuWindow {
-        long brokerTicks = -1, t0;
+        long brokerTicks = -1, t0, t0Ms;
         double brokerPct = Double.NaN, systemPct = Double.NaN, stealPct = Double.NaN;
 
         void onPhase(String phase) {
             if (phase.equals("measure")) {
                 cpu.sampleSystem();
                 t0 = System.nanoTime();
+                t0Ms = System.currentTimeMillis();
                 brokerTicks = brokerPid > 0 ? cpu.processTicks(brokerPid) : -1;
             } else if (phase.equals("drain") && t0 > 0) {
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 CpuSampler.SystemUsage u = cpu.sampleSystem();
                 if (u != null) { systemPct = u.busyPercent(); stealPct = u.stealPercent(); }
                 if (brokerTicks >= 0) brokerPct = CpuSampler.percent(brokerTicks, cpu.processTicks(brokerPid), seconds);
+                perfkit.harness.RemoteJvm remote = remoteBroker;
+                if (remote != null) {
+                    try {
+                        brokerPct = remote.cpuPercent(t0Ms, System.currentTimeMillis());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
             }
         }
     }

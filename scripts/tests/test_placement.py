@@ -366,3 +366,27 @@ def test_a_three_tier_placement_that_would_call_loopback_across_hosts_is_one_lin
         r = bench("run", "three-tier", "--quick", "--rounds", rounds, "--place", place, "--out", str(tmp_path), env=lan.env(), timeout=120)
         assert r.returncode == 2 and expected in one_error_line(r), (place, r.stderr)
     assert not any(tmp_path.rglob("run.json")), "no run folder"
+
+
+def test_a_messaging_run_places_its_kafka_broker_on_another_host(hosts, tmp_path):
+    """The embedded broker on pk-db, its ports chosen there, the chains here reaching it across the link with the
+    run's SASL login; its CPU per step comes from its host, and nothing of it stays there."""
+    before = jvm_folders()
+    run = run_dir_of(bench("run", "messaging", "--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10", "--systems", "kafka",
+                           "--kafka-poll", "blocking", "--rate-per-chain", "100", "--max-instances", "2", "--place", "broker=pk-db",
+                           "--out", str(tmp_path), env=hosts.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    (part,) = m["placement"]
+    assert (part["part"], part["host"], part["address"]) == ("broker", "pk-db", hosts.address["pk-db"])
+    assert part["service"].startswith("Kafka broker for kafka/blocking (") and part["leftBehind"] is False
+    assert m["notes"]["kafkaBroker"].startswith(f"on pk-db at {hosts.address['pk-db']}:")
+    steps = read_csv(run / "sweep.csv")
+    assert steps and all(float(r["cpu_broker_pct"]) > 0 for r in steps), "the broker's CPU, from its own host"
+    assert any(r["valid"] == "true" for r in steps)
+    assert ("proc:kafka-broker@broker", "cpu_pct") in {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    deadline = time.time() + 10
+    while time.time() < deadline and (hosts.processes("pk-db") or jvm_folders() - before):
+        time.sleep(0.5)
+    assert hosts.processes("pk-db") == [] and jvm_folders() - before == set()

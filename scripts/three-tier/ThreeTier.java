@@ -111,7 +111,7 @@ public class ThreeTier {
             .place(List.of("driver", "a", "b", "c", "db"))
             .rule(ThreeTier::checkPlacement)
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
-            .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), p.text("java")))
+            .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().equals("driver") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /**
@@ -119,6 +119,12 @@ public class ThreeTier {
      * only: so a placed tier needs the tiers after it placed too, C its database (placed, or the user's), and a placed
      * driver loads only the chain, whose A is placed.
      */
+    private static boolean loopback(String jdbcUrl) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("//(\\[[^]]*]|[^:/?]*)").matcher(jdbcUrl);
+        String host = m.find() ? m.group(1).replace("[", "").replace("]", "") : "";
+        return host.isEmpty() || host.equalsIgnoreCase("localhost") || host.startsWith("127.") || host.equals("::1");
+    }
+
     static String checkPlacement(Params p) {
         java.util.Map<String, Ssh> placed = p.placement();
         boolean tiers = placed.containsKey("a") || placed.containsKey("b") || placed.containsKey("c");
@@ -126,8 +132,8 @@ public class ThreeTier {
             return "--place driver, a, b and c place parts of the chain round, which this run does not have";
         if (placed.containsKey("a") && !placed.containsKey("b") || placed.containsKey("b") && !placed.containsKey("c"))
             return "--place a placed tier needs the tiers after it placed too (a needs b and c, b needs c): a tier here listens on loopback only";
-        if (placed.containsKey("c") && !placed.containsKey("db") && p.text("jdbc-url").isBlank())
-            return "--place c needs its database elsewhere too (--place db or --jdbc-url): the private cluster here listens on loopback only";
+        if (placed.containsKey("c") && !placed.containsKey("db") && (p.text("jdbc-url").isBlank() || loopback(p.text("jdbc-url"))))
+            return "--place c needs its database elsewhere too (--place db, or a --jdbc-url not on loopback): a database here on loopback is out of its reach";
         if (placed.containsKey("driver") && (!placed.containsKey("a") || p.list("rounds").contains("templates")))
             return "--place driver loads the chain's A from its host: it needs a placed, and no templates round (its servers listen on loopback here)";
         return null;

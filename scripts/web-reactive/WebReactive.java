@@ -82,7 +82,7 @@ public class WebReactive {
                     ? "--place driver needs app and backend placed too: a part on this host listens on loopback only, which a driver elsewhere cannot reach" : null)
             .rule(p -> p.placement().containsKey("app") && !p.placement().containsKey("backend")
                     ? "--place app needs backend placed too: the external service here listens on loopback only, which the app elsewhere cannot reach" : null)
-            .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), p.text("java")))
+            .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().equals("driver") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /** A run's options, read once from the checked command line: nothing below reads an option by name. */

@@ -4,7 +4,7 @@ on its host, and the host needs no copy of the kit.
 
 The life line: the agent's stdin stays open for the run's life, and the run writes a line to it every 2 s. EOF (the
 run stopped it, the run died, the SSH session closed), HEARTBEAT_S without a line (a link that dropped without
-closing), SIGHUP, SIGTERM, SIGINT or SIGPIPE set `stop`; the part's main() then returns and its cleanup runs. If no
+closing), SIGHUP, SIGTERM or SIGINT, or a write to the run that fails, set `stop`; the part's main() then returns and its cleanup runs. If no
 line came for HEARTBEAT_S, a write to the run may block for good, so the watch thread runs the cleanup itself.
 """
 import json
@@ -146,7 +146,8 @@ def tidy(cleanup):
 def serve(main, cleanup, message, listen=True):
     """Runs the part's main(message) with the life line watched (from the start when `listen`, else from when main calls
     listen_now()), then its cleanup however main ends, and exits with main's code."""
-    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE, signal.SIGINT):
+    # not SIGPIPE: Python ignores it, and a write to a child that already ended (a JVM that failed at once) is no reason to stop
+    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     state["cleanup"] = cleanup
     if listen:

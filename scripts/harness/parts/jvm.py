@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import socket
 import threading
+import time
 
 # host.py's names (say, fail, stop, state, serve, ...) come before this text: the run sends both as one program
 FOLDER_PREFIX = "perfkit-part-jvm-"
@@ -50,10 +51,13 @@ def problem(message):
 
 def sync(jars):
     os.makedirs(CACHE, exist_ok=True)
-    for name in os.listdir(CACHE):   # jars half-written by an agent killed outright
-        pid = name.rsplit(".", 1)[-1]
-        if name.startswith(".") and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            os.unlink(os.path.join(CACHE, name))
+    for name in os.listdir(CACHE):   # jars half-written by an agent killed outright (an hour old: a home shared between hosts has other pids)
+        pid, path = name.rsplit(".", 1)[-1], os.path.join(CACHE, name)
+        try:
+            if name.startswith(".") and pid.isdigit() and not os.path.exists(f"/proc/{pid}") and time.time() - os.path.getmtime(path) > 3600:
+                os.unlink(path)
+        except OSError:
+            pass   # another agent took it first
     need = [j for j in jars if not os.path.isfile(os.path.join(CACHE, j["sha256"] + ".jar"))]
     say("need", [j["sha256"] for j in need])
     # nothing came after the first line before this answer, so the bytes are all still in the pipe: read it raw, and

@@ -80,6 +80,16 @@ public final class RemoteJvm implements AutoCloseable {
     }
 
     /**
+     * A long-running JVM of the study's own script (a broker, say) on {@code host} as part {@code part}, as
+     * {@link Run#startService} starts one here; {@code {work}} in {@code args} names a folder of its own there, gone
+     * with it. Each line it prints goes to {@code lines}; {@link #close} stops it.
+     */
+    public static RemoteJvm service(Run run, String part, String series, Ssh host, List<String> jvmArgs, List<String> args,
+                                    Map<String, String> privateParams, Consumer<String> lines) throws Exception {
+        return start(run, part, series, host, null, jvmArgs, run.mainClass(), args, privateParams, lines);
+    }
+
+    /**
      * Another script's program ({@code mainClass} on {@code classpath}, as {@link ScriptJvm} runs one here) on {@code host}:
      * {@code files} (name: text) are written into its work folder first, and {@code {work}} in {@code args} names that
      * folder; when it ends by itself, each file under {@code collect}'s keys (a file or folder in its work folder) comes
@@ -88,7 +98,7 @@ public final class RemoteJvm implements AutoCloseable {
     static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, String classpath, String mainClass, List<String> args,
                              Map<String, String> files, Map<String, Path> collect, Consumer<String> lines) throws Exception {
         Map<String, Object> message = new LinkedHashMap<>();
-        message.put("java", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        message.put("java", ScriptJvm.scriptJava()); // as it runs here, and as the --place check asks for it
         message.put("jvmArgs", jvmArgs);
         message.put("main", mainClass);
         message.put("childProcess", false);

@@ -130,8 +130,10 @@ final class RemotePart implements AutoCloseable {
         try {
             readyJson = ready.get(readySeconds, TimeUnit.SECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
+            close(); // it may be running already: it must not work on unseen until the run ends
             throw new IllegalStateException(part + " on " + host + " was not ready within " + readySeconds + " s");
         } catch (java.util.concurrent.ExecutionException e) {
+            close();
             throw new IllegalStateException(String.valueOf(e.getCause().getMessage()));
         }
         folder = readyJson.path("folder").asText(null);
@@ -141,7 +143,9 @@ final class RemotePart implements AutoCloseable {
         placement.set("fingerprint", readyJson.path("host"));
         ObjectNode clock = host.clockOffset();
         placement.putObject("clock").set("start", clock);
-        offsetMs = clock.path("offsetMs").isNumber() ? Math.round(clock.path("offsetMs").asDouble()) : null;
+        // every figure of the part is placed on this host's clock by it: without it, none would mean what it says
+        if (!clock.path("offsetMs").isNumber()) throw new IllegalStateException("could not measure the clock of " + host + " against this host's");
+        offsetMs = Math.round(clock.path("offsetMs").asDouble());
         gauge(processSeries, "cpu_pct", () -> latest((p, q) -> 100.0 * (q.partCpuSeconds() - p.partCpuSeconds()) / ((q.epochMs() - p.epochMs()) / 1000.0)));
         gauge("host:" + part, "cpu_pct", () -> latest((p, q) -> statPercent(p, q, false)));
         gauge("host:" + part, "steal_pct", () -> latest((p, q) -> statPercent(p, q, true)));

@@ -76,9 +76,12 @@ public final class ScriptJvm {
 
     String mainClass() { return mainClass; }
 
+    /** The java that runs another script's JVM: the running JDK's (its own classpath was resolved for it). */
+    public static String scriptJava() { return Path.of(System.getProperty("java.home"), "bin", "java").toString(); }
+
     /** The command that starts this script's JVM: the running JDK's java, {@code jvmArgs}, the main class, {@code args}. */
     public List<String> command(List<String> jvmArgs, List<String> args) {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        List<String> cmd = new ArrayList<>(List.of(scriptJava()));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-cp", classpath, mainClass));
         cmd.addAll(args);

@@ -158,7 +158,7 @@ public record Ssh(String destination) {
             if (!p.waitFor(10, TimeUnit.SECONDS)) p.destroyForcibly();
             String name = out.lines().filter(l -> l.startsWith("hostname ")).map(l -> l.substring(9).strip()).findFirst().orElse(host());
             List<String> addresses = new ArrayList<>();
-            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(name)) addresses.add(a.getHostAddress());
+            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(name)) addresses.add(a.getHostAddress().replaceAll("%.*", "")); // no IPv6 scope
             return addresses;
         } catch (IOException e) {
             return List.of();

@@ -350,7 +350,9 @@ public final class HttpLoad {
      */
     public static void addHlogs(Run run, JsonNode phase, String cell, String series, int fork, String description) {
         String stem = "latency/" + phase.path("name").asText();
-        long start = phase.path("startMs").asLong(), end = phase.path("endMs").asLong();
+        // the window on the clock of the hlogs' own timestamps: a driver elsewhere wrote them on its host's
+        long start = phase.path(phase.has("driverStartMs") ? "driverStartMs" : "startMs").asLong(),
+                end = phase.path(phase.has("driverEndMs") ? "driverEndMs" : "endMs").asLong();
         boolean open = phase.path("schedule").isTextual();
         run.addFile(new RunFile(stem + LatencyLog.CORRECTED, "hlog", description + (open
                 ? "; response time from each arrival's scheduled start (fixed schedule), ns, measured by the driver"

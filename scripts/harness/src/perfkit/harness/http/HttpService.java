@@ -82,9 +82,11 @@ public record HttpService(String name, Process process, String address, int port
                 }
                 return s;
             } catch (TimeoutException e) {
-                if (!proc.isAlive()) throw new IllegalStateException(name + " exited with code " + proc.exitValue() + " before binding a port; see logs/" + log.getFileName());
-                if (System.nanoTime() > deadline)
-                    throw new IllegalStateException(name + " did not bind a port within " + START_TIMEOUT_SECONDS + " s; see logs/" + log.getFileName());
+                String why = !proc.isAlive() ? name + " exited with code " + proc.exitValue() + " before binding a port; see logs/" + log.getFileName()
+                        : System.nanoTime() > deadline ? name + " did not bind a port within " + START_TIMEOUT_SECONDS + " s; see logs/" + log.getFileName() : null;
+                if (why == null) continue;
+                if (remote != null) remote.close(); // its session and folder go now, not when the run ends
+                throw new IllegalStateException(why);
             }
         }
     }
