@@ -70,7 +70,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *     {@code blockedTime}, whether the session limit was hit, CPU% of the watched processes and of the machine
  *     (with steal) between the phase's edges, and the JSON the probe URLs answered at its end.</li>
  * </ul>
- * Usage: {@code LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...]}.
+ * Usage: {@code LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...]
+ * [--start-on-go true]}. With {@code --start-on-go true} (one of several drivers sharing a load) it prints
+ * {@code perfkit-ready} once its benchmark is built and begins at the epoch ms that a {@code go <ms>} line on stdin names.
  * At each phase's start and end it prints {@code perfkit-phase warmup|measure|ended <phase>} on stdout, which the
  * study follows to label its time series (HttpLoad).
  * The result is written (atomically) only at the end; a failure writes {@code {"error": "..."}} instead. Its fields
@@ -182,7 +184,7 @@ public class LoadDriver {
                 String[] kv = p.split("=", 2);
                 probes.put(kv[0], kv[1]);
             }
-            String json = new LoadDriver(yaml, hlogDir, watch, probes).run();
+            String json = new LoadDriver(yaml, hlogDir, watch, probes, Boolean.parseBoolean(opts.getOrDefault("start-on-go", "false"))).run();
             writeAtomically(result, json);
             System.exit(0);
         } catch (Throwable t) {
@@ -201,8 +203,11 @@ public class LoadDriver {
         ProcessHandle parent = ProcessHandle.current().parent().orElse(null);
         daemon("loaddriver-stdin", () -> {
             try {
-                while (System.in.read() >= 0) { /* nothing is sent; EOF is the signal */ }
-            } catch (java.io.IOException ignored) {
+                var in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+                // nothing is sent but a start time (--start-on-go); EOF is the signal
+                for (String line = in.readLine(); line != null; line = in.readLine())
+                    if (line.startsWith(GO)) START_AT.complete(Long.parseLong(line.substring(GO.length()).strip()));
+            } catch (java.io.IOException | NumberFormatException ignored) {
                 // same as EOF
             }
             gone("its stdin closed");
@@ -214,6 +219,25 @@ public class LoadDriver {
             gone("its parent " + parent.pid() + " is gone");
         });
     }
+
+    /** The line on stdin that says when a driver started with {@code --start-on-go true} begins: {@code go <epoch ms>}. */
+    static final String GO = "go ";
+    private static final CompletableFuture<Long> START_AT = new CompletableFuture<>();
+
+    /**
+     * One of several drivers sharing a load: says it is ready once its benchmark is built (its JVM started, Hyperfoil
+     * loaded), then waits for the time they all begin at, on this host's clock, so their phases run side by side.
+     */
+    private static void awaitGo() throws Exception {
+        System.out.println(READY);
+        System.out.flush();
+        long at = START_AT.get(120, java.util.concurrent.TimeUnit.SECONDS);
+        long wait = at - System.currentTimeMillis();
+        if (wait > 0) Thread.sleep(wait);
+        else if (wait < -100) throw new IllegalStateException("told to start " + -wait + " ms in the past (the other drivers began without this one)");
+    }
+
+    static final String READY = "perfkit-ready";
 
     private static synchronized void gone(String why) {
         daemon("loaddriver-halt", () -> {
@@ -231,11 +255,12 @@ public class LoadDriver {
     }
 
     private static void usage(String why) {
-        System.err.println("LoadDriver: " + why + "\nusage: LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...]");
+        System.err.println("LoadDriver: " + why + "\nusage: LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...] [--start-on-go true]");
         System.exit(2);
     }
 
     private final Path yaml, hlogDir;
+    private final boolean startOnGo;
     private final Map<String, Long> watch;
     private final Map<String, String> probes;
     private final Map<String, PhaseRecord> phases = new LinkedHashMap<>();
@@ -243,7 +268,8 @@ public class LoadDriver {
     private int threads;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    LoadDriver(Path yaml, Path hlogDir, Map<String, Long> watch, Map<String, String> probes) {
+    LoadDriver(Path yaml, Path hlogDir, Map<String, Long> watch, Map<String, String> probes, boolean startOnGo) {
+        this.startOnGo = startOnGo;
         this.yaml = yaml;
         this.hlogDir = hlogDir;
         this.watch = watch;
@@ -278,6 +304,7 @@ public class LoadDriver {
                 return super.phaseChanged(phase, status, sessionLimitExceeded, error);
             }
         };
+        if (startOnGo) awaitGo();
         runner.run();
         Files.createDirectories(hlogDir);
         StringBuilder out = new StringBuilder("{\"benchmark\":").append(str(benchmark.name())).append(",\"threads\":").append(threads)

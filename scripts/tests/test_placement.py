@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, bench, manifest, read_csv, run_dir_of, validate, validate_load_results
+from conftest import ROOT, bench, decode_hlog, manifest, read_csv, run_dir_of, validate, validate_load_results
 from nethosts import Hosts, skip_reason
 
 NO_HOSTS = skip_reason()
@@ -292,6 +292,44 @@ def test_the_web_reactive_post_names_its_three_hosts(spread_run, tmp_path):
     for part, host in (("driver", "pk-drv"), ("app", "pk-app"), ("backend", "pk-be")):
         assert f"{part} on {host} ({host}, " in text, part
     assert "times every request on its own host's clock" in text
+
+
+def test_two_driver_hosts_share_the_load_and_their_results_add_up_exactly(lan, tmp_path):
+    """--place driver=pk-drv+pk-be: each driver runs half of every rate and of the users, and the run keeps one result
+    and one set of hlogs per step, their merge: counts and histograms added, so the closed counts stay exact."""
+    before = jvm_folders()
+    run = run_dir_of(bench("run", "web-reactive", *WEB, "--models", "closed,open", "--rates", "100", "--measure", "2", "--users", "5",
+                           "--place", "driver=pk-drv+pk-be,app=pk-app,backend=pk-be", "--out", str(tmp_path), env=lan.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    drivers = {(p["part"], p["host"]) for p in m["placement"] if p["part"].startswith("driver")}
+    assert drivers == {("driver", "pk-drv"), ("driver2", "pk-be")}, drivers
+    (closed,) = read_csv(run / "closed.csv")
+    assert closed["users"] == "5" and closed["valid"] == "true", closed
+    assert int(closed["requests"]) == int(closed["expected_requests"]) == int(closed["responses"]), "3 users on one host and 2 on the other, every request counted"
+    assert validate_load_results(run) == 6, "the two merged results and each host's own, all to the schema"
+    stem = "load/webflux.1call.r100.fork1"
+    merged = json.loads((run / f"{stem}.result.json").read_text())
+    assert [d["host"] for d in merged["drivers"]] == ["pk-drv", "pk-be"]
+    own = [json.loads((run / f"{stem}.d{i}.result.json").read_text()) for i in (1, 2)]
+    name = "webflux.1call.r100.fork1"
+    phase = next(p for p in merged["phases"] if p["name"] == name)
+    shares = [next(p for p in o["phases"] if p["name"] == name) for o in own]
+    assert phase["requests"] == sum(s["requests"] for s in shares) and all(s["requests"] > 0 for s in shares)
+    assert abs(phase["requests"] - 200) <= 4, "half of 100 req/s on each host, 2 s"
+    assert "driverStartMs" not in phase, "the merged hlogs are on this host's clock"
+    starts = [p["startMs"] for p in shares]   # each on its own host's clock, which the test hosts share with this machine
+    assert max(starts) - min(starts) < 300, f"both hosts measured side by side, not one after the other: {starts}"
+    total, _ = decode_hlog(run / f"latency/{phase['name']}.corrected.hlog")
+    assert total.get_total_count() == phase["correctedCount"] == sum(s["correctedCount"] for s in shares), "every response of both hosts in one histogram"
+    (step,) = read_csv(run / "open.csv")
+    assert int(step["requests"]) == phase["requests"] and float(step["p50_ms"]) >= 100
+    assert "pk-drv + pk-be (each runs an equal share" in m["notes"]["peers"]
+    assert_no_jvm_left(lan, before, seconds=10)
+    r = bench("run", "web-reactive", *WEB, "--models", "closed", "--users", "1", "--place", "driver=pk-drv+pk-be,app=pk-app,backend=pk-be",
+              "--out", str(tmp_path), env=lan.env(), timeout=120)
+    assert r.returncode == 2 and "needs at least 2 users in each closed step" in one_error_line(r)
 
 
 def test_a_killed_run_leaves_no_jvm_on_its_part_hosts(lan, tmp_path):

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.CapacitySearch;
+import perfkit.harness.HttpLoad;
 import perfkit.harness.HttpService;
 import perfkit.harness.JvmActivity;
 import perfkit.harness.JdbcUrl;
@@ -146,7 +147,7 @@ final class ChainRound implements Rounds.Round {
                 + "the chain's steps leave cpu_db_pct empty and sut_cpu_ms_per_1k without the database: its CPU is in the time series as proc:postgres@db)")
                 + ", scram-sha-256 with a random per-run password, removed afterwards");
         if (o.placement().keySet().stream().anyMatch(p -> TIERS.contains(p) || p.equals("driver")))
-            notes.put("hosts", "the load driver on " + (o.placement().containsKey("driver") ? o.placement().get("driver") : "this host") + ", " + TIERS.stream()
+            notes.put("hosts", "the load driver on " + HttpLoad.where(Params.hostsOf(o.placement(), "driver")) + ", " + TIERS.stream()
                     .map(t -> t.toUpperCase(Locale.ROOT) + " on " + (o.placement().containsKey(t) ? o.placement().get(t) : "this host"))
                     .collect(java.util.stream.Collectors.joining(", ")) + " (placement in the manifest); placed tiers start one after another (C, B, A), "
                     + "bind the address SSH reached their host on, and their step CPU comes from their host's /proc; the driver times every request on "

@@ -2,6 +2,7 @@ package perfkit.threetier;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpLoad;
+import perfkit.harness.Params;
 import perfkit.harness.Run;
 
 import java.util.ArrayList;
@@ -61,7 +62,7 @@ final class Rounds {
                 });
         for (Round r : rounds) r.describe(notes);
         run.writeManifest();
-        if (http != null) HttpLoad.prepare(run, o.placement().get("driver"));
+        if (http != null) HttpLoad.prepare(run, Params.hostsOf(o.placement(), "driver"));
         try {
             for (int i = 0; i < rounds.size(); i++) {
                 run.progress().say("round " + names.get(i));

@@ -27,6 +27,7 @@
 package perfkit.threetier;
 
 import perfkit.harness.Cli;
+import perfkit.harness.HttpLoad;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.RemoteJvm;
@@ -108,10 +109,11 @@ public class ThreeTier {
                     && !(p.list("rounds").contains("inserts") && p.list("stores").contains("postgres"))
                     ? "--place db places the private PostgreSQL of the chain round or of the inserts round's postgres store; this run has neither" : null)
             // the private PostgreSQL clusters (inserts and chain), the chain's tiers and its load driver on hosts of their own
-            .place(List.of("driver", "a", "b", "c", "db"))
+            .place(List.of("driver", "a", "b", "c", "db"), List.of("driver"))
             .rule(ThreeTier::checkPlacement)
+            .rule(p -> HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), p.intValue("chain-users"), "chain-users"))
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
-            .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().equals("driver") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
+            .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().startsWith("driver") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /**

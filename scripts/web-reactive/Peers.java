@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpLoad;
+import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.Table;
 
@@ -45,7 +46,7 @@ final class Peers {
         this.siege = on && onPath("siege");
         this.wrk = on && onPath("wrk");
         ObjectNode n = run.notes();
-        if (placedDriver) n.put("peers", "off: the load driver ran on " + o.placement().get("driver") + ", and siege and wrk run only beside a driver on the run's host");
+        if (placedDriver) n.put("peers", "off: the load driver ran on " + HttpLoad.where(Params.hostsOf(o.placement(), "driver")) + ", and siege and wrk run only beside a driver on the run's host");
         else if (!on) n.put("peers", "off (--peers off)");
         else n.put("peers", (siege ? "siege: the original's command for a few N (connection per request, its default)" : "siege not installed: its cross-check was skipped")
                 + "; " + (wrk ? "wrk: saturation at the largest N connections, then the driver loading the same way (N users looping as long, after its warm-up); its goal is " + DRIVER_GOAL + " x wrk's throughput"

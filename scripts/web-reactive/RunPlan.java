@@ -9,6 +9,7 @@ import perfkit.harness.HttpLoad;
 import perfkit.harness.HttpService;
 import perfkit.harness.JvmActivity;
 import perfkit.harness.OpenStep;
+import perfkit.harness.Params;
 import perfkit.harness.RateCapacity;
 import perfkit.harness.Run;
 import perfkit.harness.ServerWarmup;
@@ -111,7 +112,7 @@ final class RunPlan {
         describe(notes, stacks);
         run.writeManifest();
 
-        HttpLoad.prepare(run, o.placement().get("driver"));
+        HttpLoad.prepare(run, Params.hostsOf(o.placement(), "driver"));
         peers = new Peers(run, o);
         closed = new Table(run, "closed.csv", "closed model (siege -c N -r R shape): one row per cell, fork and N: requests, errors, "
                 + "throughput, response time, the external service's own latency, CPU per process, JIT of the servers, verdict",
@@ -198,13 +199,23 @@ final class RunPlan {
      */
     private AppJava appJava() {
         String chosen = o.appJava(), runJava = o.runJava();
-        if (!chosen.equals("auto")) {
-            java.nio.file.Path given = java.nio.file.Path.of(chosen).toAbsolutePath().normalize();
-            return describeJava((java.nio.file.Files.isDirectory(given) ? given.resolve("bin/java") : given).toString(), "--app-java");
-        }
+        if (!chosen.equals("auto")) return describeJava(givenJava(chosen), "--app-java");
         if (!runJava.isEmpty()) return describeJava(runJava, "--java");
         return Sys.newestJdk(21).map(j -> new AppJava(j.java().toString(), j.feature(), j.version(), "the newest JDK 21+ under /usr/lib/jvm (--app-java auto)"))
                 .orElseGet(() -> new AppJava(null, Runtime.version().feature(), System.getProperty("java.version"), "the run's own JVM (no JDK 21+ found)"));
+    }
+
+    /** The java executable --app-java names (a JDK folder or the executable itself). */
+    private static String givenJava(String appJava) {
+        java.nio.file.Path given = java.nio.file.Path.of(appJava).toAbsolutePath().normalize();
+        return (java.nio.file.Files.isDirectory(given) ? given.resolve("bin/java") : given).toString();
+    }
+
+    /** The java the apps will run on, as {@link #appJava} chooses it, for checking a placed app's host first; blank: the run's own. */
+    static String appJavaPath(String appJava, String runJava) {
+        if (!appJava.equals("auto")) return givenJava(appJava);
+        if (!runJava.isEmpty()) return runJava;
+        return Sys.newestJdk(21).map(j -> j.java().toString()).orElse("");
     }
 
     private static AppJava describeJava(String exe, String how) {
@@ -270,7 +281,8 @@ final class RunPlan {
                 ? "external service, each app and the load driver each run in a JVM of their own on this host (loopback only); CPU columns "
                         + "are % of one core between each step's edges"
                 : "each in a JVM of its own: " + PARTS.stream().map(p -> (p.equals("backend") ? "external service" : p.equals("driver") ? "load driver" : p) + " on "
-                        + (o.placement().containsKey(p) ? o.placement().get(p) + " (placement in the manifest)" : "this host")).collect(java.util.stream.Collectors.joining(", "))
+                        + (p.equals("driver") ? HttpLoad.where(Params.hostsOf(o.placement(), p)) : o.placement().containsKey(p) ? o.placement().get(p).toString() : "this host")
+                        + (o.placement().containsKey(p) ? " (placement in the manifest)" : "")).collect(java.util.stream.Collectors.joining(", "))
                         + "; the load driver times every request on its host's clock, and a driver elsewhere sends its results and hlogs back when "
                         + "each of its runs ends; a placed server binds the address SSH reached its host on; a placed part's CPU columns come from "
                         + "its host's /proc between each step's edges (% of one of its cores), and cpu_system_pct and steal_pct are the driver's host's");

@@ -76,13 +76,15 @@ public class WebReactive {
             .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")
             .rule(p -> checkTarget(p.text("target-url")))
             .rule(p -> p.integer("max-rate") < p.integer("rate-step") ? "--max-rate must be at least --rate-step" : null)
-            .place(RunPlan.PARTS) // the load driver, the app and the external service on hosts of their own
+            .place(RunPlan.PARTS, List.of("driver")) // the load driver, the app and the external service on hosts of their own
             .rule(p -> !p.placement().isEmpty() && !p.text("target-url").isBlank() ? "--place and --target-url exclude each other: a target is not started by the run" : null)
             .rule(p -> p.placement().containsKey("driver") && !(p.placement().containsKey("app") && p.placement().containsKey("backend"))
                     ? "--place driver needs app and backend placed too: a part on this host listens on loopback only, which a driver elsewhere cannot reach" : null)
             .rule(p -> p.placement().containsKey("app") && !p.placement().containsKey("backend")
                     ? "--place app needs backend placed too: the external service here listens on loopback only, which the app elsewhere cannot reach" : null)
-            .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().equals("driver") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
+            .rule(p -> HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), java.util.Collections.min(p.ints("users")), "users"))
+            .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().startsWith("driver") ? perfkit.harness.ScriptJvm.scriptJava()
+                            : e.getKey().equals("app") ? RunPlan.appJavaPath(p.text("app-java").trim(), p.text("java").trim()) : p.text("java")))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /** A run's options, read once from the checked command line: nothing below reads an option by name. */

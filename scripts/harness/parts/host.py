@@ -123,8 +123,10 @@ def own_folder(prefix):
 def watch_stdin():
     """The run's life line: its end, however it comes, is EOF here."""
     try:
-        while sys.stdin.buffer.readline():
+        for line in iter(sys.stdin.buffer.readline, b""):
             state["heard"] = time.monotonic()
+            if line.strip() and "on_line" in state:   # anything but a heartbeat is for the part (jvm.py: its JVM's stdin)
+                state["on_line"](line.decode(errors="replace").strip())
     except (OSError, ValueError):
         pass
     stop.set()

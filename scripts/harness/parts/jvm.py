@@ -120,6 +120,7 @@ def run(message):
         jvm.stdin.flush()
     except BrokenPipeError:
         pass   # it ended at once (a bad option, say): its own words come through the relay, then its exit
+    state["on_line"] = lambda line: tell(jvm, line)
     say("started", {"address": address, "sshPort": int(os.environ["SSH_CONNECTION"].split()[3]), "pid": jvm.pid, "folder": folder,
                     "java": version(java), "host": fingerprint()})
     while not stop.wait(0.5):
@@ -132,6 +133,20 @@ def run(message):
             return 0
         sample(jvm.pid)
     return 0
+
+
+def tell(jvm, line):
+    """A line the run sends its JVM after the start (a load driver's `go`): `to-jvm <text>` puts <text> on its stdin."""
+    if not line.startswith(TO_JVM):
+        return
+    try:
+        jvm.stdin.write((line[len(TO_JVM):] + "\n").encode())
+        jvm.stdin.flush()
+    except (OSError, ValueError):
+        pass   # it has ended: its exit tells the run
+
+
+TO_JVM = "to-jvm "
 
 
 def inside(work, name):

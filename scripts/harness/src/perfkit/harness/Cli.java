@@ -211,15 +211,31 @@ public final class Cli {
      * before the run folder exists, so an unreachable one is one line and exit 2.
      */
     public Cli place(List<String> parts) {
+        return place(parts, List.of());
+    }
+
+    /**
+     * The same, where each of {@code several} may run on several hosts at once, {@code part=user@a+user@b}: each host
+     * runs a share of that part's work (the load driver's arrival rate). {@link Params#placement} names the second
+     * {@code <part>2}, the third {@code <part>3}, and so on.
+     */
+    public Cli place(List<String> parts, List<String> several) {
         add("place", "", null, "run parts of the study on other hosts over SSH: " + String.join("|", parts)
-                + "=user@host, comma-separated (keys or agent; PERFKIT_SSH_CONFIG names an ssh config); a part left out runs here", "placement", v -> {
+                + "=user@host, comma-separated (keys or agent; PERFKIT_SSH_CONFIG names an ssh config); a part left out runs here"
+                + (several.isEmpty() ? "" : "; " + String.join("|", several) + "=user@a+user@b shares its work between several hosts"), "placement", v -> {
             java.util.Map<String, String> placed = new java.util.LinkedHashMap<>();
             for (String item : Sys.list(v)) {
                 int eq = item.indexOf('=');
                 String part = eq < 0 ? item : item.substring(0, eq).trim();
                 if (eq < 0 || !parts.contains(part))
                     throw new IllegalArgumentException("part=user@host items with a part among " + String.join(", ", parts) + " (got '" + item + "')");
-                if (placed.put(part, Ssh.of(item.substring(eq + 1).trim()).destination()) != null)
+                List<String> hosts = List.of(item.substring(eq + 1).split("\\+", -1));
+                if (hosts.size() > 1 && !several.contains(part))
+                    throw new IllegalArgumentException("one host for " + part + " (only " + (several.isEmpty() ? "no part" : String.join(", ", several)) + " may share its work between hosts)");
+                List<String> destinations = hosts.stream().map(h -> Ssh.of(h.trim()).destination()).toList();
+                if (destinations.stream().distinct().count() < destinations.size())
+                    throw new IllegalArgumentException("each host of " + part + " once (got '" + item + "')");
+                if (placed.put(part, String.join("+", destinations)) != null)
                     throw new IllegalArgumentException("each part once (" + part + " is placed twice)");
             }
             return placed.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(java.util.stream.Collectors.joining(","));

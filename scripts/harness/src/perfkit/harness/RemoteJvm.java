@@ -187,6 +187,12 @@ public final class RemoteJvm implements AutoCloseable {
     /** The same for a program that listens nowhere: the round trip to its host's SSH port. */
     public void record(String service) { record(part.ready().path("sshPort").asInt(22), service); }
 
+    /** Puts {@code line} on the JVM's stdin, after its start (a shared load driver's {@code go}). */
+    public void tell(String line) throws IOException { part.tell(line); }
+
+    /** The part host's epoch ms for an instant of this host's clock. */
+    public long remoteMs(long localEpochMs) { return part.remoteMs(localEpochMs); }
+
     /** This host's epoch ms for an instant of the part host's clock, by the offset measured at its start. */
     public long localMs(long remoteEpochMs) { return part.localMs(remoteEpochMs); }
 

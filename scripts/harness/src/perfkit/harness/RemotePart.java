@@ -196,8 +196,10 @@ final class RemotePart implements AutoCloseable {
     private void heartbeat(Supervisor.Child a) {
         while (a.process().isAlive() && agent == a) {
             try {
-                a.stdin().write('\n');
-                a.stdin().flush();
+                synchronized (a.stdin()) {
+                    a.stdin().write('\n');
+                    a.stdin().flush();
+                }
                 Thread.sleep(2000);
             } catch (IOException | InterruptedException e) {
                 return;
@@ -246,6 +248,19 @@ final class RemotePart implements AutoCloseable {
 
     /** The host's clock minus this one's at the start, ms; null when it could not be measured (no figure then needs it). */
     private volatile Long offsetMs;
+
+    /** Puts {@code line} on the stdin of the part's own process (its agent passes on a {@code to-jvm} line; jvm.py). */
+    void tell(String line) throws IOException {
+        Supervisor.Child a = agent;
+        if (a == null) throw new IOException(part + " on " + host + " has ended");
+        synchronized (a.stdin()) {
+            a.stdin().write(("to-jvm " + line.replace('\n', ' ') + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            a.stdin().flush();
+        }
+    }
+
+    /** The part host's epoch ms for an instant of this host's clock, by the offset measured at the start. */
+    long remoteMs(long localEpochMs) { return localEpochMs + (offsetMs == null ? 0 : offsetMs); }
 
     /** This host's epoch ms for an instant of the part host's clock, by the offset measured at the start (0 when unmeasured). */
     long localMs(long remoteEpochMs) { return remoteEpochMs - (offsetMs == null ? 0 : offsetMs); }

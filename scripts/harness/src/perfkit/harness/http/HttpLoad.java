@@ -53,40 +53,59 @@ public final class HttpLoad {
     /** Heap for the driver: a base, and room per connection (Netty buffers, the session's state): measured against nginx at 20k req/s. */
     static final int DRIVER_HEAP_BASE_MB = 384, DRIVER_HEAP_KB_PER_CONNECTION = 192;
 
-    /** The driver's host when it is placed on another ({@code --place driver=user@host}); null: this one. */
-    private static volatile Ssh driverHost;
+    /** The driver's hosts when it is placed on others ({@code --place driver=user@host[+user@host...]}); empty: this one. */
+    private static volatile List<Ssh> driverHosts = List.of();
+    private static volatile int[] driverCores = {};
 
     /** Compiles the driver (resolving Hyperfoil on first use) before anything is measured. */
     public static void prepare(Run run) throws IOException, InterruptedException {
-        prepare(run, null);
+        prepare(run, List.of());
     }
 
     /**
-     * The same, with every driver run on {@code host} (null: this one): its classpath goes there, and its results and
-     * hlogs come back into the run when it ends. What it loads and probes must be reachable from there.
+     * The same, with every driver run on {@code hosts} (empty: this one), each running its share of every phase
+     * ({@link Plan#yaml(int, int, int)}): the classpath goes there, and the results and hlogs come back into the run
+     * when they end, merged into one of each. What they load and probe must be reachable from there.
      */
-    public static void prepare(Run run, Ssh host) throws IOException, InterruptedException {
+    public static void prepare(Run run, List<Ssh> hosts) throws IOException, InterruptedException {
         run.progress().say("preparing the HTTP load driver (Hyperfoil; the first time downloads it)");
         driver = ScriptJvm.prepare(driverScript(), "perfkit.loaddriver.LoadDriver", "the load driver", run.dir().resolve(DIR));
-        driverHost = host;
-        if (host != null) {
-            int cores = host.cores();
-            if (cores < 1) throw new IllegalStateException("cannot read the core count of " + host + ", which the load driver's threads and verdicts need");
-            driverCores = cores;
+        int[] cores = new int[hosts.size()];
+        for (int i = 0; i < cores.length; i++) {
+            cores[i] = hosts.get(i).cores();
+            if (cores[i] < 1) throw new IllegalStateException("cannot read the core count of " + hosts.get(i) + ", which the load driver's threads and verdicts need");
         }
+        driverHosts = List.copyOf(hosts);
+        driverCores = cores;
     }
 
-    /** The driver's event loops: every core of its host, at most 4 (one alone reached 90% of a core and fell behind on a 2-core host). */
+    /** The driver's event loops (per host when there are several): every core, at most 4 (one alone reached 90% of a core and fell behind on a 2-core host). */
     public static int threads() {
-        return Math.max(1, Math.min(4, cores()));
+        return threads(cores());
     }
 
-    /** The logical cores of the driver's host: its CPU figures (systemCpuPct) are in percent of one of them. */
+    private static int threads(int cores) { return Math.max(1, Math.min(4, cores)); }
+
+    /**
+     * The logical cores of the driver's host (the fewest of its hosts): its CPU figures (systemCpuPct, the busiest
+     * host's when there are several) are in percent of one of them.
+     */
     public static int cores() {
-        return driverHost == null ? Runtime.getRuntime().availableProcessors() : driverCores;
+        return driverHosts.isEmpty() ? Runtime.getRuntime().availableProcessors() : java.util.Arrays.stream(driverCores).min().orElse(1);
     }
 
-    private static volatile int driverCores = 1;
+    /** Where a driver placed on {@code hosts} runs, for a run's notes: this host, its host, or its hosts and how they share the load. */
+    public static String where(List<Ssh> hosts) {
+        if (hosts.size() < 2) return hosts.isEmpty() ? "this host" : hosts.get(0).toString();
+        return hosts.stream().map(Ssh::toString).collect(Collectors.joining(" + ")) + " (each runs an equal share of every phase's arrival rate "
+                + "and users; their counts add up and their histograms are added)";
+    }
+
+    /** Why {@code drivers} hosts cannot share a closed model of {@code users} users (each needs one, --{@code option}), or null. */
+    public static String sharingProblem(int drivers, int users, String option) {
+        return drivers > users ? "--place driver on " + drivers + " hosts needs at least " + drivers + " users in each closed step (--" + option
+                + " has " + users + "): each host runs a share of them" : null;
+    }
 
     /** The heap a driver run with {@code connections} connections gets, in MB. */
     static int heapMb(int connections) {
@@ -112,8 +131,11 @@ public final class HttpLoad {
         Path bench = dir.resolve(name + ".yaml"), result = dir.resolve(name + ".result.json"), log = dir.resolve(name + ".log");
         Files.writeString(bench, plan.yaml());
         run.addFile(DIR + "/" + name + ".yaml", "other", "Hyperfoil benchmark the load driver ran (replayable with Hyperfoil 0.25)");
-        Ssh host = driverHost;
-        List<String> cmd = new ArrayList<>(host == null
+        List<Ssh> hosts = driverHosts;
+        int n = hosts.size();
+        if (n > 1 && plan.fewestUsers() < n)
+            throw new DriverFailed("a closed phase of " + name + " has " + plan.fewestUsers() + " users, fewer than the " + n + " driver hosts sharing it");
+        List<String> cmd = new ArrayList<>(n == 0
                 ? List.of("--benchmark", bench.toString(), "--hlog-dir", run.dir().resolve("latency").toString(), "--result", result.toString())
                 : List.of("--benchmark", "{work}/bench.yaml", "--hlog-dir", "{work}/latency", "--result", "{work}/result.json"));
         List<String> w = new ArrayList<>(List.of("driver=self"));
@@ -121,7 +143,7 @@ public final class HttpLoad {
         watch.forEach((k, pid) -> {
             RemoteJvm placed = PLACED.get(pid); // a service on another host: its pid here is its SSH session's
             if (placed != null) remote.put(k, placed);
-            else if (host == null) w.add(k + "=" + pid); // a driver elsewhere cannot read this host's processes
+            else if (n == 0) w.add(k + "=" + pid); // a driver elsewhere cannot read this host's processes
         });
         cmd.addAll(List.of("--watch", String.join(",", w)));
         if (!probes.isEmpty()) {
@@ -129,53 +151,67 @@ public final class HttpLoad {
             probes.forEach((k, url) -> p.add(k + "=" + url));
             cmd.addAll(List.of("--probe", String.join(",", p)));
         }
+        if (n > 1) cmd.addAll(List.of("--start-on-go", "true")); // they begin together, when all are ready (startTogether)
         PhaseEdges edges = new PhaseEdges(log); // from the log's end: a driver of the same name before appended to it
-        java.io.BufferedWriter remoteLog = host == null ? null
+        java.io.BufferedWriter remoteLog = n == 0 ? null
                 : Files.newBufferedWriter(log, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-        RemoteJvm elsewhere;
+        // with several hosts each brings back its own result and hlogs, merged into the run's below
+        DriverShares shares = n > 1 ? new DriverShares(run, name, n) : null;
+        List<RemoteJvm> elsewhere = new ArrayList<>();
+        List<java.util.concurrent.CompletableFuture<Void>> ready = new ArrayList<>();
         try {
-            elsewhere = host == null ? null : startElsewhere(run, host, name, plan, cmd, result, remoteLog);
+            for (int i = 0; i < n; i++) {
+                ready.add(new java.util.concurrent.CompletableFuture<>());
+                elsewhere.add(startElsewhere(run, hosts.get(i), i, n, name, plan, cmd,
+                        shares == null ? run.dir().resolve("latency") : shares.hlogs(i), shares == null ? result : shares.result(i), remoteLog, ready.get(i)));
+            }
+            if (n > 1) startTogether(name, hosts, elsewhere, ready);
         } catch (Exception e) {
-            remoteLog.close();
+            elsewhere.forEach(RemoteJvm::close);
+            if (remoteLog != null) remoteLog.close();
             throw e;
         }
-        Supervisor.Child child = elsewhere != null ? null : run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
-        Process process = elsewhere != null ? elsewhere.session() : child.process();
-        if (child != null) run.timeSeries().watchProcessTree("proc:load-driver", process.pid());
+        Supervisor.Child child = n > 0 ? null : run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
+        if (child != null) run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
         String before = run.timeSeries().phase();
         try {
             long deadline = System.nanoTime() + (long) (timeoutSeconds * 1e9);
-            // the time series follows the driver's phases as it announces them (a few hundred ms late at most)
-            while (!process.waitFor(200, TimeUnit.MILLISECONDS) && (elsewhere == null || elsewhere.exitCode(0) == null)) {
+            // the time series follows the driver's phases as it announces them (a few hundred ms late at most); with
+            // several, the first one's
+            while (child != null ? !child.process().waitFor(200, TimeUnit.MILLISECONDS) : anyRunning(elsewhere)) {
                 edges.latest().ifPresent(run.timeSeries()::phase);
                 if (System.nanoTime() > deadline)
                     throw new DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
             }
-            if (elsewhere != null && elsewhere.exitCode(30) == null)
-                throw new DriverFailed("load driver " + name + " on " + host + " ended without its results (its SSH session broke)");
-            if (elsewhere != null && !elsewhere.fileProblems().isEmpty())
-                throw new DriverFailed("load driver " + name + " on " + host + " sent back " + elsewhere.fileProblems().get(0));
+            for (int i = 0; i < n; i++) {
+                if (elsewhere.get(i).exitCode(30) == null)
+                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended without its results (its SSH session broke)");
+                if (!elsewhere.get(i).fileProblems().isEmpty())
+                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " sent back " + elsewhere.get(i).fileProblems().get(0));
+            }
         } finally {
             run.timeSeries().phase(before);
             if (child != null) {
                 run.timeSeries().unwatchProcess("proc:load-driver");
                 run.supervisor().stop(child, 10);
             } else {
-                elsewhere.close();
+                elsewhere.forEach(RemoteJvm::close);
                 synchronized (remoteLog) { remoteLog.close(); }
             }
         }
+        if (shares != null) shares.merge(elsewhere, hosts, result); // throws DriverFailed when one of them reported an error
         if (!Files.isRegularFile(result)) throw new DriverFailed("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
         JsonNode r = Manifest.JSON.readTree(result.toFile());
-        run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes");
-        run.addFile(DIR + "/" + name + ".log", "log", "load driver output");
+        run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes"
+                + (n > 1 ? " (the " + n + " driver hosts' results merged)" : ""));
+        run.addFile(DIR + "/" + name + ".log", "log", "load driver output" + (n > 1 ? " (the first host's lines plain, each other's prefixed with its part)" : ""));
         if (r.hasNonNull("error")) throw new DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
         for (JsonNode ph : r.path("phases")) {
             if (!(ph instanceof com.fasterxml.jackson.databind.node.ObjectNode phase)) continue;
-            if (elsewhere != null) {
+            if (n == 1) {
                 // a driver elsewhere timed the phase on its host's clock: its edges on this host's, as everything else reads them
                 long from = phase.path("startMs").asLong(), to = phase.path("endMs").asLong();
-                phase.put("driverStartMs", from).put("driverEndMs", to).put("startMs", elsewhere.localMs(from)).put("endMs", elsewhere.localMs(to));
+                phase.put("driverStartMs", from).put("driverEndMs", to).put("startMs", elsewhere.get(0).localMs(from)).put("endMs", elsewhere.get(0).localMs(to));
             }
             if (!(phase.path("cpuPct") instanceof com.fasterxml.jackson.databind.node.ObjectNode cpu)) continue;
             for (var e : remote.entrySet()) {
@@ -184,27 +220,61 @@ public final class HttpLoad {
             }
         }
         // the file says what the run used: edges on this host's clock, and the placed parts' CPU
-        if ((elsewhere != null || !remote.isEmpty()) && r instanceof com.fasterxml.jackson.databind.node.ObjectNode amended)
+        if ((n == 1 || !remote.isEmpty()) && r instanceof com.fasterxml.jackson.databind.node.ObjectNode amended)
             Manifest.writeAtomically(result, amended);
         return r;
     }
 
     /**
-     * The driver on {@code host}: the same command with its files in its work folder there; its output goes into the
-     * local log as it comes (the phase edges follow it), and its result and hlogs come back when it ends.
+     * Several drivers begin at one instant: each builds its benchmark and says it is ready, and then each is told the
+     * same moment, half a second ahead, on its own host's clock (by the offset measured at its start).
      */
-    private static RemoteJvm startElsewhere(Run run, Ssh host, String name, Plan plan, List<String> args, Path result, java.io.BufferedWriter out)
+    private static void startTogether(String name, List<Ssh> hosts, List<RemoteJvm> drivers, List<java.util.concurrent.CompletableFuture<Void>> ready)
             throws Exception {
-        List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb(plan.connections()) + "m"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(READY_TIMEOUT_S);
+        for (int i = 0; i < drivers.size(); i++) {
+            while (!ready.get(i).isDone()) {
+                if (drivers.get(i).exitCode(0) != null || !drivers.get(i).session().isAlive())
+                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended before it was ready");
+                if (System.nanoTime() > deadline)
+                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " was not ready within " + READY_TIMEOUT_S + " s");
+                Thread.sleep(50);
+            }
+        }
+        long at = System.currentTimeMillis() + 500;
+        for (RemoteJvm d : drivers) d.tell("go " + d.remoteMs(at));
+    }
+
+    private static final int READY_TIMEOUT_S = 120;
+
+    /** Whether any driver elsewhere is still running, after a short wait when one is. */
+    private static boolean anyRunning(List<RemoteJvm> drivers) throws InterruptedException {
+        boolean any = false;
+        for (RemoteJvm d : drivers) any |= d.session().isAlive() && d.exitCode(0) == null;
+        if (any) Thread.sleep(200);
+        return any;
+    }
+
+    /**
+     * Driver {@code share} of {@code of} on {@code host}: its share of the plan with its files in its work folder there;
+     * its output goes into the local log as it comes (the first's plain, so the phase edges follow it; the others'
+     * after their part's name), and its result and hlogs come back when it ends.
+     */
+    private static RemoteJvm startElsewhere(Run run, Ssh host, int share, int of, String name, Plan plan, List<String> args,
+                                            Path hlogs, Path result, java.io.BufferedWriter out,
+                                            java.util.concurrent.CompletableFuture<Void> ready) throws Exception {
+        String part = share == 0 ? "driver" : "driver" + (share + 1), prefix = share == 0 ? "" : part + ": ";
+        List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb(plan.connections(share, of)) + "m"));
         jvm.addAll(DRIVER_JVM);
-        RemoteJvm d = RemoteJvm.program(run, "driver", "load-driver", host, jvm, driver.classpath(), driver.mainClass(), args,
-                Map.of("bench.yaml", plan.yaml()), Map.of("latency", run.dir().resolve("latency"), "result.json", result), line -> {
+        RemoteJvm d = RemoteJvm.program(run, part, "load-" + part, host, jvm, driver.classpath(), driver.mainClass(), args,
+                Map.of("bench.yaml", plan.yaml(share, of, threads(driverCores[share]))), Map.of("latency", hlogs, "result.json", result), line -> {
+                    if (line.equals("perfkit-ready")) ready.complete(null);
                     synchronized (out) {
-                        try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { }
+                        try { out.write(prefix + line); out.newLine(); out.flush(); } catch (IOException ignored) { }
                     }
                 });
         try {
-            d.record("load driver " + name);
+            d.record("load driver " + name + (of > 1 ? " (" + (share + 1) + " of " + of + ")" : ""));
         } catch (RuntimeException e) {
             d.close(); // it would load the system until the run ends
             throw e;
@@ -388,9 +458,16 @@ public final class HttpLoad {
     public static final class Plan {
         private final String name;
         private final Target target;
-        private final StringBuilder phases = new StringBuilder();
-        private String previous;
-        private int connections = 1;
+        private final List<Phase> phases = new ArrayList<>();
+
+        /**
+         * One phase as planned: {@code users} for a closed model, {@code from}/{@code to} req/s for an arrival rate
+         * ({@code to} alone for a constant one), {@code concurrency} the most in flight at once.
+         */
+        private record Phase(String name, String model, int users, double from, double to, Double seconds, Counts counts, Follows follows,
+                             String previous, String path, int repeats, int concurrency) {
+            boolean closed() { return users > 0; }
+        }
 
         public Plan(String name, String url) {
             this.name = name;
@@ -401,7 +478,19 @@ public final class HttpLoad {
         public String path() { return target.pathAndQuery(); }
 
         /** The connections the driver opens: the largest concurrency of any phase. */
-        public int connections() { return connections; }
+        public int connections() { return connections(0, 1); }
+
+        /** The connections driver {@code share} of {@code of} opens: the largest concurrency of its share of any phase. */
+        int connections(int share, int of) {
+            int c = 1;
+            for (Phase p : phases) c = Math.max(c, p.closed() ? split(p.users, share, of) : ceilShare(p.concurrency, of));
+            return c;
+        }
+
+        /** The fewest users of any closed phase (a driver host needs at least one of each); MAX_VALUE when none is closed. */
+        int fewestUsers() {
+            return phases.stream().filter(Phase::closed).mapToInt(Phase::users).min().orElse(Integer.MAX_VALUE);
+        }
 
         /** Whether a phase is measured or warm-up (Hyperfoil's isWarmup: its samples are not the step's). */
         public enum Counts { MEASURED, WARMUP }
@@ -413,44 +502,67 @@ public final class HttpLoad {
         public enum Follows { WITHOUT_GAP, AFTER_DRAIN }
 
         public Plan closed(String phase, String path, int users, int repeats) {
-            return add(phase, "atOnce", "users: " + users, null, Counts.MEASURED, Follows.AFTER_DRAIN, path, repeats, users);
+            return add(new Phase(phase, "atOnce", users, 0, 0, null, Counts.MEASURED, Follows.AFTER_DRAIN, previous(), path, repeats, users));
         }
 
         public Plan always(String phase, String path, int users, double seconds, Counts counts) {
-            return add(phase, "always", "users: " + users, seconds, counts, Follows.AFTER_DRAIN, path, 1, users);
+            return add(new Phase(phase, "always", users, 0, 0, seconds, counts, Follows.AFTER_DRAIN, previous(), path, 1, users));
         }
 
         /** A warm-up whose arrival rate rises from {@code from} to {@code to} req/s: a cold driver JVM is not swamped at once. */
         public Plan ramp(String phase, String path, double from, double to, double seconds, int concurrency) {
-            return add(phase, "increasingRate", String.format(Locale.ROOT, "initialUsersPerSec: %.3f\n      targetUsersPerSec: %.3f\n      variance: false\n"
-                    + "      maxSessions: %d", from, to, concurrency), seconds, Counts.WARMUP, Follows.AFTER_DRAIN, path, 1, concurrency);
+            return add(new Phase(phase, "increasingRate", 0, from, to, seconds, Counts.WARMUP, Follows.AFTER_DRAIN, previous(), path, 1, concurrency));
         }
 
         /** An open-model phase: arrivals at a fixed {@code rate} req/s on a schedule, at most {@code concurrency} in flight. */
         public Plan open(String phase, String path, double rate, double seconds, int concurrency, Counts counts, Follows follows) {
-            return add(phase, "constantRate", String.format(Locale.ROOT, "usersPerSec: %.3f\n      variance: false\n      maxSessions: %d", rate, concurrency),
-                    seconds, counts, follows, path, 1, concurrency);
+            return add(new Phase(phase, "constantRate", 0, rate, rate, seconds, counts, follows, previous(), path, 1, concurrency));
         }
 
-        private Plan add(String phase, String model, String load, Double seconds, Counts counts, Follows follows, String path, int repeats, int concurrency) {
-            phases.append("- ").append(phase).append(":\n    ").append(model).append(":\n      ").append(load).append('\n');
-            if (seconds != null) phases.append("      duration: ").append(millis(seconds)).append('\n');
-            if (counts == Counts.WARMUP) phases.append("      isWarmup: true\n");
-            if (previous != null) phases.append(follows == Follows.WITHOUT_GAP ? "      startAfter: " : "      startAfterStrict: ").append(previous).append('\n');
-            phases.append("      scenario:\n").append(scenario(path, repeats, "        "));
-            previous = phase;
-            connections = Math.max(connections, concurrency);
+        private String previous() { return phases.isEmpty() ? null : phases.get(phases.size() - 1).name; }
+
+        private Plan add(Phase p) {
+            phases.add(p);
             return this;
         }
 
-        public String yaml() {
+        /** The whole plan, as one driver on this run's host runs it (and a Hyperfoil user can replay it). */
+        public String yaml() { return yaml(0, 1, threads()); }
+
+        /**
+         * Driver {@code share}'s part of the plan when {@code of} driver hosts share it: every arrival rate divided
+         * by {@code of}, the users of a closed phase dealt out one by one (their counts add up exactly), each on its
+         * own fixed schedule from its own phase start, with {@code threads} event loops.
+         */
+        String yaml(int share, int of, int threads) {
+            StringBuilder b = new StringBuilder();
+            for (Phase p : phases) {
+                b.append("- ").append(p.name).append(":\n    ").append(p.model).append(":\n      ");
+                switch (p.model) {
+                    case "atOnce", "always" -> b.append("users: ").append(split(p.users, share, of));
+                    case "increasingRate" -> b.append(String.format(Locale.ROOT, "initialUsersPerSec: %.3f\n      targetUsersPerSec: %.3f\n      variance: false\n"
+                            + "      maxSessions: %d", p.from / of, p.to / of, ceilShare(p.concurrency, of)));
+                    default -> b.append(String.format(Locale.ROOT, "usersPerSec: %.3f\n      variance: false\n      maxSessions: %d", p.to / of, ceilShare(p.concurrency, of)));
+                }
+                b.append('\n');
+                if (p.seconds != null) b.append("      duration: ").append(millis(p.seconds)).append('\n');
+                if (p.counts == Counts.WARMUP) b.append("      isWarmup: true\n");
+                if (p.previous != null) b.append(p.follows == Follows.WITHOUT_GAP ? "      startAfter: " : "      startAfterStrict: ").append(p.previous).append('\n');
+                b.append("      scenario:\n").append(scenario(p.path, p.repeats, "        "));
+            }
             return "# generated by perfkit (scripts/harness/src/perfkit/harness/http/HttpLoad.java); run with Hyperfoil 0.25\n"
-                    + "name: " + name + "\nthreads: " + threads() + "\nhttp:\n  host: " + target.origin() + "\n  sharedConnections: " + connections
+                    + (of > 1 ? "# driver " + (share + 1) + " of " + of + ": its share of the plan's rates and users\n" : "")
+                    + "name: " + name + "\nthreads: " + threads + "\nhttp:\n  host: " + target.origin() + "\n  sharedConnections: " + connections(share, of)
                     + "\n  requestTimeout: 60s\n"
                     // a user goes on after a non-2xx answer (as siege does); by default Hyperfoil stops its session,
                     // so a server shedding load would receive fewer requests than the closed model promises
-                    + "ergonomics:\n  stopOnInvalid: false\nphases:\n" + phases;
+                    + "ergonomics:\n  stopOnInvalid: false\nphases:\n" + b;
         }
+
+        /** Share {@code share}'s part of {@code n} dealt out one by one among {@code of}: the parts add up to n. */
+        static int split(int n, int share, int of) { return n / of + (share < n % of ? 1 : 0); }
+
+        private static int ceilShare(int n, int of) { return (n + of - 1) / of; }
     }
 
     /** One sequence: {@code repeats} synchronous GETs back to back (a loop when more than one). */

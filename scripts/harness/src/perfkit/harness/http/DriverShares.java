@@ -1,0 +1,209 @@
+package perfkit.harness;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramLogReader;
+import org.HdrHistogram.HistogramLogWriter;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * One load-driver run shared between several hosts ({@code --place driver=user@a+user@b}): where each host's result
+ * and hlogs land ({@code load/<name>.d<i>.result.json}, {@code load/<name>.d<i>/}), and their merge into the one
+ * result and the one set of hlogs per phase that a single driver would have written, so nothing downstream knows
+ * how many drivers there were.
+ * <p>
+ * The merge is exact where it can be: counts add up, and each phase's histograms are added (HdrHistogram adds
+ * without loss), so the percentiles of the merged result are those of every request of every host. Each host's
+ * edges move to this host's clock first; a merged phase runs from the earliest start to the latest end. What cannot
+ * add up is judged by the worst host: the driver's CPU, the machine's busy and steal time, blocked time is summed.
+ */
+final class DriverShares {
+    private static final com.fasterxml.jackson.databind.node.JsonNodeFactory NODES = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
+    private final Run run;
+    private final String name;
+    private final int count;
+
+    DriverShares(Run run, String name, int count) {
+        this.run = run;
+        this.name = name;
+        this.count = count;
+    }
+
+    /** Where driver {@code i}'s hlogs land. */
+    Path hlogs(int i) { return run.dir().resolve(HttpLoad.DIR).resolve(name + ".d" + (i + 1)); }
+
+    /** Where driver {@code i}'s result lands. */
+    Path result(int i) { return run.dir().resolve(HttpLoad.DIR).resolve(name + ".d" + (i + 1) + ".result.json"); }
+
+    /**
+     * Reads every host's result (a failed host fails the run of the driver), puts its edges on this host's clock,
+     * and writes the merged result to {@code into} and the merged hlogs to {@code latency/}.
+     */
+    void merge(List<RemoteJvm> drivers, List<Ssh> hosts, Path into) throws IOException {
+        List<JsonNode> results = new ArrayList<>();
+        List<LongUnaryOperator> clocks = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Path file = result(i);
+            if (!Files.isRegularFile(file)) throw new HttpLoad.DriverFailed("load driver " + name + " on " + hosts.get(i) + " sent back no result");
+            JsonNode r = Manifest.JSON.readTree(file.toFile());
+            if (r.hasNonNull("error")) throw new HttpLoad.DriverFailed("load driver " + name + " on " + hosts.get(i) + " failed: " + r.get("error").asText());
+            results.add(r);
+            clocks.add(drivers.get(i)::localMs);
+            String share = "driver " + (i + 1) + " of " + count + " (on " + hosts.get(i) + ")";
+            run.addFile(run.dir().relativize(file).toString(), "other", "load driver result of " + share + ", its edges on its own clock; merged into "
+                    + name + ".result.json");
+            try (var files = Files.list(hlogs(i))) {
+                for (Path h : files.sorted().toList())
+                    run.addFile(run.dir().relativize(h).toString(), "other", "hlog of " + share + ", on its own clock; merged into latency/" + h.getFileName());
+            }
+        }
+        Manifest.writeAtomically(into, merged(results, clocks, hosts, this::hlogs, run.dir().resolve("latency")));
+    }
+
+    /** The results of every host, merged (see the class); the merged hlogs of each measured phase go to {@code latency}. */
+    static ObjectNode merged(List<JsonNode> results, List<LongUnaryOperator> clocks, List<Ssh> hosts, java.util.function.IntFunction<Path> hlogs,
+                             Path latency) throws IOException {
+        ObjectNode out = Manifest.JSON.createObjectNode();
+        out.put("benchmark", results.get(0).path("benchmark").asText());
+        int threads = 0;
+        ArrayNode drivers = Manifest.JSON.createArrayNode();
+        for (int i = 0; i < results.size(); i++) {
+            threads += results.get(i).path("threads").asInt();
+            drivers.addObject().put("part", i == 0 ? "driver" : "driver" + (i + 1)).put("host", hosts.get(i).destination())
+                    .put("threads", results.get(i).path("threads").asInt());
+        }
+        out.put("threads", threads).set("drivers", drivers);
+        ArrayNode phases = out.putArray("phases");
+        for (JsonNode first : results.get(0).path("phases")) {
+            List<JsonNode> each = new ArrayList<>();
+            for (JsonNode r : results) each.add(HttpLoad.phase(r, first.path("name").asText()));
+            phases.add(mergedPhase(each, clocks, hlogs, latency));
+        }
+        return out;
+    }
+
+    private static final List<String> SUMS = List.of("requests", "responses", "connectionErrors", "requestTimeouts", "internalErrors", "invalid",
+            "errors", "blockedTimeNs", "status2xx", "status3xx", "status4xx", "status5xx", "statusOther", "cacheHits", "histogramCount",
+            "correctedCount", "started");
+
+    private static ObjectNode mergedPhase(List<JsonNode> each, List<LongUnaryOperator> clocks, java.util.function.IntFunction<Path> hlogs,
+                                          Path latency) throws IOException {
+        JsonNode first = each.get(0);
+        String name = first.path("name").asText();
+        ObjectNode p = Manifest.JSON.createObjectNode();
+        p.put("name", name).put("warmup", first.path("warmup").asBoolean());
+        long start = Long.MAX_VALUE, end = Long.MIN_VALUE;
+        for (int i = 0; i < each.size(); i++) {
+            start = Math.min(start, clocks.get(i).applyAsLong(each.get(i).path("startMs").asLong()));
+            end = Math.max(end, clocks.get(i).applyAsLong(each.get(i).path("endMs").asLong()));
+        }
+        p.put("startMs", start).put("endMs", end);
+        for (String key : SUMS) {
+            if (!first.has(key)) continue;
+            long sum = 0;
+            for (JsonNode ph : each) sum += ph.path(key).asLong();
+            p.put(key, sum);
+        }
+        p.put("sessionLimitExceeded", each.stream().anyMatch(ph -> ph.path("sessionLimitExceeded").asBoolean()));
+        String error = null;
+        for (int i = 0; i < each.size() && error == null; i++)
+            if (each.get(i).hasNonNull("error")) error = "driver " + (i + 1) + ": " + each.get(i).get("error").asText();
+        if (error == null) p.putNull("error");
+        else p.put("error", error);
+        p.set("schedule", first.get("schedule"));
+        boolean measured = !first.path("warmup").asBoolean();
+        // a warm-up phase has no hlogs to add up, and a summary of summaries would be no percentile at all
+        p.set("latencyMs", measured ? summary(merge(hlogs, each.size(), name, "corrected", start, end, latency)) : null);
+        p.set("uncorrectedMs", measured ? summary(merge(hlogs, each.size(), name, "uncorrected", start, end, latency)) : null);
+        if (first.has("latenessMs")) p.set("latenessMs", measured ? summary(merge(hlogs, each.size(), name, "lateness", start, end, latency)) : null);
+        if (first.has("startedPerSecond")) {
+            // each host's whole seconds from its own start: the seconds all of them ran, added up
+            int seconds = each.stream().mapToInt(ph -> ph.path("startedPerSecond").size()).min().orElse(0);
+            ArrayNode started = p.putArray("startedPerSecond");
+            for (int s = 0; s < seconds; s++) {
+                long sum = 0;
+                for (JsonNode ph : each) sum += ph.path("startedPerSecond").get(s).asLong();
+                started.add(sum);
+            }
+        }
+        ObjectNode cpu = p.putObject("cpuPct");
+        first.path("cpuPct").fieldNames().forEachRemaining(k -> cpu.set(k, worst(each, ph -> ph.path("cpuPct").path(k))));
+        p.set("systemCpuPct", worst(each, ph -> ph.path("systemCpuPct")));
+        p.set("stealPct", worst(each, ph -> ph.path("stealPct")));
+        p.set("probes", first.path("probes").deepCopy()); // the system's own view at the first host's phase end
+        return p;
+    }
+
+    /** The largest of a figure over the hosts, null when one host could not read it (the worst is then unknown). */
+    private static JsonNode worst(List<JsonNode> each, java.util.function.Function<JsonNode, JsonNode> figure) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (JsonNode ph : each) {
+            JsonNode v = figure.apply(ph);
+            if (!v.isNumber()) return NODES.nullNode();
+            max = Math.max(max, v.asDouble());
+        }
+        return NODES.numberNode(max);
+    }
+
+    /**
+     * Adds up the hosts' {@code <phase>.<kind>.hlog} into {@code latency/<phase>.<kind>.hlog}, one interval from
+     * {@code startMs} to {@code endMs} on this host's clock; null when no host wrote one.
+     */
+    static Histogram merge(java.util.function.IntFunction<Path> hlogs, int count, String phase, String kind, long startMs, long endMs,
+                           Path latency) throws IOException {
+        Histogram sum = null;
+        String file = phase + "." + kind + ".hlog";
+        for (int i = 0; i < count; i++) {
+            Path h = hlogs.apply(i).resolve(file);
+            if (!Files.isRegularFile(h)) continue;
+            HistogramLogReader reader = new HistogramLogReader(h.toFile());
+            for (var next = reader.nextIntervalHistogram(); next != null; next = reader.nextIntervalHistogram()) {
+                Histogram part = (Histogram) next;
+                if (sum == null) sum = new Histogram(part.getNumberOfSignificantValueDigits());
+                sum.add(part);
+            }
+        }
+        if (sum == null) return null;
+        sum.setStartTimeStamp(startMs);
+        sum.setEndTimeStamp(Math.max(endMs, startMs));
+        Files.createDirectories(latency);
+        try (PrintStream out = new PrintStream(latency.resolve(file).toFile())) {
+            HistogramLogWriter w = new HistogramLogWriter(out);
+            w.outputLogFormatVersion();
+            w.outputComment("phase " + phase + ", " + kind + ": the histograms of " + count + " driver hosts added up (load/*.d<i>/" + file
+                    + "), on the run host's clock");
+            w.outputComment("values in nanoseconds; one interval spanning the phase");
+            w.outputStartTime(startMs);
+            w.setBaseTime(startMs);
+            w.outputBaseTime(startMs);
+            w.outputLegend();
+            w.outputIntervalHistogram(sum);
+        }
+        return sum;
+    }
+
+    /** {mean, p50, p90, p95, p99, p99_9, max} in ms, as the driver writes it; null for no histogram. */
+    static JsonNode summary(Histogram h) {
+        if (h == null) return NODES.nullNode();
+        ObjectNode s = Manifest.JSON.createObjectNode();
+        boolean any = h.getTotalCount() > 0;
+        s.set("mean", ms(any, h.getMean()));
+        for (double q : new double[]{50, 90, 95, 99, 99.9})
+            s.set(q == 99.9 ? "p99_9" : "p" + (int) q, ms(any, h.getValueAtPercentile(q)));
+        s.set("max", ms(any, h.getMaxValue()));
+        return s;
+    }
+
+    private static JsonNode ms(boolean any, double ns) {
+        return any ? NODES.numberNode(Math.round(ns / 1e3) / 1e3) : NODES.nullNode();
+    }
+}
