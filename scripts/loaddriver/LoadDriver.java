@@ -225,16 +225,16 @@ public class LoadDriver {
     private static final CompletableFuture<Long> START_AT = new CompletableFuture<>();
 
     /**
-     * One of several drivers sharing a load: says it is ready once its benchmark is built (its JVM started, Hyperfoil
-     * loaded), then waits for the time they all begin at, on this host's clock, so their phases run side by side.
+     * One of several drivers sharing a load: says it is ready once its connections are open (its JVM started, Hyperfoil
+     * loaded, every session set up), then waits for the time they all begin at, on this host's clock, so their phases
+     * run side by side. It waits as long as the run does: the run's end closes stdin, which ends the driver. A time
+     * already past starts it at once; the run judges how far apart the hosts' phases ran.
      */
     private static void awaitGo() throws Exception {
         System.out.println(READY);
         System.out.flush();
-        long at = START_AT.get(120, java.util.concurrent.TimeUnit.SECONDS);
-        long wait = at - System.currentTimeMillis();
+        long wait = START_AT.get() - System.currentTimeMillis();
         if (wait > 0) Thread.sleep(wait);
-        else if (wait < -100) throw new IllegalStateException("told to start " + -wait + " ms in the past (the other drivers began without this one)");
     }
 
     static final String READY = "perfkit-ready";
@@ -298,13 +298,30 @@ public class LoadDriver {
             }
         }, null, null) {
             @Override
+            public void openConnections(io.vertx.core.Handler<io.vertx.core.AsyncResult<Void>> handler) {
+                if (!startOnGo) {
+                    super.openConnections(handler);
+                    return;
+                }
+                // the go is awaited once the connections are open, so that no host's connection set-up delays its start;
+                // off the event loop, which must not block
+                super.openConnections(opened -> daemon("loaddriver-go", () -> {
+                    try {
+                        awaitGo();
+                        handler.handle(opened);
+                    } catch (Exception e) {
+                        handler.handle(io.vertx.core.Future.failedFuture(e));
+                    }
+                }));
+            }
+
+            @Override
             protected CompletableFuture<Void> phaseChanged(Phase phase, PhaseInstance.Status status, boolean sessionLimitExceeded, Throwable error) {
                 PhaseInstance instance = instances.get(phase.name());
                 edge(phase, status, sessionLimitExceeded, error, instance == null ? System.currentTimeMillis() : instance.absoluteStartTime());
                 return super.phaseChanged(phase, status, sessionLimitExceeded, error);
             }
         };
-        if (startOnGo) awaitGo();
         runner.run();
         Files.createDirectories(hlogDir);
         StringBuilder out = new StringBuilder("{\"benchmark\":").append(str(benchmark.name())).append(",\"threads\":").append(threads)

@@ -321,6 +321,8 @@ def test_two_driver_hosts_share_the_load_and_their_results_add_up_exactly(lan, t
     assert "driverStartMs" not in phase, "the merged hlogs are on this host's clock"
     starts = [p["startMs"] for p in shares]   # each on its own host's clock, which the test hosts share with this machine
     assert max(starts) - min(starts) < 300, f"both hosts measured side by side, not one after the other: {starts}"
+    assert phase["hostSkewMs"] <= 100 and phase["error"] is None, phase
+    assert shares[0]["probes"]["backend"] and shares[1]["probes"] == {}, "only the first asks the service for its figures"
     total, _ = decode_hlog(run / f"latency/{phase['name']}.corrected.hlog")
     assert total.get_total_count() == phase["correctedCount"] == sum(s["correctedCount"] for s in shares), "every response of both hosts in one histogram"
     (step,) = read_csv(run / "open.csv")
@@ -402,10 +404,33 @@ def test_a_three_tier_chain_spreads_its_tiers_driver_and_database_over_three_hos
 
 def test_a_three_tier_placement_that_would_call_loopback_across_hosts_is_one_line(lan, tmp_path):
     for place, rounds, expected in [("a=pk-app", "chain", "a needs b and c"), ("b=pk-app,c=pk-be", "chain", "--place c needs its database elsewhere"),
-                                    ("driver=pk-drv", "chain", "it needs a placed"), ("a=pk-app,b=pk-be,c=pk-be,db=pk-drv", "inserts", "this run does not have")]:
+                                    ("driver=pk-drv", "chain", "it needs a placed"), ("a=pk-app,b=pk-be,c=pk-be,db=pk-drv", "inserts", "this run does not have"),
+                                    ("driver=pk-drv", "templates", "templates placed for the templates round"),
+                                    ("templates=pk-app", "chain", "which this run does not have")]:
         r = bench("run", "three-tier", "--quick", "--rounds", rounds, "--place", place, "--out", str(tmp_path), env=lan.env(), timeout=120)
         assert r.returncode == 2 and expected in one_error_line(r), (place, r.stderr)
     assert not any(tmp_path.rglob("run.json")), "no run folder"
+
+
+def test_the_templates_server_and_the_driver_run_on_hosts_of_their_own(lan, tmp_path):
+    """--place templates=pk-app,driver=pk-drv: the server renders its pages from its work folder there, bound to its
+    host's address; the driver there loads it across the link; the server's CPU per step comes from its host."""
+    before = jvm_folders()
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "templates", "--engines", "plain", "--forks", "1", "--measure", "2",
+                           "--warmup", "1", "--place", "templates=pk-app,driver=pk-drv", "--out", str(tmp_path), env=lan.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    hosts = {(p["part"], p["host"]) for p in m["placement"]}
+    assert hosts == {("templates", "pk-app"), ("driver", "pk-drv")}, hosts
+    server = next(p for p in m["placement"] if p["part"] == "templates")
+    assert server["address"] == lan.address["pk-app"] and server["leftBehind"] is False
+    assert "on pk-app (placement in the manifest)" in m["notes"]["templates"]["server"]
+    assert m["notes"]["templates"]["pages"]["plain"]["bytes"] > 0, "the page rendered there and was fetched from here"
+    rows = [r for r in read_csv(run / "saturation.csv") + read_csv(run / "open.csv") if r["cell"] == "templates/plain"]
+    assert rows and all(float(r["cpu_app_pct"]) > 0 for r in rows if r["cpu_app_pct"]), "the server's CPU from its host"
+    assert any(r["cpu_app_pct"] for r in rows)
+    assert_no_jvm_left(lan, before, seconds=10)
 
 
 def test_a_messaging_run_places_its_kafka_broker_on_another_host(hosts, tmp_path):

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpService;
 import perfkit.harness.JvmActivity;
 import perfkit.harness.Run;
+import perfkit.harness.Ssh;
 import perfkit.threetier.templates.TemplatesApp;
 
 import java.net.URI;
@@ -71,7 +72,10 @@ final class Templates implements Rounds.Round {
         t.put("server", "Spring Boot " + versions.path("springBoot").asText() + " MVC on embedded Tomcat " + versions.path("tomcat").asText()
                 + " (one JVM per fork, --app-jvm-args " + o.appJvmArgsText() + "); the three engines share its request pool, connector and "
                 + "headers (Content-Type text/html;charset=UTF-8, Content-Length), one endpoint each: /page/jsp, /page/freemarker, /page/plain; "
-                + "server.tomcat.max-keep-alive-requests=-1 so the driver's connections stay open");
+                + "server.tomcat.max-keep-alive-requests=-1 so the driver's connections stay open; "
+                + (o.placement().containsKey("templates") ? "on " + o.placement().get("templates") + " (placement in the manifest), bound to the address "
+                        + "SSH reached it on, its document root and Tomcat folder in its work folder there, its CPU from that host's /proc"
+                        : "on 127.0.0.1"));
         ObjectNode e = t.putObject("engines");
         e.put("jsp", "JSP compiled by Jasper " + versions.path("jasper").asText() + " (tomcat-embed-jasper, ECJ) from a document root in the run's "
                 + "scratch area (JSPs do not load from a jar): the handler forwards to /WEB-INF/jsp/page.jsp; scriptlets and <%= %>, no taglib (as "
@@ -129,16 +133,18 @@ final class Templates implements Rounds.Round {
         }
     }
 
-    /** A fresh server JVM; its document root and Tomcat's work folder (compiled JSPs) are in the run's scratch area. */
+    /**
+     * A fresh server JVM; its document root and Tomcat's work folder (compiled JSPs) are in the run's scratch area, or
+     * in its work folder on its host when placed ({@code --place templates}; its agent gives it a temp folder there).
+     */
     private HttpService startServer(int fork) throws Exception {
-        Path base = run.scratchDir().resolve("templates").resolve("fork" + fork);
-        Files.createDirectories(base);
-        List<String> args = List.of(ThreeTier.SERVICE, "templates", "--perfkit.run-dir=" + run.dir(), "--perfkit.docroot=" + base.resolve("docroot"),
-                "--perfkit.items=" + o.templateItems(), "--server.tomcat.basedir=" + base.resolve("tomcat"),
-                "--server.port=0", "--server.address=127.0.0.1");
+        Ssh host = o.placement().get("templates");
+        String base = host != null ? "{work}" : Files.createDirectories(run.scratchDir().resolve("templates").resolve("fork" + fork)).toString();
+        List<String> args = List.of(ThreeTier.SERVICE, "templates", "--perfkit.run-dir=" + run.dir(), "--perfkit.docroot=" + base + "/docroot",
+                "--perfkit.items=" + o.templateItems(), "--server.tomcat.basedir=" + base + "/tomcat", "--server.port=0");
         List<String> jvm = new ArrayList<>(o.appJvmArgs());
-        jvm.add("-Djava.io.tmpdir=" + Files.createDirectories(base.resolve("tmp")));
-        return HttpService.start(run, "templates/fork" + fork, jvm, args);
+        if (host == null) jvm.add("-Djava.io.tmpdir=" + Files.createDirectories(Path.of(base, "tmp")));
+        return HttpService.start(run, "templates/fork" + fork, "templates", host, null, jvm, args, Map.of());
     }
 
     /** The running server's pool and JSP settings, for the manifest (fork 1; later forks are checked against it). */

@@ -109,7 +109,7 @@ public class ThreeTier {
                     && !(p.list("rounds").contains("inserts") && p.list("stores").contains("postgres"))
                     ? "--place db places the private PostgreSQL of the chain round or of the inserts round's postgres store; this run has neither" : null)
             // the private PostgreSQL clusters (inserts and chain), the chain's tiers and its load driver on hosts of their own
-            .place(List.of("driver", "a", "b", "c", "db"), List.of("driver"))
+            .place(List.of("driver", "templates", "a", "b", "c", "db"), List.of("driver"))
             .rule(ThreeTier::checkPlacement)
             .rule(p -> HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), p.intValue("chain-users"), "chain-users"))
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
@@ -130,14 +130,20 @@ public class ThreeTier {
     static String checkPlacement(Params p) {
         java.util.Map<String, Ssh> placed = p.placement();
         boolean tiers = placed.containsKey("a") || placed.containsKey("b") || placed.containsKey("c");
-        if ((tiers || placed.containsKey("driver")) && !p.list("rounds").contains("chain"))
-            return "--place driver, a, b and c place parts of the chain round, which this run does not have";
+        if (tiers && !p.list("rounds").contains("chain"))
+            return "--place a, b and c place the chain round's tiers, which this run does not have";
+        if (placed.containsKey("driver") && !p.list("rounds").contains("chain") && !p.list("rounds").contains("templates"))
+            return "--place driver places the load driver of the chain and templates rounds, which this run does not have";
         if (placed.containsKey("a") && !placed.containsKey("b") || placed.containsKey("b") && !placed.containsKey("c"))
             return "--place a placed tier needs the tiers after it placed too (a needs b and c, b needs c): a tier here listens on loopback only";
         if (placed.containsKey("c") && !placed.containsKey("db") && (p.text("jdbc-url").isBlank() || loopback(p.text("jdbc-url"))))
             return "--place c needs its database elsewhere too (--place db, or a --jdbc-url not on loopback): a database here on loopback is out of its reach";
-        if (placed.containsKey("driver") && (!placed.containsKey("a") || p.list("rounds").contains("templates")))
-            return "--place driver loads the chain's A from its host: it needs a placed, and no templates round (its servers listen on loopback here)";
+        if (placed.containsKey("templates") && !p.list("rounds").contains("templates"))
+            return "--place templates places the templates round's server, which this run does not have";
+        boolean chain = p.list("rounds").contains("chain"), templates = p.list("rounds").contains("templates");
+        if (placed.containsKey("driver") && (chain && !placed.containsKey("a") || templates && !placed.containsKey("templates")))
+            return "--place driver loads the servers from its host: it needs a placed for the chain and templates placed for the templates round "
+                    + "(a server here listens on loopback only)";
         return null;
     }
 

@@ -273,8 +273,9 @@ final class RunPlan {
                 + "the bracket between the last rate with p99 <= " + o.sloMs() + " ms per external call (so " + slo(2) + " ms with 2 calls) and "
                 + "no errors and the first rate that did not, by doubling multiples of " + o.rateStep() + " req/s then bisecting"
                 + (o.searching() ? "" : "; this run measured the fixed rates " + o.ratesText() + " instead of searching"));
-        n.put("driver", "Hyperfoil 0.25.2 (io.hyperfoil:hyperfoil-http) in its own JVM (scripts/loaddriver/LoadDriver.java), " + HttpLoad.threads()
-                + " event loops; connections per open step by Little's law from the latency the previous step showed (open.csv connections); YAML in load/");
+        n.put("driver", "Hyperfoil 0.25.2 (io.hyperfoil:hyperfoil-http) in its own JVM (scripts/loaddriver/LoadDriver.java), an event loop per core "
+                + "of its host, at most 4 (open.csv driver_threads, all its hosts' together); connections per open step by Little's law from the "
+                + "latency the previous step showed (open.csv connections); YAML in load/");
         n.put("littlesLaw", "a pool of T threads whose requests each wait D = calls x delay holds at most T/D requests per second; in the closed "
                 + "model latency stays near D up to N = T users and then grows linearly, N/T x D");
         n.put("processes", o.placement().isEmpty()
@@ -285,7 +286,8 @@ final class RunPlan {
                         + (o.placement().containsKey(p) ? " (placement in the manifest)" : "")).collect(java.util.stream.Collectors.joining(", "))
                         + "; the load driver times every request on its host's clock, and a driver elsewhere sends its results and hlogs back when "
                         + "each of its runs ends; a placed server binds the address SSH reached its host on; a placed part's CPU columns come from "
-                        + "its host's /proc between each step's edges (% of one of its cores), and cpu_system_pct and steal_pct are the driver's host's");
+                        + "its host's /proc between each step's edges (% of one of its cores), and cpu_system_pct and steal_pct are the driver's host's "
+                        + "(with several driver hosts, the busiest one's share of its cores, and cpu_driver_pct the busiest driver's)");
     }
 
     // ---- services ---------------------------------------------------------------------------------------

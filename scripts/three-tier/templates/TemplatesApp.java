@@ -192,6 +192,6 @@ public class TemplatesApp {
         defaults.put("server.servlet.jsp.init-parameters.compilerTargetVM", "17");
         defaults.put("server.servlet.session.persistent", "false");
         app.setDefaultProperties(defaults);
-        app.run(args);
+        app.run(HttpService.springArgs(args)); // it binds 127.0.0.1, or the address SSH reached its host on when placed
     }
 }

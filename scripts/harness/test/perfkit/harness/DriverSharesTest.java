@@ -61,7 +61,7 @@ class DriverSharesTest {
                 result(2000, 11_000, 16_500, 45.0, null, List.of(500, 499)));
         List<LongUnaryOperator> clocks = List.of(t -> t, t -> t - 1000); // the second host's clock runs 1 s ahead
         Path latency = tmp.resolve("latency");
-        ObjectNode merged = DriverShares.merged(results, clocks, List.of(Ssh.of("ops@h1"), Ssh.of("h2")), i -> tmp.resolve("d" + (i + 1)), latency);
+        ObjectNode merged = DriverShares.merged(results, clocks, List.of(Ssh.of("ops@h1"), Ssh.of("h2")), new int[]{2, 8}, 0, i -> tmp.resolve("d" + (i + 1)), latency);
 
         assertEquals(5, merged.path("threads").asInt());
         assertEquals(List.of("driver", "driver2"), merged.path("drivers").findValuesAsText("part"));
@@ -75,6 +75,8 @@ class DriverSharesTest {
         assertEquals(45.0, m.path("cpuPct").path("driver").asDouble(), "the busiest driver");
         assertTrue(m.path("systemCpuPct").isNull(), "unknown when one host could not read it");
         assertTrue(m.path("sessionLimitExceeded").asBoolean(), "one host out of sessions is the step's problem");
+        assertEquals(0, m.path("hostSkewMs").asLong(), "both started at 10 s on this host's clock");
+        assertTrue(m.path("error").isNull());
 
         Histogram all = corrected[0].copy();
         all.add(corrected[1]);
@@ -87,6 +89,23 @@ class DriverSharesTest {
         assertEquals(all.getValueAtPercentile(99.9), written.getValueAtPercentile(99.9));
         assertEquals(10_000, written.getStartTimeStamp());
         assertEquals(3000, ((Histogram) new HistogramLogReader(latency.resolve("m.lateness.hlog").toFile()).nextIntervalHistogram()).getTotalCount());
+    }
+
+    @Test
+    void hostsThatStartedApartOrRanBusyAreJudgedAsTheyRan(@TempDir Path tmp) throws Exception {
+        for (int i = 0; i < 2; i++) hlog(Files.createDirectories(tmp.resolve("d" + (i + 1))).resolve("m.corrected.hlog"), single(10), 10_000);
+        List<JsonNode> results = List.of(result(1000, 10_000, 15_000, 30.0, 120.0, List.of(500)), result(1000, 10_000, 15_000, 30.0, 300.0, List.of(500)));
+        List<Ssh> hosts = List.of(Ssh.of("h1"), Ssh.of("h2"));
+        JsonNode told = DriverShares.merged(results, List.of(t -> t, t -> t + 20), hosts, new int[]{2, 8}, 20, i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l")).path("phases").get(1);
+        assertEquals(0, told.path("hostSkewMs").asLong(), "20 ms apart, as told (the interleave)");
+        assertEquals(120.0, told.path("systemCpuPct").asDouble(), 1e-9, "60% of 2 cores beats 37.5% of 8: the busiest share, in cores of the smaller host");
+        JsonNode apart = DriverShares.merged(results, List.of(t -> t, t -> t + 400), hosts, new int[]{2, 8}, 0, i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l")).path("phases").get(1);
+        assertEquals(400, apart.path("hostSkewMs").asLong());
+        assertTrue(apart.path("error").asText().contains("400 ms apart"), apart.toString());
+        assertTrue(DriverShares.merged(results, List.of(t -> t, t -> t + 400), hosts, new int[]{2, 8}, 0, i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l"))
+                .path("phases").get(0).path("error").isNull(), "a warm-up is not judged");
+        HttpLoad.Plan plan = new HttpLoad.Plan("t", "http://h/x").open("m", "/x", 250, 5, 10, HttpLoad.Plan.Counts.MEASURED, HttpLoad.Plan.Follows.AFTER_DRAIN);
+        assertEquals(4.0, plan.interleaveMs(), 1e-9, "at 250 req/s an arrival every 4 ms: the second host 4 ms after the first");
     }
 
     private static JsonNode result(long requests, long startMs, long endMs, double driverCpu, Double systemCpu, List<Integer> perSecond) {

@@ -24,7 +24,9 @@ import java.util.function.LongUnaryOperator;
  * The merge is exact where it can be: counts add up, and each phase's histograms are added (HdrHistogram adds
  * without loss), so the percentiles of the merged result are those of every request of every host. Each host's
  * edges move to this host's clock first; a merged phase runs from the earliest start to the latest end. What cannot
- * add up is judged by the worst host: the driver's CPU, the machine's busy and steal time, blocked time is summed.
+ * add up is judged by the worst host: the driver's CPU, the machine's busy and steal time (as a share of each host's
+ * cores); blocked time is summed. A merged phase whose hosts started further apart than they were told to
+ * ({@code hostSkewMs}, beyond 100 ms or 5% of the phase) carries an error: the system did not see the summed load.
  */
 final class DriverShares {
     private static final com.fasterxml.jackson.databind.node.JsonNodeFactory NODES = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
@@ -38,6 +40,17 @@ final class DriverShares {
         this.count = count;
     }
 
+    /** Removes what an earlier driver run of the same name left, so that a driver that sends nothing back is noticed. */
+    void clear() throws IOException {
+        for (int i = 0; i < count; i++) {
+            Files.deleteIfExists(result(i));
+            if (Files.isDirectory(hlogs(i)))
+                try (var files = Files.walk(hlogs(i))) {
+                    for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+                }
+        }
+    }
+
     /** Where driver {@code i}'s hlogs land. */
     Path hlogs(int i) { return run.dir().resolve(HttpLoad.DIR).resolve(name + ".d" + (i + 1)); }
 
@@ -48,7 +61,16 @@ final class DriverShares {
      * Reads every host's result (a failed host fails the run of the driver), puts its edges on this host's clock,
      * and writes the merged result to {@code into} and the merged hlogs to {@code latency/}.
      */
-    void merge(List<RemoteJvm> drivers, List<Ssh> hosts, Path into) throws IOException {
+    void merge(List<RemoteJvm> drivers, List<Ssh> hosts, int[] cores, double interleaveMs, Path into) {
+        try {
+            mergeFiles(drivers, hosts, cores, interleaveMs, into);
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof HttpLoad.DriverFailed f) throw f;
+            throw new HttpLoad.DriverFailed("the results of load driver " + name + "'s " + count + " hosts could not be merged: " + e.getMessage());
+        }
+    }
+
+    private void mergeFiles(List<RemoteJvm> drivers, List<Ssh> hosts, int[] cores, double interleaveMs, Path into) throws IOException {
         List<JsonNode> results = new ArrayList<>();
         List<LongUnaryOperator> clocks = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -61,17 +83,18 @@ final class DriverShares {
             String share = "driver " + (i + 1) + " of " + count + " (on " + hosts.get(i) + ")";
             run.addFile(run.dir().relativize(file).toString(), "other", "load driver result of " + share + ", its edges on its own clock; merged into "
                     + name + ".result.json");
-            try (var files = Files.list(hlogs(i))) {
-                for (Path h : files.sorted().toList())
-                    run.addFile(run.dir().relativize(h).toString(), "other", "hlog of " + share + ", on its own clock; merged into latency/" + h.getFileName());
-            }
+            if (Files.isDirectory(hlogs(i)))
+                try (var files = Files.list(hlogs(i))) {
+                    for (Path h : files.sorted().toList())
+                        run.addFile(run.dir().relativize(h).toString(), "other", "hlog of " + share + ", on its own clock; merged into latency/" + h.getFileName());
+                }
         }
-        Manifest.writeAtomically(into, merged(results, clocks, hosts, this::hlogs, run.dir().resolve("latency")));
+        Manifest.writeAtomically(into, merged(results, clocks, hosts, cores, interleaveMs, this::hlogs, run.dir().resolve("latency")));
     }
 
     /** The results of every host, merged (see the class); the merged hlogs of each measured phase go to {@code latency}. */
-    static ObjectNode merged(List<JsonNode> results, List<LongUnaryOperator> clocks, List<Ssh> hosts, java.util.function.IntFunction<Path> hlogs,
-                             Path latency) throws IOException {
+    static ObjectNode merged(List<JsonNode> results, List<LongUnaryOperator> clocks, List<Ssh> hosts, int[] cores, double interleaveMs,
+                             java.util.function.IntFunction<Path> hlogs, Path latency) throws IOException {
         ObjectNode out = Manifest.JSON.createObjectNode();
         out.put("benchmark", results.get(0).path("benchmark").asText());
         int threads = 0;
@@ -86,7 +109,7 @@ final class DriverShares {
         for (JsonNode first : results.get(0).path("phases")) {
             List<JsonNode> each = new ArrayList<>();
             for (JsonNode r : results) each.add(HttpLoad.phase(r, first.path("name").asText()));
-            phases.add(mergedPhase(each, clocks, hlogs, latency));
+            phases.add(mergedPhase(each, clocks, cores, interleaveMs, hlogs, latency));
         }
         return out;
     }
@@ -95,18 +118,23 @@ final class DriverShares {
             "errors", "blockedTimeNs", "status2xx", "status3xx", "status4xx", "status5xx", "statusOther", "cacheHits", "histogramCount",
             "correctedCount", "started");
 
-    private static ObjectNode mergedPhase(List<JsonNode> each, List<LongUnaryOperator> clocks, java.util.function.IntFunction<Path> hlogs,
-                                          Path latency) throws IOException {
+    private static ObjectNode mergedPhase(List<JsonNode> each, List<LongUnaryOperator> clocks, int[] cores, double interleaveMs,
+                                          java.util.function.IntFunction<Path> hlogs, Path latency) throws IOException {
         JsonNode first = each.get(0);
         String name = first.path("name").asText();
         ObjectNode p = Manifest.JSON.createObjectNode();
         p.put("name", name).put("warmup", first.path("warmup").asBoolean());
-        long start = Long.MAX_VALUE, end = Long.MIN_VALUE;
+        long start = Long.MAX_VALUE, end = Long.MIN_VALUE, skew = 0;
+        long[] starts = new long[each.size()];
         for (int i = 0; i < each.size(); i++) {
-            start = Math.min(start, clocks.get(i).applyAsLong(each.get(i).path("startMs").asLong()));
+            if (each.get(i).path("startMs").asLong() <= 0 || each.get(i).path("endMs").asLong() <= 0)
+                throw new HttpLoad.DriverFailed("phase " + name + " never ran to its end on driver host " + (i + 1));
+            starts[i] = clocks.get(i).applyAsLong(each.get(i).path("startMs").asLong());
+            start = Math.min(start, starts[i]);
             end = Math.max(end, clocks.get(i).applyAsLong(each.get(i).path("endMs").asLong()));
+            skew = Math.max(skew, Math.abs(starts[i] - Math.round(i * interleaveMs) - starts[0])); // beyond the start each was told
         }
-        p.put("startMs", start).put("endMs", end);
+        p.put("startMs", start).put("endMs", end).put("hostSkewMs", skew);
         for (String key : SUMS) {
             if (!first.has(key)) continue;
             long sum = 0;
@@ -117,6 +145,8 @@ final class DriverShares {
         String error = null;
         for (int i = 0; i < each.size() && error == null; i++)
             if (each.get(i).hasNonNull("error")) error = "driver " + (i + 1) + ": " + each.get(i).get("error").asText();
+        if (error == null && !first.path("warmup").asBoolean() && skew > Math.max(SKEW_MS, SKEW_SHARE * (end - start)))
+            error = "the driver hosts started this phase " + skew + " ms apart (beyond the interleave they were told): the system did not see their summed load at once";
         if (error == null) p.putNull("error");
         else p.put("error", error);
         p.set("schedule", first.get("schedule"));
@@ -137,10 +167,27 @@ final class DriverShares {
         }
         ObjectNode cpu = p.putObject("cpuPct");
         first.path("cpuPct").fieldNames().forEachRemaining(k -> cpu.set(k, worst(each, ph -> ph.path("cpuPct").path(k))));
-        p.set("systemCpuPct", worst(each, ph -> ph.path("systemCpuPct")));
-        p.set("stealPct", worst(each, ph -> ph.path("stealPct")));
+        // in % of one core of the fewest-cored host, which the verdict judges against: the busiest host's share of its own cores
+        p.set("systemCpuPct", busiestShare(each, cores, "systemCpuPct"));
+        p.set("stealPct", busiestShare(each, cores, "stealPct"));
         p.set("probes", first.path("probes").deepCopy()); // the system's own view at the first host's phase end
         return p;
+    }
+
+    /** Hosts this far apart (or this share of the phase, if more) did not load the system together. */
+    static final long SKEW_MS = 100;
+    static final double SKEW_SHARE = 0.05;
+
+    /** The largest share of its own cores a figure takes on any host, in % of one core of the fewest-cored host; null when one is unknown. */
+    private static JsonNode busiestShare(List<JsonNode> each, int[] cores, String key) {
+        double share = 0;
+        int fewest = java.util.Arrays.stream(cores).min().orElse(1);
+        for (int i = 0; i < each.size(); i++) {
+            JsonNode v = each.get(i).path(key);
+            if (!v.isNumber()) return NODES.nullNode();
+            share = Math.max(share, v.asDouble() / cores[i]);
+        }
+        return NODES.numberNode(share * fewest);
     }
 
     /** The largest of a figure over the hosts, null when one host could not read it (the worst is then unknown). */

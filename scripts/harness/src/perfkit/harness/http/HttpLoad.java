@@ -157,6 +157,7 @@ public final class HttpLoad {
                 : Files.newBufferedWriter(log, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
         // with several hosts each brings back its own result and hlogs, merged into the run's below
         DriverShares shares = n > 1 ? new DriverShares(run, name, n) : null;
+        if (shares != null) shares.clear(); // a driver that leaves nothing must not have an earlier step's files merged
         List<RemoteJvm> elsewhere = new ArrayList<>();
         List<java.util.concurrent.CompletableFuture<Void>> ready = new ArrayList<>();
         try {
@@ -165,7 +166,7 @@ public final class HttpLoad {
                 elsewhere.add(startElsewhere(run, hosts.get(i), i, n, name, plan, cmd,
                         shares == null ? run.dir().resolve("latency") : shares.hlogs(i), shares == null ? result : shares.result(i), remoteLog, ready.get(i)));
             }
-            if (n > 1) startTogether(name, hosts, elsewhere, ready);
+            if (n > 1) startTogether(name, hosts, elsewhere, ready, plan.interleaveMs());
         } catch (Exception e) {
             elsewhere.forEach(RemoteJvm::close);
             if (remoteLog != null) remoteLog.close();
@@ -178,7 +179,7 @@ public final class HttpLoad {
             long deadline = System.nanoTime() + (long) (timeoutSeconds * 1e9);
             // the time series follows the driver's phases as it announces them (a few hundred ms late at most); with
             // several, the first one's
-            while (child != null ? !child.process().waitFor(200, TimeUnit.MILLISECONDS) : anyRunning(elsewhere)) {
+            while (child != null ? !child.process().waitFor(200, TimeUnit.MILLISECONDS) : anyRunning(name, hosts, elsewhere)) {
                 edges.latest().ifPresent(run.timeSeries()::phase);
                 if (System.nanoTime() > deadline)
                     throw new DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
@@ -189,6 +190,7 @@ public final class HttpLoad {
                 if (!elsewhere.get(i).fileProblems().isEmpty())
                     throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " sent back " + elsewhere.get(i).fileProblems().get(0));
             }
+            if (n > 1) failedEarly(name, hosts, elsewhere); // a share must have ended well, or the sum is not the load
         } finally {
             run.timeSeries().phase(before);
             if (child != null) {
@@ -199,7 +201,7 @@ public final class HttpLoad {
                 synchronized (remoteLog) { remoteLog.close(); }
             }
         }
-        if (shares != null) shares.merge(elsewhere, hosts, result); // throws DriverFailed when one of them reported an error
+        if (shares != null) shares.merge(elsewhere, hosts, driverCores, plan.interleaveMs(), result); // throws DriverFailed when one of them failed
         if (!Files.isRegularFile(result)) throw new DriverFailed("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
         JsonNode r = Manifest.JSON.readTree(result.toFile());
         run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes"
@@ -226,33 +228,53 @@ public final class HttpLoad {
     }
 
     /**
-     * Several drivers begin at one instant: each builds its benchmark and says it is ready, and then each is told the
-     * same moment, half a second ahead, on its own host's clock (by the offset measured at its start).
+     * Several drivers begin together: each builds its benchmark, opens its connections and says it is ready, and then
+     * each is told its start, half a second ahead, on its own host's clock (by the offset measured at its start):
+     * host i {@code i x interleaveMs} after the first, so that their fixed schedules interleave instead of arriving
+     * side by side. How far apart their phases ran is judged when their results merge ({@link DriverShares}).
      */
-    private static void startTogether(String name, List<Ssh> hosts, List<RemoteJvm> drivers, List<java.util.concurrent.CompletableFuture<Void>> ready)
-            throws Exception {
+    private static void startTogether(String name, List<Ssh> hosts, List<RemoteJvm> drivers, List<java.util.concurrent.CompletableFuture<Void>> ready,
+                                      double interleaveMs) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(READY_TIMEOUT_S);
         for (int i = 0; i < drivers.size(); i++) {
             while (!ready.get(i).isDone()) {
-                if (drivers.get(i).exitCode(0) != null || !drivers.get(i).session().isAlive())
-                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended before it was ready");
+                failedEarly(name, hosts, drivers);
                 if (System.nanoTime() > deadline)
                     throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " was not ready within " + READY_TIMEOUT_S + " s");
                 Thread.sleep(50);
             }
         }
+        failedEarly(name, hosts, drivers);
         long at = System.currentTimeMillis() + 500;
-        for (RemoteJvm d : drivers) d.tell("go " + d.remoteMs(at));
+        for (int i = 0; i < drivers.size(); i++) {
+            try {
+                drivers.get(i).tell("go " + (drivers.get(i).remoteMs(at) + Math.round(i * interleaveMs)));
+            } catch (IOException e) {
+                throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " could not be told to start: " + e.getMessage());
+            }
+        }
     }
 
     private static final int READY_TIMEOUT_S = 120;
 
-    /** Whether any driver elsewhere is still running, after a short wait when one is. */
-    private static boolean anyRunning(List<RemoteJvm> drivers) throws InterruptedException {
+    /** Whether any driver elsewhere is still running, after a short wait when one is; one that failed ends the others' load at once. */
+    private static boolean anyRunning(String name, List<Ssh> hosts, List<RemoteJvm> drivers) throws InterruptedException {
+        failedEarly(name, hosts, drivers);
         boolean any = false;
         for (RemoteJvm d : drivers) any |= d.session().isAlive() && d.exitCode(0) == null;
         if (any) Thread.sleep(200);
         return any;
+    }
+
+    /** A driver elsewhere that ended badly, or lost its session, while the others may still load: they would load for nothing. */
+    private static void failedEarly(String name, List<Ssh> hosts, List<RemoteJvm> drivers) throws InterruptedException {
+        for (int i = 0; i < drivers.size(); i++) {
+            Integer code = drivers.get(i).exitCode(0);
+            if (code != null && code != 0)
+                throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " failed (exit " + code + "; see its lines in the log)");
+            if (code == null && !drivers.get(i).session().isAlive())
+                throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended without its results (its SSH session broke)");
+        }
     }
 
     /**
@@ -264,6 +286,15 @@ public final class HttpLoad {
                                             Path hlogs, Path result, java.io.BufferedWriter out,
                                             java.util.concurrent.CompletableFuture<Void> ready) throws Exception {
         String part = share == 0 ? "driver" : "driver" + (share + 1), prefix = share == 0 ? "" : part + ": ";
+        if (share > 0) { // the probes ask for figures since their last call: only the first driver asks, or each would reset the other's
+            args = new ArrayList<>(args);
+            int probe = args.indexOf("--probe");
+            if (probe >= 0) args.subList(probe, probe + 2).clear();
+        }
+        if (of > 1) {
+            Files.writeString(run.dir().resolve(DIR).resolve(name + ".d" + (share + 1) + ".yaml"), plan.yaml(share, of, threads(driverCores[share])));
+            run.addFile(DIR + "/" + name + ".d" + (share + 1) + ".yaml", "other", "driver " + (share + 1) + " of " + of + "'s share of " + name + ".yaml, as it ran on " + host);
+        }
         List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb(plan.connections(share, of)) + "m"));
         jvm.addAll(DRIVER_JVM);
         RemoteJvm d = RemoteJvm.program(run, part, "load-" + part, host, jvm, driver.classpath(), driver.mainClass(), args,
@@ -488,6 +519,15 @@ public final class HttpLoad {
         }
 
         /** The fewest users of any closed phase (a driver host needs at least one of each); MAX_VALUE when none is closed. */
+        /**
+         * How far apart hosts sharing this plan start, ms, so that their fixed schedules interleave: the gap between two
+         * arrivals of its measured open phase at the whole rate (0 without one). Below a millisecond it rounds away.
+         */
+        double interleaveMs() {
+            return phases.stream().filter(p -> p.model.equals("constantRate") && p.counts == Counts.MEASURED).mapToDouble(p -> 1000.0 / p.to)
+                    .findFirst().orElse(0);
+        }
+
         int fewestUsers() {
             return phases.stream().filter(Phase::closed).mapToInt(Phase::users).min().orElse(Integer.MAX_VALUE);
         }
