@@ -72,7 +72,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * </ul>
  * Usage: {@code LoadDriver --benchmark B.yaml --hlog-dir DIR --result R.json [--watch name=pid,...] [--probe name=url,...]
  * [--start-on-go true]}. With {@code --start-on-go true} (one of several drivers sharing a load) it prints
- * {@code perfkit-ready} once its benchmark is built and begins at the epoch ms that a {@code go <ms>} line on stdin names.
+ * {@code perfkit-ready} once its connections are open and begins at the epoch ms that a {@code go <ms>} line on stdin names.
  * At each phase's start and end it prints {@code perfkit-phase warmup|measure|ended <phase>} on stdout, which the
  * study follows to label its time series (HttpLoad).
  * The result is written (atomically) only at the end; a failure writes {@code {"error": "..."}} instead. Its fields
@@ -308,10 +308,11 @@ public class LoadDriver {
                 super.openConnections(opened -> daemon("loaddriver-go", () -> {
                     try {
                         awaitGo();
-                        handler.handle(opened);
-                    } catch (Exception e) {
-                        handler.handle(io.vertx.core.Future.failedFuture(e));
+                    } catch (Exception e) { // Hyperfoil would start anyway (its handler only counts down): no load without a go
+                        System.err.println("LoadDriver: no start time: " + e);
+                        System.exit(1);
                     }
+                    handler.handle(opened);
                 }));
             }
 

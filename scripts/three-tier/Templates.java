@@ -78,7 +78,7 @@ final class Templates implements Rounds.Round {
                         : "on 127.0.0.1"));
         ObjectNode e = t.putObject("engines");
         e.put("jsp", "JSP compiled by Jasper " + versions.path("jasper").asText() + " (tomcat-embed-jasper, ECJ) from a document root in the run's "
-                + "scratch area (JSPs do not load from a jar): the handler forwards to /WEB-INF/jsp/page.jsp; scriptlets and <%= %>, no taglib (as "
+                + "scratch area, or in its work folder on its host when placed (JSPs do not load from a jar): the handler forwards to /WEB-INF/jsp/page.jsp; scriptlets and <%= %>, no taglib (as "
                 + "the original), session=\"false\"; Jasper development=false and checkInterval=0, so no request checks the file");
         e.put("freemarker", "FreeMarker " + versions.path("freemarker").asText() + " configured by hand (Configuration 2.3.34, HTML output format "
                 + "escaping every ${}, template parsed once at start-up and held, update delay infinite), processed into the response writer");

@@ -111,7 +111,10 @@ public class ThreeTier {
             // the private PostgreSQL clusters (inserts and chain), the chain's tiers and its load driver on hosts of their own
             .place(List.of("driver", "templates", "a", "b", "c", "db"), List.of("driver"))
             .rule(ThreeTier::checkPlacement)
-            .rule(p -> HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), p.intValue("chain-users"), "chain-users"))
+            .rule(p -> !p.list("rounds").contains("chain") ? null
+                    : HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), p.intValue("chain-users"), "chain-users"))
+            .rule(p -> !p.list("rounds").contains("templates") ? null
+                    : HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), p.intValue("template-users"), "template-users"))
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
             .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().startsWith("driver") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));

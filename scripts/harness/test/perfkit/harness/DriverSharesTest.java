@@ -61,7 +61,7 @@ class DriverSharesTest {
                 result(2000, 11_000, 16_500, 45.0, null, List.of(500, 499)));
         List<LongUnaryOperator> clocks = List.of(t -> t, t -> t - 1000); // the second host's clock runs 1 s ahead
         Path latency = tmp.resolve("latency");
-        ObjectNode merged = DriverShares.merged(results, clocks, List.of(Ssh.of("ops@h1"), Ssh.of("h2")), new int[]{2, 8}, 0, i -> tmp.resolve("d" + (i + 1)), latency);
+        ObjectNode merged = DriverShares.merged(results, clocks, List.of(Ssh.of("ops@h1"), Ssh.of("h2")), new int[]{2, 8}, 0, java.util.Set.of("m"), i -> tmp.resolve("d" + (i + 1)), latency);
 
         assertEquals(5, merged.path("threads").asInt());
         assertEquals(List.of("driver", "driver2"), merged.path("drivers").findValuesAsText("part"));
@@ -96,16 +96,25 @@ class DriverSharesTest {
         for (int i = 0; i < 2; i++) hlog(Files.createDirectories(tmp.resolve("d" + (i + 1))).resolve("m.corrected.hlog"), single(10), 10_000);
         List<JsonNode> results = List.of(result(1000, 10_000, 15_000, 30.0, 120.0, List.of(500)), result(1000, 10_000, 15_000, 30.0, 300.0, List.of(500)));
         List<Ssh> hosts = List.of(Ssh.of("h1"), Ssh.of("h2"));
-        JsonNode told = DriverShares.merged(results, List.of(t -> t, t -> t + 20), hosts, new int[]{2, 8}, 20, i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l")).path("phases").get(1);
+        JsonNode told = DriverShares.merged(results, List.of(t -> t, t -> t + 20), hosts, new int[]{2, 8}, 20, java.util.Set.of("m"), i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l")).path("phases").get(1);
         assertEquals(0, told.path("hostSkewMs").asLong(), "20 ms apart, as told (the interleave)");
         assertEquals(120.0, told.path("systemCpuPct").asDouble(), 1e-9, "60% of 2 cores beats 37.5% of 8: the busiest share, in cores of the smaller host");
-        JsonNode apart = DriverShares.merged(results, List.of(t -> t, t -> t + 400), hosts, new int[]{2, 8}, 0, i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l")).path("phases").get(1);
-        assertEquals(400, apart.path("hostSkewMs").asLong());
-        assertTrue(apart.path("error").asText().contains("400 ms apart"), apart.toString());
-        assertTrue(DriverShares.merged(results, List.of(t -> t, t -> t + 400), hosts, new int[]{2, 8}, 0, i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l"))
-                .path("phases").get(0).path("error").isNull(), "a warm-up is not judged");
+        JsonNode apart = DriverShares.merged(results, List.of(t -> t, t -> t + 400), hosts, new int[]{2, 8}, 0, java.util.Set.of("warmup", "m"),
+                i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l")).path("phases");
+        assertEquals(400, apart.get(1).path("hostSkewMs").asLong());
+        assertTrue(apart.get(1).path("error").asText().contains("400 ms apart"), apart.toString());
+        assertTrue(apart.get(0).path("error").isNull(), "a warm-up is not judged");
+        JsonNode drained = DriverShares.merged(results, List.of(t -> t, t -> t + 400), hosts, new int[]{2, 8}, 0, java.util.Set.of(),
+                i -> tmp.resolve("d" + (i + 1)), tmp.resolve("l")).path("phases").get(1);
+        assertEquals(400, drained.path("hostSkewMs").asLong(), "recorded");
+        assertTrue(drained.path("error").isNull(), "not judged where each host starts once its own share drained");
         HttpLoad.Plan plan = new HttpLoad.Plan("t", "http://h/x").open("m", "/x", 250, 5, 10, HttpLoad.Plan.Counts.MEASURED, HttpLoad.Plan.Follows.AFTER_DRAIN);
         assertEquals(4.0, plan.interleaveMs(), 1e-9, "at 250 req/s an arrival every 4 ms: the second host 4 ms after the first");
+        HttpLoad.Plan open = new HttpLoad.Plan("t", "http://h/x").ramp("r", "/x", 10, 100, 2, 10).open("w", "/x", 100, 2, 10, HttpLoad.Plan.Counts.WARMUP, HttpLoad.Plan.Follows.WITHOUT_GAP)
+                .open("m", "/x", 100, 2, 10, HttpLoad.Plan.Counts.MEASURED, HttpLoad.Plan.Follows.WITHOUT_GAP);
+        assertEquals(java.util.Set.of("r", "w", "m"), open.onSchedule(), "an open step's phases run on the shared start's schedule");
+        HttpLoad.Plan closed = new HttpLoad.Plan("t", "http://h/x").always("w", "/x", 5, 2, HttpLoad.Plan.Counts.WARMUP).closed("n5", "/x", 5, 10).closed("n10", "/x", 10, 10);
+        assertEquals(java.util.Set.of("w"), closed.onSchedule(), "a closed step starts on each host when its share of the one before drained");
     }
 
     private static JsonNode result(long requests, long startMs, long endMs, double driverCpu, Double systemCpu, List<Integer> perSecond) {

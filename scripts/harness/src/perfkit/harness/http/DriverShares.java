@@ -24,8 +24,8 @@ import java.util.function.LongUnaryOperator;
  * The merge is exact where it can be: counts add up, and each phase's histograms are added (HdrHistogram adds
  * without loss), so the percentiles of the merged result are those of every request of every host. Each host's
  * edges move to this host's clock first; a merged phase runs from the earliest start to the latest end. What cannot
- * add up is judged by the worst host: the driver's CPU, the machine's busy and steal time (as a share of each host's
- * cores); blocked time is summed. A merged phase whose hosts started further apart than they were told to
+ * add up is judged by the worst host: the driver's CPU, the machine's busy time (as a share of each host's cores)
+ * and steal; blocked time is summed. A phase the hosts were told to start together that they started further apart
  * ({@code hostSkewMs}, beyond 100 ms or 5% of the phase) carries an error: the system did not see the summed load.
  */
 final class DriverShares {
@@ -61,16 +61,17 @@ final class DriverShares {
      * Reads every host's result (a failed host fails the run of the driver), puts its edges on this host's clock,
      * and writes the merged result to {@code into} and the merged hlogs to {@code latency/}.
      */
-    void merge(List<RemoteJvm> drivers, List<Ssh> hosts, int[] cores, double interleaveMs, Path into) {
+    void merge(List<RemoteJvm> drivers, List<Ssh> hosts, int[] cores, double interleaveMs, java.util.Set<String> onSchedule, Path into) {
         try {
-            mergeFiles(drivers, hosts, cores, interleaveMs, into);
+            mergeFiles(drivers, hosts, cores, interleaveMs, onSchedule, into);
         } catch (IOException | RuntimeException e) {
             if (e instanceof HttpLoad.DriverFailed f) throw f;
             throw new HttpLoad.DriverFailed("the results of load driver " + name + "'s " + count + " hosts could not be merged: " + e.getMessage());
         }
     }
 
-    private void mergeFiles(List<RemoteJvm> drivers, List<Ssh> hosts, int[] cores, double interleaveMs, Path into) throws IOException {
+    private void mergeFiles(List<RemoteJvm> drivers, List<Ssh> hosts, int[] cores, double interleaveMs, java.util.Set<String> onSchedule,
+                            Path into) throws IOException {
         List<JsonNode> results = new ArrayList<>();
         List<LongUnaryOperator> clocks = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -89,12 +90,12 @@ final class DriverShares {
                         run.addFile(run.dir().relativize(h).toString(), "other", "hlog of " + share + ", on its own clock; merged into latency/" + h.getFileName());
                 }
         }
-        Manifest.writeAtomically(into, merged(results, clocks, hosts, cores, interleaveMs, this::hlogs, run.dir().resolve("latency")));
+        Manifest.writeAtomically(into, merged(results, clocks, hosts, cores, interleaveMs, onSchedule, this::hlogs, run.dir().resolve("latency")));
     }
 
     /** The results of every host, merged (see the class); the merged hlogs of each measured phase go to {@code latency}. */
     static ObjectNode merged(List<JsonNode> results, List<LongUnaryOperator> clocks, List<Ssh> hosts, int[] cores, double interleaveMs,
-                             java.util.function.IntFunction<Path> hlogs, Path latency) throws IOException {
+                             java.util.Set<String> onSchedule, java.util.function.IntFunction<Path> hlogs, Path latency) throws IOException {
         ObjectNode out = Manifest.JSON.createObjectNode();
         out.put("benchmark", results.get(0).path("benchmark").asText());
         int threads = 0;
@@ -109,7 +110,7 @@ final class DriverShares {
         for (JsonNode first : results.get(0).path("phases")) {
             List<JsonNode> each = new ArrayList<>();
             for (JsonNode r : results) each.add(HttpLoad.phase(r, first.path("name").asText()));
-            phases.add(mergedPhase(each, clocks, cores, interleaveMs, hlogs, latency));
+            phases.add(mergedPhase(each, clocks, cores, interleaveMs, onSchedule.contains(first.path("name").asText()), hlogs, latency));
         }
         return out;
     }
@@ -118,7 +119,7 @@ final class DriverShares {
             "errors", "blockedTimeNs", "status2xx", "status3xx", "status4xx", "status5xx", "statusOther", "cacheHits", "histogramCount",
             "correctedCount", "started");
 
-    private static ObjectNode mergedPhase(List<JsonNode> each, List<LongUnaryOperator> clocks, int[] cores, double interleaveMs,
+    private static ObjectNode mergedPhase(List<JsonNode> each, List<LongUnaryOperator> clocks, int[] cores, double interleaveMs, boolean onSchedule,
                                           java.util.function.IntFunction<Path> hlogs, Path latency) throws IOException {
         JsonNode first = each.get(0);
         String name = first.path("name").asText();
@@ -145,7 +146,8 @@ final class DriverShares {
         String error = null;
         for (int i = 0; i < each.size() && error == null; i++)
             if (each.get(i).hasNonNull("error")) error = "driver " + (i + 1) + ": " + each.get(i).get("error").asText();
-        if (error == null && !first.path("warmup").asBoolean() && skew > Math.max(SKEW_MS, SKEW_SHARE * (end - start)))
+        // judged where the hosts were told to start together; after a drain each starts when its own share drained
+        if (error == null && onSchedule && !first.path("warmup").asBoolean() && skew > Math.max(SKEW_MS, SKEW_SHARE * (end - start)))
             error = "the driver hosts started this phase " + skew + " ms apart (beyond the interleave they were told): the system did not see their summed load at once";
         if (error == null) p.putNull("error");
         else p.put("error", error);
@@ -167,9 +169,9 @@ final class DriverShares {
         }
         ObjectNode cpu = p.putObject("cpuPct");
         first.path("cpuPct").fieldNames().forEachRemaining(k -> cpu.set(k, worst(each, ph -> ph.path("cpuPct").path(k))));
-        // in % of one core of the fewest-cored host, which the verdict judges against: the busiest host's share of its own cores
+        // in % of one core of the fewest-cored host, which the verdict judges against: the busiest host's share of its own cores;
         p.set("systemCpuPct", busiestShare(each, cores, "systemCpuPct"));
-        p.set("stealPct", busiestShare(each, cores, "stealPct"));
+        p.set("stealPct", worst(each, ph -> ph.path("stealPct"))); // % of one core, whatever the host's size, as the verdict judges it
         p.set("probes", first.path("probes").deepCopy()); // the system's own view at the first host's phase end
         return p;
     }

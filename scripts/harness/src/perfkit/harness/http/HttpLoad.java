@@ -201,7 +201,7 @@ public final class HttpLoad {
                 synchronized (remoteLog) { remoteLog.close(); }
             }
         }
-        if (shares != null) shares.merge(elsewhere, hosts, driverCores, plan.interleaveMs(), result); // throws DriverFailed when one of them failed
+        if (shares != null) shares.merge(elsewhere, hosts, driverCores, plan.interleaveMs(), plan.onSchedule(), result); // throws DriverFailed when one of them failed
         if (!Files.isRegularFile(result)) throw new DriverFailed("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
         JsonNode r = Manifest.JSON.readTree(result.toFile());
         run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes"
@@ -257,9 +257,9 @@ public final class HttpLoad {
 
     private static final int READY_TIMEOUT_S = 120;
 
-    /** Whether any driver elsewhere is still running, after a short wait when one is; one that failed ends the others' load at once. */
+    /** Whether any driver elsewhere is still running, after a short wait when one is; one of several that failed ends the others' load at once. */
     private static boolean anyRunning(String name, List<Ssh> hosts, List<RemoteJvm> drivers) throws InterruptedException {
-        failedEarly(name, hosts, drivers);
+        if (drivers.size() > 1) failedEarly(name, hosts, drivers);
         boolean any = false;
         for (RemoteJvm d : drivers) any |= d.session().isAlive() && d.exitCode(0) == null;
         if (any) Thread.sleep(200);
@@ -270,6 +270,8 @@ public final class HttpLoad {
     private static void failedEarly(String name, List<Ssh> hosts, List<RemoteJvm> drivers) throws InterruptedException {
         for (int i = 0; i < drivers.size(); i++) {
             Integer code = drivers.get(i).exitCode(0);
+            // a session that has ended may still be handing over its last lines (its files, then its exit)
+            if (code == null && !drivers.get(i).session().isAlive()) code = drivers.get(i).exitCode(30);
             if (code != null && code != 0)
                 throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " failed (exit " + code + "; see its lines in the log)");
             if (code == null && !drivers.get(i).session().isAlive())
@@ -518,7 +520,6 @@ public final class HttpLoad {
             return c;
         }
 
-        /** The fewest users of any closed phase (a driver host needs at least one of each); MAX_VALUE when none is closed. */
         /**
          * How far apart hosts sharing this plan start, ms, so that their fixed schedules interleave: the gap between two
          * arrivals of its measured open phase at the whole rate (0 without one). Below a millisecond it rounds away.
@@ -528,6 +529,24 @@ public final class HttpLoad {
                     .findFirst().orElse(0);
         }
 
+        /**
+         * The phases whose start is fixed by the start of the run: the first, and each that follows the one before
+         * without a gap after a fixed duration. Hosts sharing the plan start these together; a phase that waits for
+         * the one before to drain starts on each host when its own share has drained.
+         */
+        java.util.Set<String> onSchedule() {
+            java.util.Set<String> out = new java.util.HashSet<>();
+            for (Phase p : phases) {
+                boolean fixed = p.previous == null || p.follows == Follows.WITHOUT_GAP && out.contains(p.previous) && phase(p.previous).seconds != null;
+                if (!fixed) break;
+                out.add(p.name);
+            }
+            return out;
+        }
+
+        private Phase phase(String name) { return phases.stream().filter(p -> p.name.equals(name)).findFirst().orElseThrow(); }
+
+        /** The fewest users of any closed phase (a driver host needs at least one of each); MAX_VALUE when none is closed. */
         int fewestUsers() {
             return phases.stream().filter(Phase::closed).mapToInt(Phase::users).min().orElse(Integer.MAX_VALUE);
         }
