@@ -157,7 +157,13 @@ def kernel_jvms(pid):
     return {p: c for p, c in descendants(pid).items() if "kotlin-jupyter-kernel" in c and "java" in c}
 
 
-def test_the_kernel_opens_no_debugger_port(tmp_path):
+def mapped_archive(pid):
+    """True when the JVM pid has the kit's class archive (env/kernel/install.py) mapped: it starts from it."""
+    with open(f"/proc/{pid}/maps") as maps:
+        return any(line.rstrip().endswith("/kernel-classes.jsa") for line in maps)
+
+
+def test_the_kernel_opens_no_debugger_port_and_starts_from_the_class_archive(tmp_path):
     proc = subprocess.Popen([str(ROOT / "bench"), "notebooks", "--out", str(tmp_path), str(ROOT / "notebooks/overhead.ipynb")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = {}
@@ -166,7 +172,7 @@ def test_the_kernel_opens_no_debugger_port(tmp_path):
         while proc.poll() is None and time.time() < deadline:
             for pid, cmd in kernel_jvms(proc.pid).items():
                 try:
-                    seen[pid] = (cmd, listening_ports(pid))
+                    seen[pid] = (cmd, listening_ports(pid), seen.get(pid, (0, 0, False))[2] or mapped_archive(pid))
                 except OSError:
                     pass
             time.sleep(0.5)
@@ -175,9 +181,10 @@ def test_the_kernel_opens_no_debugger_port(tmp_path):
         proc.kill()
     assert proc.returncode == 0, err[-3000:]
     assert seen, "never saw the kernel's JVM"
-    for pid, (cmd, ports) in seen.items():
+    for pid, (cmd, ports, archived) in seen.items():
         assert "jdwp" not in cmd and "-debugPort" not in cmd, cmd
         assert 1044 not in ports, ports
+        assert archived, f"the kernel JVM never mapped the class archive ./bench made for it: {cmd}"
     assert "dt_socket" not in err and "Debugger failed" not in err
     nb = executed_ok(tmp_path / "overhead.ipynb")
     assert "dt_socket" not in json.dumps(nb.dict())

@@ -7,6 +7,25 @@ from conftest import ROOT, decode_hlog, manifest, read_csv, validate, validate_l
 REFERENCE = sorted(p.parent for p in (ROOT / "data/reference").glob("*/*/run.json"))
 
 
+def test_decoding_merges_as_the_hdrhistogram_package_does():
+    """decode_hlog adds intervals through add_histogram's shortcut: on the first log of each reference run (auto-resized
+    intervals of every study among them) the merge must equal the package's own HdrHistogram.add, value for value."""
+    from hdrh.histogram import HdrHistogram
+    from hdrh.log import HistogramLogReader
+    logs = [min(run.glob("latency/*.hlog")) for run in REFERENCE if any(run.glob("latency/*.hlog"))]
+    assert len(logs) >= 5
+    for log in logs:
+        ours, intervals = decode_hlog(log)
+        theirs = HdrHistogram(1, 24 * 3600 * 10**9, 3)
+        reader, n = HistogramLogReader(str(log), theirs), 0
+        while reader.add_next_interval_histogram(theirs) is not None:
+            n += 1
+        assert intervals == n and ours.get_total_count() == theirs.get_total_count(), log
+        recorded = [[(v.value_iterated_to, v.count_at_value_iterated_to) for v in h.get_recorded_iterator()] for h in (ours, theirs)]
+        assert recorded[0] == recorded[1], log
+        assert (ours.get_min_value(), ours.get_max_value()) == (theirs.get_min_value(), theirs.get_max_value()), log
+
+
 def test_there_is_a_queues_reference_run():
     assert any(r.parent.name == "queues" for r in REFERENCE)
 
