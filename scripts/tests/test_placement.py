@@ -376,6 +376,52 @@ def test_a_placed_web_reactive_run_refuses_a_target_url_in_one_line(lan, tmp_pat
     assert not any(tmp_path.rglob("run.json")), "no run folder"
 
 
+def test_workflow_engines_and_their_database_run_on_hosts_of_their_own(lan, tmp_path):
+    """--place db=pk-be,engines=pk-app+pk-drv, as the original ran its engines on hosts of their own against RDS: each
+    engine is a fork on its host, reaching the cluster across the links (which admits both hosts), its latency logs come
+    back into the run, its clock stamps are put on this host's clock, and its CPU is its host's, not this one's."""
+    before_jvm, before_db = jvm_folders(), part_folders()
+    run = run_dir_of(bench("run", "workflow", *DRAIN[:5], "--instances", "2", "--locks", "off", "--acquire-sizes", "32", "--jobs", "600",
+                           "--place", "db=pk-be,engines=pk-app+pk-drv", "--out", str(tmp_path), env=lan.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    placed = {(p["part"], p["host"], p["fingerprint"]["hostname"]) for p in m["placement"]}
+    assert placed == {("db", "pk-be", "pk-be"), ("engines", "pk-app", "pk-app"), ("engines2", "pk-drv", "pk-drv")}, "one entry per part"
+    assert all(p["leftBehind"] is False for p in m["placement"])
+    engines = [p for p in m["placement"] if p["part"].startswith("engines")]
+    assert all("a fork of the run" in p["service"] and p["rttMs"]["samples"] == 20 for p in engines)
+    assert "engine i on the i-th host of --place engines" in m["notes"]["engines"] and "pk-app, pk-drv" in m["notes"]["engines"]
+    (row,) = read_csv(run / "throughput.csv")
+    assert row["valid"] == "true", row["invalid_reason"]
+    assert int(row["committed"]) == 600 and float(row["drain_seconds"]) > 0, "the drain's edges, on one clock"
+    assert float(row["cpu_engines_pct"]) > 0 and float(row["cpu_db_pct"]) > 0, "the engines' and the database's CPU, each from its own host"
+    assert abs(float(row["cpu_other_pct"]) - float(row["cpu_system_pct"])) < 1e-6, "neither is in this host's CPU"
+    per_engine = read_csv(run / "engines.csv")
+    assert sorted(r["instance"] for r in per_engine) == ["1", "2"] and sum(int(r["commit_events"]) for r in per_engine) == 600
+    hlogs = [f for f in m["files"] if f["kind"] == "hlog"]
+    assert len(hlogs) == 4, "each engine's corrected and uncorrected log"
+    assert sum(decode_hlog(run / f["path"])[0].get_total_count() for f in hlogs if "uncorrected" not in f["path"]) > 0, \
+        "the engines' latency logs came back from their hosts"
+    assert all((run / f["path"]).is_file() for f in m["files"]), "every file the forks listed is in the run"
+    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    cell = row["cell"]
+    assert {("host:engines", "cpu_pct"), ("host:engines2", "cpu_pct"), (f"proc:{cell}/engine1@engines", "cpu_pct"),
+            (f"proc:{cell}/engine2@engines2", "cpu_pct")} <= series, "each engine's host, second by second"
+    assert_no_jvm_left(lan, before_jvm, seconds=10)
+    assert part_folders() - before_db == set(), "the database's folder is gone from its host"
+
+
+def test_workflow_engines_elsewhere_need_a_database_they_can_reach(lan, tmp_path):
+    for args, expected in [(["--place", "engines=pk-app"], "--place engines needs the database off loopback too"),
+                           (["--database", "h2", "--place", "engines=pk-app"], "--place engines needs --database postgres"),
+                           (["--jdbc-url", "jdbc:postgresql://localhost:5432/x", "--place", "engines=pk-app"], "its server on loopback is each engine host's own"),
+                           (["--place", "engines=pk-app+pk-app,db=pk-be"], "each host of engines once")]:
+        r = bench("run", "workflow", "--quick", *args, "--out", str(tmp_path), env=lan.env(), timeout=120)
+        assert r.returncode == 2 and expected in one_error_line(r), (args, r.stderr)
+    assert not any(tmp_path.rglob("run.json")), "no run folder"
+
+
 def test_a_three_tier_chain_spreads_its_tiers_driver_and_database_over_three_hosts(lan, tmp_path):
     """A, B and C each on a host, the load driver on a third with the database: the tiers start C first, each calls
     the next across the links, C writes to the placed cluster, and each tier's step CPU comes from its host."""

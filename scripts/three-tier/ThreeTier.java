@@ -124,12 +124,6 @@ public class ThreeTier {
      * only: so a placed tier needs the tiers after it placed too, C its database (placed, or the user's), and a placed
      * driver loads only the chain, whose A is placed.
      */
-    private static boolean loopback(String jdbcUrl) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("//(\\[[^]]*]|[^:/?]*)").matcher(jdbcUrl);
-        String host = m.find() ? m.group(1).replace("[", "").replace("]", "") : "";
-        return host.isEmpty() || host.equalsIgnoreCase("localhost") || host.startsWith("127.") || host.equals("::1");
-    }
-
     static String checkPlacement(Params p) {
         java.util.Map<String, Ssh> placed = p.placement();
         boolean tiers = placed.containsKey("a") || placed.containsKey("b") || placed.containsKey("c");
@@ -139,7 +133,7 @@ public class ThreeTier {
             return "--place driver places the load driver of the chain and templates rounds, which this run does not have";
         if (placed.containsKey("a") && !placed.containsKey("b") || placed.containsKey("b") && !placed.containsKey("c"))
             return "--place a placed tier needs the tiers after it placed too (a needs b and c, b needs c): a tier here listens on loopback only";
-        if (placed.containsKey("c") && !placed.containsKey("db") && (p.text("jdbc-url").isBlank() || loopback(p.text("jdbc-url"))))
+        if (placed.containsKey("c") && !placed.containsKey("db") && (p.text("jdbc-url").isBlank() || perfkit.harness.JdbcUrl.onLoopback(p.text("jdbc-url"))))
             return "--place c needs its database elsewhere too (--place db, or a --jdbc-url not on loopback): a database here on loopback is out of its reach";
         if (placed.containsKey("templates") && !p.list("rounds").contains("templates"))
             return "--place templates places the templates round's server, which this run does not have";

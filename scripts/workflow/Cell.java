@@ -14,6 +14,9 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
     /** The database runs on a host of its own (--place db): its CPU is not part of this host's. */
     boolean dbElsewhere() { return db.placed != null; }
 
+    /** The engines run on hosts of their own (--place engines): their CPU is not part of this host's either. */
+    boolean enginesElsewhere() { return !options.engineHosts().isEmpty(); }
+
     Outcome drain() throws Exception {
         // the run id's time and random suffix: unique per run even on a shared database, and under PostgreSQL's 63 characters
         String id = run.dir().getFileName().toString().toLowerCase(Locale.ROOT);
@@ -28,25 +31,29 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
 
             List<String> series = new ArrayList<>();
             List<Engine.Spec> specs = new ArrayList<>();
+            List<Run.ForkHost> hosts = new ArrayList<>();
             for (int i = 1; i <= instances; i++) {
                 specs.add(spec(Engine.Phase.DRAIN, i, connection));
                 series.add(name + "/engine" + i);
+                hosts.add(options.engineHost(i));
             }
             CpuSampler cpu = CpuSampler.forThisMachine();
             Monitor monitor = new Monitor(run, db, url, schema, jobs);
             Edges edges = new Edges();
-            List<Engine.Drained> results;
+            List<Run.Forked<Engine.Drained>> forked;
             try {
-                results = run.forkAll(series, jvm, specs, options.maxDrain(), phase -> {
+                forked = run.forkAll(series, jvm, specs, hosts, options.maxDrain(), phase -> {
                     // the drain's edges as the first engine sees them; tree ticks include backends that already exited
                     if (phase.equals("execute")) { cpu.sampleSystem(); edges.db0 = treeTicks(cpu); edges.t0 = System.nanoTime(); edges.t0Ms = System.currentTimeMillis(); monitor.start(); }
                     else if (phase.equals("done")) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); edges.t1Ms = System.currentTimeMillis(); }
-                }, Engine.Drained.class).stream().map(Run.Forked::result).toList();
+                }, Engine.Drained.class);
             } finally {
                 monitor.stop();
             }
             if (edges.t1 == 0) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); edges.t1Ms = System.currentTimeMillis(); }
-            return outcome(g, results, monitor, edges);
+            // the drain's start and end come from the engines and the monitor here: one clock, this host's
+            List<Engine.Drained> results = forked.stream().map(f -> f.result().onThisClock(f::localMs)).toList();
+            return outcome(g, results, monitor, edges, busiestEngineHost(forked, edges));
         } finally {
             db.dropCell(schema);
         }
@@ -65,7 +72,19 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
         return pid < 0 ? -1 : cpu.treeTicks(pid);
     }
 
-    private Outcome outcome(Engine.Generated g, List<Engine.Drained> results, Monitor monitor, Edges edges) throws Exception {
+    /** The busiest engine host over the drain as (busy % of one of its cores, its cores), by share of its cores; (NaN, 0) with the engines here. */
+    private static double[] busiestEngineHost(List<Run.Forked<Engine.Drained>> forked, Edges edges) {
+        double[] busiest = {Double.NaN, 0};
+        for (Run.Forked<Engine.Drained> f : forked) {
+            if (f.placed() == null) continue;
+            double pct = f.placed().hostBusyPercent(edges.t0Ms, edges.t1Ms);
+            int cores = f.placed().hostCores();
+            if (!Double.isNaN(pct) && (busiest[1] == 0 || pct / cores > busiest[0] / busiest[1])) busiest = new double[]{pct, cores};
+        }
+        return busiest;
+    }
+
+    private Outcome outcome(Engine.Generated g, List<Engine.Drained> results, Monitor monitor, Edges edges, double[] enginesHost) throws Exception {
         Engine.Verification v = monitor.verify();
         long committed = jobs - v.jobsLeft() - v.deadLetters();
         long start = results.stream().mapToLong(Engine.Drained::drainStartMs).min().orElse(-1);
@@ -97,11 +116,11 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
         double busy = results.stream().mapToDouble(Engine.Drained::threadsBusy).average().orElse(Double.NaN);
         double queued = results.stream().mapToDouble(Engine.Drained::queuedMean).average().orElse(Double.NaN);
         int cores = Runtime.getRuntime().availableProcessors();
-        // a placed database is not in this host's CPU: its own host's saturation is judged apart
-        String bottleneck = DrainBottleneck.classify(db.placed == null
-                ? new DrainBottleneck.Evidence(sysPct, cores, enginesPct, dbPct, busy, monitor.lockWaitersMean())
-                : new DrainBottleneck.Evidence(sysPct, cores, enginesPct, Double.NaN, busy, monitor.lockWaitersMean(),
-                        db.placed.hostBusyPercent(edges.t0Ms, edges.t1Ms), db.placed.hostCores()));
+        // a placed database or placed engines are not in this host's CPU: their own hosts' saturation is judged apart
+        String bottleneck = DrainBottleneck.classify(new DrainBottleneck.Evidence(sysPct, cores, enginesElsewhere() ? Double.NaN : enginesPct,
+                db.placed == null ? dbPct : Double.NaN, busy, monitor.lockWaitersMean(),
+                db.placed == null ? Double.NaN : db.placed.hostBusyPercent(edges.t0Ms, edges.t1Ms), db.placed == null ? 0 : db.placed.hostCores(),
+                enginesHost[0], (int) enginesHost[1]));
         Outcome o = new Outcome(this, g.generateSeconds(), drain, rate, monitor.steady(start, options.warmup()), max,
                 committed, events, failed, arrivals, bodies, v, reasons, enginesPct, dbPct, sysPct, cores, busy, queued,
                 monitor.activeMean(), monitor.lockWaitersMean(), bottleneck, sum(results, Engine.Drained::latencySamples), endSource, results);
@@ -139,7 +158,7 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
                     .set("left", verification.jobsLeft()).set("dead_letters", verification.deadLetters()).set("at_wait_state", verification.atWaitState())
                     .set("valid", reasons.isEmpty()).set("invalid_reason", String.join("; ", reasons))
                     .set("cpu_engines_pct", cpuEngines).set("cpu_db_pct", cpuDb).set("cpu_system_pct", cpuSystem)
-                    .set("cpu_other_pct", cpuSystem - cpuEngines - (Double.isNaN(cpuDb) || c.dbElsewhere() ? 0 : cpuDb)).set("cores", cores)
+                    .set("cpu_other_pct", cpuSystem - (c.enginesElsewhere() ? 0 : cpuEngines) - (Double.isNaN(cpuDb) || c.dbElsewhere() ? 0 : cpuDb)).set("cores", cores)
                     .set("threads_busy_pct", 100 * threadsBusy).set("queued_mean", queuedMean)
                     .set("db_active_mean", dbActive).set("db_lock_waiters_mean", dbLockWaiters).set("bottleneck", bottleneck)
                     .set("latency_samples", latencySamples).set("drain_end_source", endSource));

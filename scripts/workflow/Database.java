@@ -56,10 +56,12 @@ final class Database {
         }
         if (o.dbHost() != null) {
             run.progress().phase("starting a private PostgreSQL cluster on " + o.dbHost(), 3);
-            RemotePostgres pg = RemotePostgres.start(run, "db", o.dbHost(), Map.of());
+            // placed engines connect from their own hosts: the cluster admits those too
+            RemotePostgres pg = RemotePostgres.start(run, "db", o.dbHost(), Map.of(), o.engineHosts().stream().distinct().toList());
             return new Database(run, new Credentials(pg.jdbcUrl(), pg.user(), pg.password()), "private PostgreSQL cluster (the host's server binaries) on "
                     + o.dbHost().destination() + ", at " + pg.address() + ":" + pg.port() + " (placement in the manifest), scram-sha-256 with a random per-run "
-                    + "password, reachable from the run's address only, removed afterwards", false, false, null, pg);
+                    + "password, reachable from the run's address" + (o.engineHosts().isEmpty() ? "" : " and the engine hosts'") + " only, removed afterwards",
+                    false, false, null, pg);
         }
         run.progress().phase("starting a private PostgreSQL cluster", 3);
         PrivatePostgres pg = PrivatePostgres.start(run, Map.of());

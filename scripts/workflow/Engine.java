@@ -72,7 +72,13 @@ final class Engine {
      * were (0-1), its mean executor queue, and the latency samples it recorded.
      */
     record Drained(long committed, long failed, long arrivals, long sleepRuns, long drainStartMs, double drainSeconds, long lastCommitMs,
-                   double queuedMean, long latencySamples, double cpuPct, double threadsBusy) {}
+                   double queuedMean, long latencySamples, double cpuPct, double threadsBusy) {
+        /** The same with its clock edges on this host's clock ({@code localMs}: an engine elsewhere stamped them on its own). */
+        Drained onThisClock(java.util.function.LongUnaryOperator localMs) {
+            return new Drained(committed, failed, arrivals, sleepRuns, localMs.applyAsLong(drainStartMs), drainSeconds,
+                    lastCommitMs == 0 ? 0 : localMs.applyAsLong(lastCommitMs), queuedMean, latencySamples, cpuPct, threadsBusy);
+        }
+    }
 
     /** The fork's body: one phase of one cell. */
     static void run(Fork f) throws Exception {

@@ -15,6 +15,7 @@ import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.Run;
+import perfkit.harness.RemoteJvm;
 import perfkit.harness.RemotePostgres;
 import perfkit.harness.Ssh;
 import perfkit.harness.Study;
@@ -75,9 +76,26 @@ public class Workflow {
             .rule(p -> p.placement().containsKey("db") && p.text("database").equals("h2") ? "--place db needs --database postgres: H2 runs inside the engines" : null)
             .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
                     ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
+            .rule(p -> enginesElsewhereProblem(p)) // before any connection or SSH wait: a misplacement is told at once
             .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
-            .place(List.of("db")) // the private cluster on a host of its own (the original: RDS)
-            .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null);
+            // the private cluster and the engines on hosts of their own (the original: engines on their own hosts, RDS apart)
+            .place(List.of("db", "engines"), List.of("engines"))
+            .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
+            .rule(p -> Params.hostsOf(p.placement(), "engines").stream().distinct().map(h -> RemoteJvm.problem("engines", h, p.text("java")))
+                    .filter(java.util.Objects::nonNull).findFirst().orElse(null));
+
+    /**
+     * Placed engines reach their database across the network: a private cluster here listens on loopback only, H2 runs
+     * inside an engine, and a --jdbc-url on loopback names each engine's own host. Each is one line before the run.
+     */
+    static String enginesElsewhereProblem(Params p) {
+        if (!p.placement().containsKey("engines")) return null;
+        if (usesH2(p)) return "--place engines needs --database postgres: H2 runs inside an engine, and placed engines share one database";
+        if (!p.text("jdbc-url").isBlank())
+            return JdbcUrl.onLoopback(p.text("jdbc-url")) ? "--place engines needs a --jdbc-url they can reach: its server on loopback is each engine host's own" : null;
+        return p.placement().containsKey("db") ? null
+                : "--place engines needs the database off loopback too: --place db=user@host (a private cluster there) or --jdbc-url";
+    }
 
     public static void main(String[] args) {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
@@ -88,13 +106,23 @@ public class Workflow {
     record Options(List<String> jobTypes, int jobs, List<Integer> instances, List<Integer> acquireSizes, List<String> locks,
                    List<Integer> lockPollMs, Integer threads, int headroomPct, int calibrationJobs, Integer queueSize, int jobMs,
                    int repetitions, double warmup, double maxDrain, boolean h2, Database.Credentials usersDatabase, Ssh dbHost,
-                   boolean indexFix, List<String> forkJvmArgs) {
+                   List<Ssh> engineHosts, boolean indexFix, List<String> forkJvmArgs) {
         static Options of(Params p) {
             return new Options(p.list("job-types"), p.intValue("jobs"), p.ints("instances"), p.ints("acquire-sizes"), p.list("locks"),
                     p.ints("lock-poll-ms"), p.integerOrAuto("threads"), p.intValue("headroom"), p.intValue("calibration-jobs"),
                     p.integerOrAuto("queue-size"), p.intValue("job-ms"), p.intValue("repetitions"), p.seconds("warmup"), p.seconds("max-drain"),
-                    usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.placement().get("db"), p.text("index-fix").equals("on"),
-                    Sys.jvmArgs(p.text("fork-jvm-args")));
+                    usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.placement().get("db"),
+                    Params.hostsOf(p.placement(), "engines"), p.text("index-fix").equals("on"), Sys.jvmArgs(p.text("fork-jvm-args")));
+        }
+
+        /**
+         * Where engine {@code engine} (1-based) of a cell runs: here, or with --place engines on the engine hosts in
+         * turn (engine 1 on the first, engine 2 on the second, ...), each host one part of the placement.
+         */
+        Run.ForkHost engineHost(int engine) {
+            if (engineHosts.isEmpty()) return Run.ForkHost.HERE;
+            int i = (engine - 1) % engineHosts.size();
+            return new Run.ForkHost(i == 0 ? "engines" : "engines" + (i + 1), engineHosts.get(i));
         }
 
         /** The executor queue per instance: --queue-size, or with auto {@link #QUEUE_PER_THREAD} per executor thread. */
@@ -211,6 +239,10 @@ public class Workflow {
     static void describe(Run run, Database db, Options o) {
         ObjectNode n = run.notes();
         n.put("database", db.description);
+        if (!o.engineHosts().isEmpty())
+            n.put("engines", "each engine JVM (and the calibration's) on a host of its own, engine i on the i-th host of --place engines in turn ("
+                    + String.join(", ", o.engineHosts().stream().map(Ssh::destination).toList()) + "; placement in the manifest); the backlog is "
+                    + "generated from here; the drain's edges and every engine's clock stamps are on this host's clock (each host's offset measured at its start)");
         n.put("process", "start -> job -> receive task (wait state) -> end; history level none; a fresh schema per cell");
         n.put("jobs", "fixed: async service task sleeping --job-ms; timer: intermediate timer due in the past; noop: async service task ${true}");
         n.put("executor", "queue per instance " + (o.queueSize() == null ? "auto: " + QUEUE_PER_THREAD + " per executor thread "
@@ -229,12 +261,13 @@ public class Workflow {
         n.put("checks", "valid when every job committed once (database count and post-commit events), no execution failed, instances reached the "
                 + "wait state exactly once per job (counted in-process, rolled-back attempts included), fixed job bodies ran once per job, "
                 + "no job or dead letter is left, and every instance rests at the wait state");
-        n.put("cpu", "percent of one core over the drain (first engine's executor start to its end): engines from their own process CPU time; "
+        n.put("cpu", "percent of one core over the drain (first engine's executor start to its end): engines from their own process CPU time "
+                + "(of one of their own hosts' cores with --place engines); "
                 + "the database as the postmaster's tree (its own time, its reaped backends' time and its live backends'), null on a database "
                 + "that is not ours, from its own host's /proc with --place db (percent of one of that host's cores); system from /proc/stat; other = "
-                + "system - engines - database (the run's own JVM, the monitor, other tenants; a placed database is not in this host's system)");
+                + "system - engines - database (the run's own JVM, the monitor, other tenants; placed engines or a placed database are not in this host's system)");
         n.put("bottleneck", "cpu:<owner> when the machine is at >= 90% of all cores (cpu:database also when a database on a host of its own, "
-                + "--place db, has that host at >= 90%); database-locks when on average >= 1 of the cell's "
+                + "--place db, has that host at >= 90%; cpu:engines when the busiest engine host of --place engines is); database-locks when on average >= 1 of the cell's "
                 + "sessions waits on a lock; executor-threads when the threads are >= 90% busy; acquisition otherwise (threads idle while jobs "
                 + "are due); evidence in cpu_*_pct, threads_busy_pct, queued_mean, db_active_mean and db_lock_waiters_mean");
         n.put("latency", "per job: acquired by its engine (corrected) or picked up by a thread (uncorrected) -> committed; jobs committed "

@@ -44,6 +44,19 @@ public record JdbcUrl(String url, String user, String password) {
         return password == null ? "" : password;
     }
 
+    /**
+     * True when the URL's server is on loopback (or names none): a part placed on another host that used it would
+     * reach its own host, not this one.
+     */
+    public static boolean onLoopback(String raw) {
+        Matcher m = SHAPE.matcher(raw.trim());
+        if (!m.matches()) return true; // no server named: the driver's default is localhost
+        String authority = m.group(4);
+        String host = authority.startsWith("[") ? authority.substring(1, Math.max(1, authority.indexOf(']')))
+                : authority.contains(":") ? authority.substring(0, authority.indexOf(':')) : authority;
+        return host.isEmpty() || host.equalsIgnoreCase("localhost") || host.startsWith("127.") || host.equals("::1");
+    }
+
     /** {@code url} with one more query parameter. */
     public static String withParam(String url, String key, String value) {
         return url + (url.contains("?") ? "&" : "?") + key + "=" + value;

@@ -90,6 +90,27 @@ public final class RemoteJvm implements AutoCloseable {
     }
 
     /**
+     * A fork of the run ({@link Run#fork}) on {@code host} as part {@code part}: the study's main class with {@code args}
+     * under {@link ChildProcess}, as here, with its spec line on stdin ({@code {work}} in {@code args} is the fork's
+     * folder there). Each line it prints goes to {@code lines}, its ticks re-timed on arrival; when it ends, the files it
+     * wrote under {@code collect}'s keys come back to the local paths given, before {@link #awaitExit} answers.
+     */
+    static RemoteJvm fork(Run run, String part, String series, Ssh host, List<String> jvmArgs, List<String> args, String specLine,
+                          Map<String, Path> collect, Consumer<String> lines) throws Exception {
+        Map<String, Object> message = new LinkedHashMap<>();
+        message.put("java", run.supervisor().childJava());
+        message.put("jvmArgs", jvmArgs);
+        message.put("main", run.mainClass().getName());
+        message.put("childProcess", true);
+        message.put("args", args);
+        message.put("firstLine", specLine);
+        message.put("collect", List.copyOf(collect.keySet()));
+        RemoteJvm jvm = new RemoteJvm();
+        jvm.launch(run, part, series, host, jars(run, System.getProperty("java.class.path")), message, lines, collect);
+        return jvm;
+    }
+
+    /**
      * Another script's program ({@code mainClass} on {@code classpath}, as {@link ScriptJvm} runs one here) on {@code host}:
      * {@code files} (name: text) are written into its work folder first, and {@code {work}} in {@code args} names that
      * folder; when it ends by itself, each file under {@code collect}'s keys (a file or folder in its work folder) comes
@@ -165,11 +186,30 @@ public final class RemoteJvm implements AutoCloseable {
         }
     }
 
+    /**
+     * The JVM's exit code once it has ended by itself and its files are in, however long that takes; null when its
+     * session broke first (the host or the link went away, or the part was closed).
+     */
+    public Integer awaitExit() throws InterruptedException {
+        try {
+            return exited.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            return null;
+        }
+    }
+
     /** Files it sent that were refused or unreadable: empty when all arrived. */
     public List<String> fileProblems() { return List.copyOf(received); }
 
-    /** A JIT/GC report with this host's {@code nanoTime} in place of the remote JVM's; any other line as it is. */
+    /**
+     * A JIT/GC report or a fork's tick with this host's {@code nanoTime} in place of the remote JVM's (it means nothing
+     * here); any other line as it is.
+     */
     static String retimed(String line, long nanoTime) {
+        if (line.startsWith(ForkProtocol.TICK)) {
+            String[] f = line.substring(ForkProtocol.TICK.length()).trim().split(" ");
+            return f.length == 2 && f[0].matches("\\d{1,18}") ? ForkProtocol.tick(Long.parseLong(f[0]), nanoTime) : line;
+        }
         if (!line.startsWith(JvmActivity.LINE)) return line;
         String[] f = line.substring(JvmActivity.LINE.length()).trim().split(" ");
         return f.length == 3 ? JvmActivity.LINE + nanoTime + " " + f[1] + " " + f[2] : line;
@@ -201,6 +241,15 @@ public final class RemoteJvm implements AutoCloseable {
 
     /** Its CPU in percent of one of its host's cores between two instants of this host's clock; NaN without readings. */
     public double cpuPercent(long fromMs, long toMs) throws InterruptedException { return part.cpuPercent(fromMs, toMs); }
+
+    /** Its host's busy CPU in percent of one of that host's cores between two instants of this host's clock; NaN without readings. */
+    public double hostBusyPercent(long fromMs, long toMs) { return part.hostBusyPercent(fromMs, toMs); }
+
+    /** Its host's logical cores, from its fingerprint. */
+    public int hostCores() { return part.hostCores(); }
+
+    /** The host it runs on. */
+    public Ssh host() { return part.host(); }
 
     /** Stops the JVM and checks that its folder is gone from its host; safe to call twice. */
     @Override

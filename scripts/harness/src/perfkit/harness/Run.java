@@ -222,19 +222,100 @@ public final class Run {
     /** The same, telling {@code onPhase} each phase the fork enters. */
     public <T extends Record> T fork(String series, List<String> jvmArgs, Record spec, double plannedSeconds, Consumer<String> onPhase,
                                      Class<T> resultType) throws Exception {
-        return ForkProtocol.result(forkWithLine(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, onPhase), resultType);
+        return forkOn(ForkHost.HERE, series, jvmArgs, spec, plannedSeconds, onPhase, resultType).result();
     }
 
-    private ObjectNode forkWithLine(String series, List<String> jvmArgs, String stdinLine, double plannedSeconds,
-                                    Consumer<String> onPhase) throws Exception {
+    /**
+     * Where a fork runs: here ({@link #HERE}), or as part {@code part} on {@code host} (--place), where it reads the same
+     * spec, writes its files into a folder of its own that come back into this run's folder when it ends, and lives
+     * under the part's agent ({@link RemoteJvm#fork}).
+     */
+    public record ForkHost(String part, Ssh host) {
+        public static final ForkHost HERE = new ForkHost(null, null);
+    }
+
+    /**
+     * A typed fork's result, with the data files it wrote (its latency logs), for a parent that reads them back; and,
+     * for a fork on another host, that host's JVM part: its clock and its CPU.
+     */
+    public record Forked<T extends Record>(T result, List<RunFile> files, RemoteJvm placed) {
+        /** This host's epoch ms for an instant the fork stamped on its own clock: the same instant for a fork here. */
+        public long localMs(long forkEpochMs) { return placed == null ? forkEpochMs : placed.localMs(forkEpochMs); }
+    }
+
+    /** {@link #fork} where {@code host} says. */
+    public <T extends Record> Forked<T> forkOn(ForkHost host, String series, List<String> jvmArgs, Record spec, double plannedSeconds,
+                                               Consumer<String> onPhase, Class<T> resultType) throws Exception {
+        ForkLines lines = new ForkLines(series, onPhase);
+        RemoteJvm placed = host.host() == null ? forkHere(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines)
+                : forkThere(host, series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines);
+        ObjectNode out = lines.result.get();
+        manifest.forkJvm(out.path("jvm"));
+        List<RunFile> files = new ArrayList<>();
+        for (JsonNode f : out.path("files")) files.add(RunFile.fromJson(f));
+        for (RunFile f : files) manifest.addFile(f);
+        return new Forked<>(ForkProtocol.result(out, resultType), files, placed);
+    }
+
+    private RemoteJvm forkHere(String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
         Supervisor.Child child = supervisor.launchJvm(series, jvmArgs, List.of(ForkProtocol.FLAG, dir.toString(), series), stdinLine);
         Process p = child.process();
         timeSeries.watchProcess("proc:" + series, p.pid());
-        TimeSeries.Counter counter = timeSeries.counter(series);
-        AtomicReference<ObjectNode> result = new AtomicReference<>();
         progress.phase(series + " starting", plannedSeconds);
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            for (String line; (line = out.readLine()) != null; ) {
+            for (String line; (line = out.readLine()) != null; ) lines.accept(line);
+            lines.check(p.waitFor(), "");
+        } finally {
+            lines.close();
+            timeSeries.unwatchProcess("proc:" + series);
+            supervisor.forget(child);
+        }
+        return null;
+    }
+
+    /** The parts whose first fork is in the manifest's placement already: one entry per part, not one per fork. */
+    private final java.util.Set<String> recordedForkParts = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private RemoteJvm forkThere(ForkHost host, String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
+        progress.phase(series + " starting on " + host.host(), plannedSeconds);
+        // what a fork writes into its folder: its latency logs, its libraries' log, and its stack trace if it fails
+        String errorFile = "error-" + series.replaceAll("[^A-Za-z0-9._-]", "_") + ".txt";
+        Map<String, Path> collect = Map.of("latency", dir.resolve("latency"), "logs", dir.resolve("logs"), errorFile, dir.resolve(errorFile));
+        RemoteJvm jvm = RemoteJvm.fork(this, host.part(), series, host.host(), jvmArgs, List.of(ForkProtocol.FLAG, "{work}", series), stdinLine,
+                collect, lines);
+        try {
+            if (recordedForkParts.add(host.part())) jvm.record(series + " (a fork of the run)");
+            Integer code = jvm.awaitExit();
+            if (code == null) throw new IllegalStateException("fork " + series + " on " + host.host() + ": its session ended before it did");
+            if (!jvm.fileProblems().isEmpty()) throw new IllegalStateException("fork " + series + " on " + host.host() + " sent " + jvm.fileProblems().get(0));
+            lines.check(code, " on " + host.host());
+            for (JsonNode f : lines.result.get().path("files"))
+                if (!Files.isRegularFile(dir.resolve(f.path("path").asText())))
+                    throw new IllegalStateException("fork " + series + " on " + host.host() + " wrote " + f.path("path").asText() + ", which did not come back");
+        } finally {
+            lines.close();
+            jvm.close();
+        }
+        return jvm;
+    }
+
+    /** What a fork says on stdout, line by line: ticks, phases and its result; any other line goes to the terminal. */
+    private final class ForkLines implements Consumer<String> {
+        private final String series;
+        private final Consumer<String> onPhase;
+        private final TimeSeries.Counter counter;
+        final AtomicReference<ObjectNode> result = new AtomicReference<>();
+        private volatile Exception unreadable;
+
+        ForkLines(String series, Consumer<String> onPhase) {
+            this.series = series;
+            this.onPhase = onPhase;
+            this.counter = timeSeries.counter(series);
+        }
+
+        @Override
+        public void accept(String line) {
+            try {
                 if (line.startsWith(ForkProtocol.TICK)) {
                     ForkProtocol.Tick t = ForkProtocol.parseTick(line);
                     counter.report(t.count(), t.nanos());
@@ -248,23 +329,23 @@ public final class Run {
                 } else {
                     System.err.println(line);
                 }
+            } catch (IOException | RuntimeException e) {
+                if (unreadable == null) unreadable = e;
             }
-            int code = p.waitFor();
-            if (code != 0 || result.get() == null)
-                throw new IllegalStateException("fork " + series + " exited with code " + code + (result.get() == null ? " without a result" : ""));
-        } finally {
-            timeSeries.unwatchCounter(series);
-            timeSeries.unwatchProcess("proc:" + series);
-            timeSeries.phase("between");
-            supervisor.forget(child);
         }
-        manifest.forkJvm(result.get().path("jvm"));
-        for (JsonNode f : result.get().path("files")) manifest.addFile(RunFile.fromJson(f));
-        return result.get();
-    }
 
-    /** A typed fork's result, with the data files it wrote (its latency logs), for a parent that reads them back. */
-    public record Forked<T extends Record>(T result, List<RunFile> files) {}
+        /** Fails unless the fork exited 0 with a readable result. */
+        void check(int code, String where) throws Exception {
+            if (unreadable != null) throw new IllegalStateException("fork " + series + where + " said something unreadable: " + Errors.oneLine(unreadable), unreadable);
+            if (code != 0 || result.get() == null)
+                throw new IllegalStateException("fork " + series + where + " exited with code " + code + (result.get() == null ? " without a result" : ""));
+        }
+
+        void close() {
+            timeSeries.unwatchCounter(series);
+            timeSeries.phase("between");
+        }
+    }
 
     /**
      * Several typed forks at once, one spec each (e.g. one JVM per instance); returns their results in order, each with
@@ -272,12 +353,13 @@ public final class Run {
      */
     public <T extends Record> List<Forked<T>> forkAll(List<String> series, List<String> jvmArgs, List<? extends Record> specs, double plannedSeconds,
                                                       Consumer<String> onPhase, Class<T> resultType) throws Exception {
-        return all(series.size(), k -> {
-            ObjectNode out = forkWithLine(series.get(k), jvmArgs, ForkProtocol.encodeSpec(specs.get(k)), plannedSeconds, k == 0 ? onPhase : ph -> {});
-            List<RunFile> files = new ArrayList<>();
-            for (JsonNode f : out.path("files")) files.add(RunFile.fromJson(f));
-            return new Forked<>(ForkProtocol.result(out, resultType), files);
-        });
+        return forkAll(series, jvmArgs, specs, java.util.Collections.nCopies(series.size(), ForkHost.HERE), plannedSeconds, onPhase, resultType);
+    }
+
+    /** The same, fork k where {@code hosts} k says. */
+    public <T extends Record> List<Forked<T>> forkAll(List<String> series, List<String> jvmArgs, List<? extends Record> specs, List<ForkHost> hosts,
+                                                      double plannedSeconds, Consumer<String> onPhase, Class<T> resultType) throws Exception {
+        return all(series.size(), k -> forkOn(hosts.get(k), series.get(k), jvmArgs, specs.get(k), plannedSeconds, k == 0 ? onPhase : ph -> {}, resultType));
     }
 
     private interface ForkCall<T> { T call(int index) throws Exception; }

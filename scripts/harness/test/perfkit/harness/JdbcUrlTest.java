@@ -47,4 +47,14 @@ class JdbcUrlTest {
             assertThrows(IllegalArgumentException.class, () -> JdbcUrl.parse(bad), bad);
         assertEquals("jdbc:postgresql://h/db?a=1&b=2", JdbcUrl.withParam(JdbcUrl.withParam("jdbc:postgresql://h/db", "a", "1"), "b", "2"));
     }
+
+    @Test
+    void aServerOnLoopbackIsToldFromOneAcrossTheNetwork() {
+        for (String here : new String[]{"jdbc:postgresql://localhost:5432/db", "jdbc:postgresql://127.0.0.1/db", "jdbc:postgresql://[::1]:5432/db",
+                "jdbc:postgresql://me:secret@127.0.0.2:5432/db", "jdbc:postgresql:///db"})
+            assertTrue(JdbcUrl.onLoopback(here), here);
+        for (String there : new String[]{"jdbc:postgresql://db.example:5432/db", "jdbc:postgresql://10.0.0.5/db", "jdbc:postgresql://[fd00::5]:5432/db",
+                "jdbc:postgresql://localhost@db.example:5432/db", "jdbc:postgresql://db.example/db?host=127.0.0.1"})
+            assertFalse(JdbcUrl.onLoopback(there), there);
+    }
 }

@@ -19,6 +19,14 @@ class RemoteJvmTest {
     }
 
     @Test
+    void aForksTickKeepsItsCountAndTakesThisHostsClock() {
+        assertEquals(ForkProtocol.tick(42, 555), RemoteJvm.retimed(ForkProtocol.tick(42, 987654321), 555));
+        assertEquals(new ForkProtocol.Tick(42, 555), ForkProtocol.parseTick(RemoteJvm.retimed(ForkProtocol.tick(42, 987654321), 555)));
+        assertEquals("PERFKIT:TICK x 9", RemoteJvm.retimed("PERFKIT:TICK x 9", 555), "a garbled tick stays for the reader to refuse");
+        assertEquals(ForkProtocol.phase("measure", 2), RemoteJvm.retimed(ForkProtocol.phase("measure", 2), 555));
+    }
+
+    @Test
     void filesLandUnderTheFolderTheirNameStartsWith(@TempDir Path dir) {
         Map<String, Path> collect = Map.of("latency", dir.resolve("latency"), "result.json", dir.resolve("load/x.result.json"));
         assertEquals(dir.resolve("latency/a.corrected.hlog"), RemoteJvm.target("latency/a.corrected.hlog", collect));

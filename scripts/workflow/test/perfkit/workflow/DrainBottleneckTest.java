@@ -33,9 +33,22 @@ class DrainBottleneckTest {
 
     @Test
     void aDatabaseOnItsOwnSaturatedHostIsTheCpuBottleneckUnlessThisHostIsSaturatedToo() {
-        var dbHostFull = new DrainBottleneck.Evidence(120, 2, 100, 300, 0.4, 0, 380, 4);
+        var dbHostFull = new DrainBottleneck.Evidence(120, 2, 100, 300, 0.4, 0, 380, 4, Double.NaN, 0);
         assertEquals("cpu:database", DrainBottleneck.classify(dbHostFull));
-        assertEquals("acquisition", DrainBottleneck.classify(new DrainBottleneck.Evidence(120, 2, 100, 100, 0.4, 0, 120, 4)), "30% of its 4 cores");
-        assertEquals("cpu:engines", DrainBottleneck.classify(new DrainBottleneck.Evidence(195, 2, 150, Double.NaN, 0.4, 0, 380, 4)), "this host first");
+        assertEquals("acquisition", DrainBottleneck.classify(new DrainBottleneck.Evidence(120, 2, 100, 100, 0.4, 0, 120, 4, Double.NaN, 0)), "30% of its 4 cores");
+        assertEquals("cpu:engines", DrainBottleneck.classify(new DrainBottleneck.Evidence(195, 2, 150, Double.NaN, 0.4, 0, 380, 4, Double.NaN, 0)), "this host first");
+    }
+
+    @Test
+    void enginesOnTheirOwnSaturatedHostAreTheCpuBottleneckAfterThisHostAndTheDatabases() {
+        // engines elsewhere: their CPU is not this host's (NaN here), and their busiest host is judged on its own cores
+        var enginesHostFull = new DrainBottleneck.Evidence(30, 2, Double.NaN, Double.NaN, 0.5, 0, 100, 4, 370, 4);
+        assertEquals("cpu:engines", DrainBottleneck.classify(enginesHostFull));
+        assertEquals("executor-threads", DrainBottleneck.classify(new DrainBottleneck.Evidence(30, 2, Double.NaN, Double.NaN, 0.95, 0, 100, 4, 300, 4)),
+                "75% of its 4 cores");
+        assertEquals("cpu:database", DrainBottleneck.classify(new DrainBottleneck.Evidence(30, 2, Double.NaN, Double.NaN, 0.5, 0, 390, 4, 370, 4)),
+                "the database's host first, as the rules list it");
+        assertEquals("cpu:other", DrainBottleneck.classify(new DrainBottleneck.Evidence(190, 2, Double.NaN, Double.NaN, 0.5, 0, 100, 4, 370, 4)),
+                "this host saturated by neither engines nor database");
     }
 }
