@@ -201,13 +201,13 @@ def resolve_kit(log_dir: pathlib.Path, archive: pathlib.Path = None) -> int:
     nb.metadata["kernelspec"] = {"name": "kotlin", "display_name": "Kotlin", "language": "kotlin"}
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / "resolve-kit.log"
-    client = make_client(nb, shutdown_wait=60.0 if archive else None)
+    client = make_client(nb, shutdown_wait=120.0 if archive else None)
     client.allow_errors = True  # the kit's cell must pass; the training cell only adds classes to the archive
     saved = os.environ.get(EXTRA_JAVA_OPTS)
     if archive:
         archive.unlink(missing_ok=True)
         # the launcher adds these options to the kernel's (run_kotlin_kernel); writing the archive takes the JVM
-        # 10-20 s at exit, so the kernel is given a minute to stop before it would be killed
+        # 10-20 s at exit, and Jupyter signals a kernel that has not stopped after half its wait: two minutes
         # (-Xlog: the JVM lists every class it leaves out, thousands of lines; only its errors reach the log)
         os.environ[EXTRA_JAVA_OPTS] = " ".join(filter(None, [saved, shlex.quote(f"-XX:ArchiveClassesAtExit={archive}"), "-Xlog:cds=error"]))
     try:

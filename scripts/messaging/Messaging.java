@@ -77,12 +77,39 @@ public class Messaging {
             .rule(p -> p.integerOrAuto("rate-per-chain") == null && !p.list("systems").contains("kafka")
                     ? "--rate-per-chain auto calibrates on a Kafka chain: add kafka to --systems, or give a rate" : null)
             .rule(p -> Placement.check(p.text("cpus")))
-            .place(List.of("broker")) // the embedded Kafka broker on a host of its own (the original: isolated cores)
+            .rule(Messaging::chainsElsewhereProblem) // before any SSH wait: a misplacement is told at once
+            // the embedded Kafka broker (the original: isolated cores) and the chains' JVMs on hosts of their own
+            .place(List.of("broker", "chains"), List.of("chains"))
+            .rule(p -> Params.hostsOf(p.placement(), "chains").stream().distinct().map(h -> perfkit.harness.RemoteJvm.problem("chains", h, p.text("java")))
+                    .filter(java.util.Objects::nonNull).findFirst().orElse(null))
             .rule(p -> !p.placement().containsKey("broker") ? null
                     : !p.text("bootstrap-servers").isBlank() ? "--place broker places the run's own broker; with --bootstrap-servers there is none"
                     : !p.list("systems").contains("kafka") ? "--place broker needs kafka in --systems"
                     : Placement.parse(p.text("cpus")).cpus("broker") != null ? "--place broker and --cpus broker=... exclude each other: the broker is not on this host"
                     : perfkit.harness.RemoteJvm.problem("broker", p.placement().get("broker"), p.text("java")));
+
+    /**
+     * Placed chains reach their broker across the network, and the run's own broker here listens on loopback only; a
+     * step's instances share one JVM unless --isolation jvm, so only then can several hosts share a step; --cpus pins
+     * JVMs of this host. Each is one line before the run.
+     */
+    static String chainsElsewhereProblem(Params p) {
+        List<perfkit.harness.Ssh> hosts = Params.hostsOf(p.placement(), "chains");
+        if (hosts.isEmpty()) return null;
+        if (p.list("systems").contains("kafka")) {
+            if (p.text("bootstrap-servers").isBlank() && !p.placement().containsKey("broker"))
+                return "--place chains needs the Kafka broker off loopback too: --place broker=user@host, or --bootstrap-servers";
+            for (String server : p.list("bootstrap-servers")) {
+                if (perfkit.harness.Sys.isLoopbackHost(server.substring(0, server.lastIndexOf(':'))))
+                    return "--place chains needs --bootstrap-servers they can reach: " + server + " is each chain host's own loopback";
+            }
+        }
+        if (hosts.size() > 1 && !p.text("isolation").equals("jvm"))
+            return "--place chains=a+b shares a step's instances between hosts one JVM each: add --isolation jvm (with threads a step is one JVM)";
+        if (Placement.parse(p.text("cpus")).cpus("chains") != null)
+            return "--place chains and --cpus chains=... exclude each other: the chains are not on this host";
+        return null;
+    }
 
     /** host:port,... with ports 1-65535, or empty. */
     static String checkBootstrap(Params p) {
@@ -100,7 +127,7 @@ public class Messaging {
                    List<Integer> chronicleGrid, Placement placement, long sloMs, Warmup.Rule warmup, double measure, int maxInstances,
                    double budget, boolean jvmPerInstance, boolean busySpin, String bootstrapServers, short replicationFactor, String acks,
                    double drainTimeout, List<String> forkJvmArgs, List<String> brokerJvmArgs, KafkaAccess.Config kafkaConfig,
-                   perfkit.harness.Ssh brokerHost) {
+                   perfkit.harness.Ssh brokerHost, List<perfkit.harness.Ssh> chainHosts) {
         static Options of(Params p) {
             return new Options(p.list("systems"), p.list("kafka-poll"), p.integerOrAuto("rate-per-chain"), p.intValue("calibration-share"),
                     p.intValue("repetitions"), p.ints("chronicle-grid"), Placement.parse(p.text("cpus")), p.integer("slo-ms"),
@@ -109,7 +136,14 @@ public class Messaging {
                     p.seconds("measure"), p.intValue("max-instances"), p.seconds("budget"), p.text("isolation").equals("jvm"),
                     p.text("backoff").equals("busy-spin"), p.text("bootstrap-servers"), (short) p.intValue("replication-factor"), p.text("acks"),
                     p.seconds("drain-timeout"), Sys.jvmArgs(p.text("fork-jvm-args")), Sys.jvmArgs(p.text("broker-jvm-args")),
-                    KafkaAccess.Config.of(p.text("kafka-config")), p.placement().get("broker"));
+                    KafkaAccess.Config.of(p.text("kafka-config")), p.placement().get("broker"), Params.hostsOf(p.placement(), "chains"));
+        }
+
+        /** Where JVM {@code k} (0-based) of a step runs: here, or with --place chains on the chain hosts in turn. */
+        perfkit.harness.Run.ForkHost chainHost(int k) {
+            if (chainHosts.isEmpty()) return perfkit.harness.Run.ForkHost.HERE;
+            int i = k % chainHosts.size();
+            return new perfkit.harness.Run.ForkHost(i == 0 ? "chains" : "chains" + (i + 1), chainHosts.get(i));
         }
 
         /** Kafka runs on a broker of the run's own (a fresh one per capacity search), not on the user's cluster. */

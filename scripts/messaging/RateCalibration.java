@@ -27,8 +27,8 @@ final class RateCalibration {
 
     static long run(Run run, Sweep s) throws Exception {
         Messaging.Options o = s.options();
-        int cores = Runtime.getRuntime().availableProcessors();
-        double targetPct = o.calibrationSharePct() * cores; // % of one core
+        // % of one core of the machine the chain runs on: this one, or its host with --place chains (the step says which)
+        double targetPct = o.calibrationSharePct() * Runtime.getRuntime().availableProcessors();
         double window = Math.min(o.measure(), MAX_WINDOW_SECONDS);
         Sweep.Cell cell = new Sweep.Cell("kafka", "blocking");
         List<Table.Row> rows = new ArrayList<>();
@@ -38,6 +38,7 @@ final class RateCalibration {
             for (int i = 0; i < MAX_TRIES && rate >= 1; i++) {
                 run.progress().say(String.format(Locale.ROOT, "calibration: one kafka/blocking chain at %d msg/s", rate));
                 Sweep.Measured m = s.measureStep(cell, "kafka/blocking/n1/calibration-" + rate, 1, broker.access(), rate, window, "-cal" + rate);
+                targetPct = o.calibrationSharePct() * m.cores();
                 boolean fits = m.verdict().valid() && m.testedCpuPct() <= targetPct;
                 tried.add(rate);
                 rows.add(Table.row().set("cell", "kafka/blocking/n1/calibration-" + rate).set("rate_per_chain", rate).set("cpu_tested_pct", m.testedCpuPct()).set("cpu_broker_pct", m.brokerPct())

@@ -37,7 +37,14 @@ final class StepFork {
      */
     record Result(String cpusAllowed, double warmupSeconds, long warmupEndedAtMs, boolean warmupSettled, String warmupReason,
                   double appCpuPct, double driverCpuPct, double windowSeconds, long windowExpected, long windowSent, long windowSentByEnd,
-                  long windowDelivered, long lost, long measured, long sent, long received, long duplicates, long outOfOrder, long badHops) {}
+                  long windowDelivered, long lost, long measured, long sent, long received, long duplicates, long outOfOrder, long badHops) {
+        /** The same with its warm-up's end on this host's clock ({@code localMs}: a fork elsewhere stamped it on its own). */
+        Result onThisClock(java.util.function.LongUnaryOperator localMs) {
+            return new Result(cpusAllowed, warmupSeconds, warmupEndedAtMs <= 0 ? warmupEndedAtMs : localMs.applyAsLong(warmupEndedAtMs), warmupSettled,
+                    warmupReason, appCpuPct, driverCpuPct, windowSeconds, windowExpected, windowSent, windowSentByEnd, windowDelivered, lost, measured,
+                    sent, received, duplicates, outOfOrder, badHops);
+        }
+    }
 
     /**
      * One sweep step (or, with --isolation jvm, one instance of it) in this fresh JVM: warm up by rule, measure the

@@ -199,6 +199,12 @@ final class Sweep {
         if (cold) n.put("coldWarmupReason", "minimum warm-up " + Cli.plain(o.warmup().minSeconds()) + " s is below the full-scale " + (int) Messaging.FULL_WARMUP_SECONDS
                 + " s: the broker and clients may still be JIT-compiling, so latency and CPU read high (cold numbers)");
         n.put("placement", o.placement().describe());
+        if (!o.chainHosts().isEmpty())
+            n.put("chains", "each step's JVM (" + (o.jvmPerInstance() ? "one per instance, the i-th on the i-th host of --place chains in turn" : "one per step")
+                    + ") on a host of its own (" + String.join(", ", o.chainHosts().stream().map(perfkit.harness.Ssh::destination).toList())
+                    + "; placement in the manifest), its latency logs sent back; a step's cpu_system_pct and steal_pct, and the saturation its verdict "
+                    + "judges, are the busiest chain host's over the window; the warm-up rule there judges the JVM's own CPU (the broker's is not visible from it); "
+                    + "its warm-up end is put on this host's clock by the host's measured offset; its latency logs, their windows included, keep its own host's clock");
         Integer given = o.ratePerChain();
         n.put("rate", given == null ? "calibrated (notes.calibration, calibration.csv); the chosen rate is notes.ratePerChain"
                 : given + " msg/s per chain" + (given == RateCalibration.PUBLISHED_RATE ? ", as published" : ""));
@@ -325,8 +331,10 @@ final class Sweep {
 
     /** CPU of the broker and the whole machine over the measurement window of a step, sampled at the fork's phase edges. */
     private final class CpuWindow {
-        long brokerTicks = -1, t0, t0Ms;
+        long brokerTicks = -1, t0, t0Ms, t1Ms;
         double brokerPct = Double.NaN, systemPct = Double.NaN, stealPct = Double.NaN;
+        /** The cores of the machine the system and steal figures are of: this one, or the busiest chain host. */
+        int cores = Sweep.this.cores;
 
         void onPhase(String phase) {
             if (phase.equals("measure")) {
@@ -335,6 +343,7 @@ final class Sweep {
                 t0Ms = System.currentTimeMillis();
                 brokerTicks = brokerPid > 0 ? cpu.processTicks(brokerPid) : -1;
             } else if (phase.equals("drain") && t0 > 0) {
+                t1Ms = System.currentTimeMillis();
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 CpuSampler.SystemUsage u = cpu.sampleSystem();
                 if (u != null) { systemPct = u.busyPercent(); stealPct = u.stealPercent(); }
@@ -349,11 +358,36 @@ final class Sweep {
                 }
             }
         }
+
+        /**
+         * With the chains on hosts of their own (--place chains) the step's system CPU and steal are theirs over the
+         * window, not this host's (which then runs only the run's own JVM): the busiest chain host's, by share of its cores.
+         */
+        void onChainHosts(List<Run.Forked<StepFork.Result>> forks) {
+            boolean placed = false;
+            double busiest = -1;
+            for (Run.Forked<StepFork.Result> f : forks) {
+                if (f.placed() == null) continue;
+                if (!placed) { systemPct = Double.NaN; stealPct = Double.NaN; placed = true; }
+                if (t0Ms == 0 || t1Ms == 0) continue;
+                double busy = f.placed().hostBusyPercent(t0Ms, t1Ms);
+                int hostCores = f.placed().hostCores();
+                if (!Double.isNaN(busy) && busy / hostCores > busiest) {
+                    busiest = busy / hostCores;
+                    systemPct = busy;
+                    stealPct = f.placed().hostStealPercent(t0Ms, t1Ms);
+                    cores = hostCores;
+                }
+            }
+        }
     }
 
-    /** One step as measured: what its forks reported, the merged logs, CPU over its window, and the verdict. */
+    /**
+     * One step as measured: what its forks reported, the merged logs, CPU over its window (system and steal of the
+     * machine the chains ran on, which has {@code cores}), and the verdict.
+     */
     record Measured(StepResult r, Histogram e2e, Histogram e2eRaw, Histogram hop1, double target, double achieved, double delivered,
-                    double brokerPct, double systemPct, double stealPct, StepVerdict verdict) {
+                    double brokerPct, double systemPct, double stealPct, int cores, StepVerdict verdict) {
         /** CPU of the processes under test (services, driver, and the broker), in % of one core. */
         double testedCpuPct() { return r.appCpuPct() + (Double.isNaN(brokerPct) ? 0 : brokerPct); }
     }
@@ -404,15 +438,20 @@ final class Sweep {
         boolean jvmEach = o.jvmPerInstance();
         List<String> series = new ArrayList<>();
         List<StepFork.Spec> specs = new ArrayList<>();
+        List<Run.ForkHost> hosts = new ArrayList<>();
         for (int i = 0; i < (jvmEach ? n : 1); i++) {
+            // a JVM on another host cannot read the broker's CPU here: its warm-up rule then judges its own CPU only
+            Run.ForkHost host = o.chainHost(i);
             specs.add(new StepFork.Spec(cell.system(), cell.policy(), name, n, i, jvmEach ? 1 : n, i + 1, chainRate, o.warmup(), windowSeconds,
-                    o.drainTimeout(), o.busySpin(), kafka, brokerPid));
+                    o.drainTimeout(), o.busySpin(), kafka, host.host() == null ? brokerPid : -1));
             series.add(jvmEach ? name + "/jvm" + (i + 1) : name);
+            hosts.add(host);
         }
         CpuWindow window = new CpuWindow();
         double planned = o.warmup().maxSeconds() + windowSeconds + o.drainTimeout();
-        List<Run.Forked<StepFork.Result>> forks = run.forkAll(series, forkJvmArgs, specs, planned, window::onPhase, StepFork.Result.class);
-        List<StepFork.Result> results = forks.stream().map(Run.Forked::result).toList();
+        List<Run.Forked<StepFork.Result>> forks = run.forkAll(series, forkJvmArgs, specs, hosts, planned, window::onPhase, StepFork.Result.class);
+        List<StepFork.Result> results = forks.stream().map(f -> f.result().onThisClock(f::localMs)).toList();
+        window.onChainHosts(forks);
         StepResult r = StepResult.of(results);
         if (placement.pinned()) placementSeen.put(name, results.get(0).cpusAllowed());
         Histogram e2e = merge(forks, name + "/e2e", RunFile.CORRECTED), e2eRaw = merge(forks, name + "/e2e", RunFile.UNCORRECTED),
@@ -424,8 +463,8 @@ final class Sweep {
         if (r.outOfOrder() > 0) problems.add(r.outOfOrder() + " out of order");
         if (r.badHops() > 0) problems.add(r.badHops() + " skipped a service");
         StepVerdict v = StepVerdict.judge(new StepVerdict.Measurement(target, achieved, e2e.getTotalCount(), r.lost(), problems,
-                ms(e2e, 99.9), slo, window.systemPct, window.stealPct, cores), VERDICT);
-        return new Measured(r, e2e, e2eRaw, hop1, target, achieved, delivered, window.brokerPct, window.systemPct, window.stealPct, v);
+                ms(e2e, 99.9), slo, window.systemPct, window.stealPct, window.cores), VERDICT);
+        return new Measured(r, e2e, e2eRaw, hop1, target, achieved, delivered, window.brokerPct, window.systemPct, window.stealPct, window.cores, v);
     }
 
     long brokerPid() { return brokerPid; }

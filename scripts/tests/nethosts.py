@@ -7,6 +7,7 @@ in `ip netns pids`. Everything is created under names of its own and removed by 
 Needs root and iproute2; `skip_reason()` says in one line why not.
 """
 import os
+import pathlib
 import shutil
 import subprocess
 import time
@@ -50,6 +51,7 @@ class Hosts:
         (self.tmp / "authorized_keys").write_text((self.tmp / "user_key.pub").read_text())
         os.chmod(self.tmp / "authorized_keys", 0o600)
         os.makedirs("/run/sshd", exist_ok=True)
+        self.name_service()
         config = []
         for i, name in enumerate(self.names):
             ns, here, there = self.ns(name), f"10.213.{self.subnet + i}.1", f"10.213.{self.subnet + i}.2"
@@ -88,6 +90,18 @@ PidFile {self.tmp}/sshd_{name}.pid
             self.wait_for_ssh(name)
         return self
 
+    def name_service(self):
+        """Each host's /etc/hosts names every test host, and its resolv.conf asks no server beyond its own loopback
+        (`ip netns exec` mounts /etc/netns/<ns>/ over /etc for what starts in it). Hosts on one network resolve each
+        other; without this a routed host's lookups go to this machine's name server, which it does not forward to,
+        and each waits 10 s for nothing (the Kafka broker's own SASL login to its controller timed out so)."""
+        hosts = "127.0.0.1 localhost\n" + "".join(f"10.213.{self.subnet + i}.2 {n}\n" for i, n in enumerate(self.names))
+        for name in self.names:
+            etc = pathlib.Path("/etc/netns") / self.ns(name)
+            etc.mkdir(parents=True, exist_ok=True)
+            (etc / "hosts").write_text(hosts)
+            (etc / "resolv.conf").write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+
     def wait_for_ssh(self, name):
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -123,3 +137,4 @@ PidFile {self.tmp}/sshd_{name}.pid
                 except OSError:
                     pass
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)  # the veth pair goes with it
+            shutil.rmtree(pathlib.Path("/etc/netns") / ns, ignore_errors=True)

@@ -501,3 +501,41 @@ def test_a_messaging_run_places_its_kafka_broker_on_another_host(hosts, tmp_path
     while time.time() < deadline and (hosts.processes("pk-db") or jvm_folders() - before):
         time.sleep(0.5)
     assert hosts.processes("pk-db") == [] and jvm_folders() - before == set()
+
+
+def test_messaging_chains_and_their_broker_run_on_hosts_of_their_own(lan, tmp_path):
+    """--place broker=pk-be,chains=pk-app: each step's JVM (services and driver) runs on pk-app, reaching the broker on
+    pk-be across the links with the run's SASL login; its latency logs come back and merge into the step; the step's
+    system CPU is its host's; nothing stays on either host."""
+    before = jvm_folders()
+    run = run_dir_of(bench("run", "messaging", "--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10", "--systems", "kafka,chronicle",
+                           "--kafka-poll", "blocking", "--rate-per-chain", "100", "--max-instances", "2", "--chronicle-grid", "1,2",
+                           "--place", "broker=pk-be,chains=pk-app", "--out", str(tmp_path), env=lan.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    parts = {(p["part"], p["host"], p["fingerprint"]["hostname"]) for p in m["placement"]}
+    assert ("chains", "pk-app", "pk-app") in parts and ("broker", "pk-be", "pk-be") in parts
+    assert sum(p["part"] == "chains" for p in m["placement"]) == 1, "one entry for the part, not one per step"
+    assert all(p["leftBehind"] is False for p in m["placement"])
+    assert "pk-app" in m["notes"]["chains"]
+    steps = read_csv(run / "sweep.csv")
+    assert {r["system"] for r in steps} == {"kafka", "chronicle"}
+    for r in steps:
+        assert int(r["window_delivered"]) > 0 and int(r["lost"]) == 0 and int(r["duplicates"]) == 0, r
+        assert float(r["cpu_app_pct"]) > 0 and float(r["cpu_system_pct"]) > 0, "the chains' CPU and their host's"
+    assert all(float(r["cpu_broker_pct"]) > 0 for r in steps if r["system"] == "kafka"), "the broker's CPU, from its own host"
+    hlogs = [f for f in m["files"] if f["kind"] == "hlog"]
+    assert hlogs and all((run / f["path"]).stat().st_size > 0 for f in hlogs), "each step's latency logs came back from pk-app"
+    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    assert ("host:chains", "cpu_pct") in series and any(s.endswith("@chains") for s, _ in series)
+    assert_no_jvm_left(lan, before, seconds=10)
+
+
+def test_messaging_chains_elsewhere_need_a_broker_they_can_reach(lan, tmp_path):
+    for args, expected in [(["--place", "chains=pk-app"], "--place chains needs the Kafka broker off loopback too"),
+                           (["--bootstrap-servers", "localhost:9092", "--place", "chains=pk-app"], "is each chain host's own loopback"),
+                           (["--systems", "chronicle", "--place", "chains=pk-app+pk-drv"], "add --isolation jvm")]:
+        r = bench("run", "messaging", "--quick", *args, "--out", str(tmp_path), env=lan.env(), timeout=120)
+        assert r.returncode == 2 and expected in one_error_line(r), (args, r.stderr)
+    assert not any(tmp_path.rglob("run.json")), "no run folder"

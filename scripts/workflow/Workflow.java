@@ -74,9 +74,9 @@ public class Workflow {
             .rule(p -> p.seconds("warmup") >= p.seconds("max-drain") ? "--warmup must be shorter than --max-drain" : null)
             .rule(p -> p.placement().containsKey("db") && !p.text("jdbc-url").isBlank() ? "--place db and --jdbc-url exclude each other: the placed database is a private cluster on that host" : null)
             .rule(p -> p.placement().containsKey("db") && p.text("database").equals("h2") ? "--place db needs --database postgres: H2 runs inside the engines" : null)
+            .rule(p -> enginesElsewhereProblem(p)) // before the binaries, any connection or SSH wait: a misplacement is told first
             .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
                     ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
-            .rule(p -> enginesElsewhereProblem(p)) // before any connection or SSH wait: a misplacement is told at once
             .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
             // the private cluster and the engines on hosts of their own (the original: engines on their own hosts, RDS apart)
             .place(List.of("db", "engines"), List.of("engines"))
@@ -89,12 +89,15 @@ public class Workflow {
      * inside an engine, and a --jdbc-url on loopback names each engine's own host. Each is one line before the run.
      */
     static String enginesElsewhereProblem(Params p) {
-        if (!p.placement().containsKey("engines")) return null;
+        List<Ssh> hosts = Params.hostsOf(p.placement(), "engines");
+        if (hosts.isEmpty()) return null;
         if (usesH2(p)) return "--place engines needs --database postgres: H2 runs inside an engine, and placed engines share one database";
-        if (!p.text("jdbc-url").isBlank())
-            return JdbcUrl.onLoopback(p.text("jdbc-url")) ? "--place engines needs a --jdbc-url they can reach: its server on loopback is each engine host's own" : null;
-        return p.placement().containsKey("db") ? null
-                : "--place engines needs the database off loopback too: --place db=user@host (a private cluster there) or --jdbc-url";
+        if (!p.text("jdbc-url").isBlank() && JdbcUrl.onLoopback(p.text("jdbc-url")))
+            return "--place engines needs a --jdbc-url they can reach: its server on loopback is each engine host's own";
+        if (p.text("jdbc-url").isBlank() && !p.placement().containsKey("db"))
+            return "--place engines needs the database off loopback too: --place db=user@host (a private cluster there) or --jdbc-url";
+        int most = java.util.Collections.max(p.ints("instances"));
+        return hosts.size() > most ? "--place engines names " + hosts.size() + " hosts, but no cell runs more than " + most + " engine(s) (--instances)" : null;
     }
 
     public static void main(String[] args) {
@@ -242,7 +245,8 @@ public class Workflow {
         if (!o.engineHosts().isEmpty())
             n.put("engines", "each engine JVM (and the calibration's) on a host of its own, engine i on the i-th host of --place engines in turn ("
                     + String.join(", ", o.engineHosts().stream().map(Ssh::destination).toList()) + "; placement in the manifest); the backlog is "
-                    + "generated from here; the drain's edges and every engine's clock stamps are on this host's clock (each host's offset measured at its start)");
+                    + "generated from here; the drain's edges and each engine's drain start and last commit are on this host's clock (each host's offset measured "
+                    + "at its first engine's start and end, in the placement); each engine's latency log, its window included, keeps its own host's clock");
         n.put("process", "start -> job -> receive task (wait state) -> end; history level none; a fresh schema per cell");
         n.put("jobs", "fixed: async service task sleeping --job-ms; timer: intermediate timer due in the past; noop: async service task ${true}");
         n.put("executor", "queue per instance " + (o.queueSize() == null ? "auto: " + QUEUE_PER_THREAD + " per executor thread "

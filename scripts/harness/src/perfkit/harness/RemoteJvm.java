@@ -245,11 +245,20 @@ public final class RemoteJvm implements AutoCloseable {
     /** Its host's busy CPU in percent of one of that host's cores between two instants of this host's clock; NaN without readings. */
     public double hostBusyPercent(long fromMs, long toMs) { return part.hostBusyPercent(fromMs, toMs); }
 
+    /** Its host's steal in percent of one of that host's cores between two instants of this host's clock; NaN without readings. */
+    public double hostStealPercent(long fromMs, long toMs) { return part.hostStealPercent(fromMs, toMs); }
+
     /** Its host's logical cores, from its fingerprint. */
     public int hostCores() { return part.hostCores(); }
 
     /** The host it runs on. */
     public Ssh host() { return part.host(); }
+
+    /** Whether its folder was still on its host when it was closed. */
+    boolean leftBehind() { return part.leftBehind(); }
+
+    /** Marks its manifest entry as standing for a later JVM of the same part that left its folder behind. */
+    void markLeftBehind() { part.markLeftBehind(); }
 
     /** Stops the JVM and checks that its folder is gone from its host; safe to call twice. */
     @Override

@@ -180,6 +180,15 @@ final class RemotePart implements AutoCloseable {
         run.placed(placement);
     }
 
+    /** Whether the part's folder was still on its host when it closed. */
+    boolean leftBehind() { return placement.path("leftBehind").asBoolean(false); }
+
+    /** Marks this part's manifest entry: another part it stands for (a later fork of the same part) left its folder behind. */
+    void markLeftBehind() {
+        placement.put("leftBehind", true);
+        run.writeManifest();
+    }
+
     /** The agent's lines until its output ends; an end before the ready line fails the start with the last thing it said. */
     private void read(Supervisor.Child a, String readyKind) {
         try (BufferedReader out = new BufferedReader(new InputStreamReader(a.process().getInputStream(), StandardCharsets.UTF_8))) {
@@ -280,11 +289,16 @@ final class RemotePart implements AutoCloseable {
     }
 
     /** The host's busy CPU in percent of one of its cores between two instants of this host's clock; NaN without readings. */
-    double hostBusyPercent(long fromMs, long toMs) {
+    double hostBusyPercent(long fromMs, long toMs) { return hostPercent(fromMs, toMs, false); }
+
+    /** The host's steal in percent of one of its cores between two instants of this host's clock; NaN without readings. */
+    double hostStealPercent(long fromMs, long toMs) { return hostPercent(fromMs, toMs, true); }
+
+    private double hostPercent(long fromMs, long toMs, boolean steal) {
         Long offset = offsetMs;
         if (offset == null) return Double.NaN;
         Sample a = nearest(fromMs + offset), b = nearest(toMs + offset);
-        return a == null || b == null || b.epochMs() <= a.epochMs() ? Double.NaN : statPercent(a, b, false);
+        return a == null || b == null || b.epochMs() <= a.epochMs() ? Double.NaN : statPercent(a, b, steal);
     }
 
     /** The host's logical cores, from its fingerprint. */
@@ -355,6 +369,16 @@ final class RemotePart implements AutoCloseable {
         if (agent == null) return;
         Supervisor.Child a = agent;
         agent = null;
+        // a fork's waiter interrupted because another fork failed still stops its part and checks its host in full
+        boolean interrupted = Thread.interrupted();
+        try {
+            closeAgent(a);
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    private void closeAgent(Supervisor.Child a) {
         for (Gauge g : gauges) run.timeSeries().unwatchGauge(g.series(), g.metric(), g.value());
         try {
             a.stdin().close();

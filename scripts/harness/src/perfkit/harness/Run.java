@@ -247,8 +247,13 @@ public final class Run {
     public <T extends Record> Forked<T> forkOn(ForkHost host, String series, List<String> jvmArgs, Record spec, double plannedSeconds,
                                                Consumer<String> onPhase, Class<T> resultType) throws Exception {
         ForkLines lines = new ForkLines(series, onPhase);
-        RemoteJvm placed = host.host() == null ? forkHere(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines)
-                : forkThere(host, series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines);
+        RemoteJvm placed;
+        try {
+            placed = host.host() == null ? forkHere(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines)
+                    : forkThere(host, series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines);
+        } finally {
+            lines.close();
+        }
         ObjectNode out = lines.result.get();
         manifest.forkJvm(out.path("jvm"));
         List<RunFile> files = new ArrayList<>();
@@ -266,15 +271,14 @@ public final class Run {
             for (String line; (line = out.readLine()) != null; ) lines.accept(line);
             lines.check(p.waitFor(), "");
         } finally {
-            lines.close();
             timeSeries.unwatchProcess("proc:" + series);
             supervisor.forget(child);
         }
         return null;
     }
 
-    /** The parts whose first fork is in the manifest's placement already: one entry per part, not one per fork. */
-    private final java.util.Set<String> recordedForkParts = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Each part's first fork, whose entry is the part's in the manifest's placement: one entry per part, not one per fork. */
+    private final Map<String, RemoteJvm> recordedForkParts = new java.util.concurrent.ConcurrentHashMap<>();
 
     private RemoteJvm forkThere(ForkHost host, String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
         progress.phase(series + " starting on " + host.host(), plannedSeconds);
@@ -284,7 +288,8 @@ public final class Run {
         RemoteJvm jvm = RemoteJvm.fork(this, host.part(), series, host.host(), jvmArgs, List.of(ForkProtocol.FLAG, "{work}", series), stdinLine,
                 collect, lines);
         try {
-            if (recordedForkParts.add(host.part())) jvm.record(series + " (a fork of the run)");
+            // one entry per part, its first fork's; a later fork that leaves its folder behind marks that entry
+            if (recordedForkParts.putIfAbsent(host.part(), jvm) == null) jvm.record(series + " (a fork of the run)");
             Integer code = jvm.awaitExit();
             if (code == null) throw new IllegalStateException("fork " + series + " on " + host.host() + ": its session ended before it did");
             if (!jvm.fileProblems().isEmpty()) throw new IllegalStateException("fork " + series + " on " + host.host() + " sent " + jvm.fileProblems().get(0));
@@ -293,8 +298,9 @@ public final class Run {
                 if (!Files.isRegularFile(dir.resolve(f.path("path").asText())))
                     throw new IllegalStateException("fork " + series + " on " + host.host() + " wrote " + f.path("path").asText() + ", which did not come back");
         } finally {
-            lines.close();
             jvm.close();
+            RemoteJvm entry = recordedForkParts.get(host.part());
+            if (jvm.leftBehind() && entry != null && entry != jvm) entry.markLeftBehind();
         }
         return jvm;
     }

@@ -69,6 +69,23 @@ public final class Sys {
         }
     }
 
+    /**
+     * True when {@code host} (a name or an address, brackets allowed) means this host itself: localhost and its usual
+     * aliases, a loopback address, or the wildcard. Addresses are read as literals, never looked up.
+     */
+    public static boolean isLoopbackHost(String host) {
+        String h = host.strip().replace("[", "").replace("]", "").toLowerCase(java.util.Locale.ROOT);
+        if (h.endsWith(".")) h = h.substring(0, h.length() - 1);
+        if (h.isEmpty() || List.of("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback").contains(h)) return true;
+        if (!h.matches("[0-9.]+") && !(h.contains(":") && h.matches("[0-9a-f:.]+"))) return false; // a name: not ours to resolve
+        try {
+            InetAddress a = InetAddress.getByName(h); // a literal: parsed, not looked up
+            return a.isLoopbackAddress() || a.isAnyLocalAddress(); // ::ffff:127.0.0.1 parses as the IPv4 address it maps
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
     /** A loopback port nobody listens on right now (the caller binds it a moment later). */
     public static int freePort() {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

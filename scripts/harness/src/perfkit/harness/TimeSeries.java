@@ -4,6 +4,7 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -73,7 +74,8 @@ public final class TimeSeries implements AutoCloseable {
     private final Map<String, Polled> polled = new ConcurrentHashMap<>();
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Proc> processes = new ConcurrentHashMap<>();
-    private final Map<Key, java.util.function.DoubleSupplier> gauges = new ConcurrentHashMap<>();
+    /** Each gauge's watchers, the newest last: the newest is read, and when it stops, the one before it takes over. */
+    private final Map<Key, List<java.util.function.DoubleSupplier>> gauges = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "perfkit-timeseries");
         t.setDaemon(true);
@@ -145,12 +147,22 @@ public final class TimeSeries implements AutoCloseable {
      * A value read at each tick and written as it is (NaN: no row), e.g. a part on another host, whose agent already
      * reports per-second figures ({@link RemotePostgres}).
      */
-    public void watchGauge(String series, String metric, java.util.function.DoubleSupplier value) { gauges.put(new Key(series, metric), value); }
+    public void watchGauge(String series, String metric, java.util.function.DoubleSupplier value) {
+        gauges.computeIfAbsent(new Key(series, metric), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(value);
+    }
 
     public void unwatchGauges(String series) { gauges.keySet().removeIf(k -> k.series().equals(series)); }
 
-    /** Stops one gauge, unless another watcher has taken its place since (two parts of a run may share a host's series). */
-    public void unwatchGauge(String series, String metric, java.util.function.DoubleSupplier value) { gauges.remove(new Key(series, metric), value); }
+    /**
+     * Stops one watcher of a gauge. Two parts of a run may feed one series (two forks on one host, each with that
+     * host's figures): the series goes on while any of them still watches it.
+     */
+    public void unwatchGauge(String series, String metric, java.util.function.DoubleSupplier value) {
+        gauges.computeIfPresent(new Key(series, metric), (k, watchers) -> {
+            watchers.remove(value);
+            return watchers.isEmpty() ? null : watchers;
+        });
+    }
 
     synchronized void tick() { // package-private: tests tick by hand
         if (closed) return;
@@ -181,9 +193,11 @@ public final class TimeSeries implements AutoCloseable {
                 if (!Double.isNaN(pct)) row(epochMs, elapsed, e.getKey(), "cpu_pct", pct);
             }
             for (var e : gauges.entrySet()) {
+                List<java.util.function.DoubleSupplier> watchers = e.getValue();
+                if (watchers.isEmpty()) continue;
                 double v;
                 try {
-                    v = e.getValue().getAsDouble();
+                    v = watchers.get(watchers.size() - 1).getAsDouble();
                 } catch (RuntimeException ex) {
                     continue; // one bad reading must not stop the ticks: a scheduled task that throws never runs again
                 }

@@ -51,10 +51,13 @@ class JdbcUrlTest {
     @Test
     void aServerOnLoopbackIsToldFromOneAcrossTheNetwork() {
         for (String here : new String[]{"jdbc:postgresql://localhost:5432/db", "jdbc:postgresql://127.0.0.1/db", "jdbc:postgresql://[::1]:5432/db",
-                "jdbc:postgresql://me:secret@127.0.0.2:5432/db", "jdbc:postgresql:///db"})
+                "jdbc:postgresql://me:secret@127.0.0.2:5432/db", "jdbc:postgresql:///db", "jdbc:postgresql://0.0.0.0/db",
+                "jdbc:postgresql://[0:0:0:0:0:0:0:1]:5432/db", "jdbc:postgresql://[::ffff:127.0.0.1]/db", "jdbc:postgresql://LOCALHOST./db",
+                "jdbc:postgresql://localhost.localdomain/db", "jdbc:postgresql://ip6-localhost/db", "jdbc:postgresql://127.1/db"})
             assertTrue(JdbcUrl.onLoopback(here), here);
         for (String there : new String[]{"jdbc:postgresql://db.example:5432/db", "jdbc:postgresql://10.0.0.5/db", "jdbc:postgresql://[fd00::5]:5432/db",
-                "jdbc:postgresql://localhost@db.example:5432/db", "jdbc:postgresql://db.example/db?host=127.0.0.1"})
+                "jdbc:postgresql://localhost@db.example:5432/db", "jdbc:postgresql://db.example/db?host=127.0.0.1",
+                "jdbc:postgresql://localhostess/db", "jdbc:postgresql://[fe80::1]/db", "jdbc:postgresql://128.0.0.1/db"})
             assertFalse(JdbcUrl.onLoopback(there), there);
     }
 }
