@@ -539,3 +539,29 @@ def test_messaging_chains_elsewhere_need_a_broker_they_can_reach(lan, tmp_path):
         r = bench("run", "messaging", "--quick", *args, "--out", str(tmp_path), env=lan.env(), timeout=120)
         assert r.returncode == 2 and expected in one_error_line(r), (args, r.stderr)
     assert not any(tmp_path.rglob("run.json")), "no run folder"
+
+
+def test_the_inserts_rounds_cassandra_node_runs_on_a_host_of_its_own(hosts, tmp_path):
+    """--place cassandra=pk-db: the embedded node starts there under the part's agent, picks its ports there and binds
+    that host's address, the run's password reaching it on stdin; the writers here insert across the link, every
+    acknowledged row is counted, the node's CPU comes from its host, and nothing of it stays there."""
+    before = jvm_folders()
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "inserts", "--stores", "cassandra", "--durability", "relaxed",
+                           "--forks", "1", "--place", "cassandra=pk-db", "--out", str(tmp_path), env=hosts.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    (part,) = m["placement"]
+    assert (part["part"], part["host"], part["address"], part["fingerprint"]["hostname"]) == ("cassandra", "pk-db", hosts.address["pk-db"], "pk-db")
+    assert part["service"].startswith("Cassandra 5.0.9 (relaxed-fork1)") and part["leftBehind"] is False
+    (row,) = read_csv(run / "inserts.csv")
+    assert row["valid"] == "true", row["reason"]
+    assert int(row["rows_counted"]) == int(row["acknowledged"]) > 0
+    assert float(row["cpu_db_pct"]) > 0, "the node's CPU, from its own host"
+    assert "on pk-db" in row["settings"] and hosts.address["pk-db"] in row["settings"], "the writers reached it across the link"
+    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    assert ("proc:cassandra@cassandra", "cpu_pct") in series and ("host:cassandra", "cpu_pct") in series
+    deadline = time.time() + 10
+    while time.time() < deadline and (hosts.processes("pk-db") or jvm_folders() - before):
+        time.sleep(0.5)
+    assert hosts.processes("pk-db") == [] and jvm_folders() - before == set()

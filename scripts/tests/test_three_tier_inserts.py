@@ -324,21 +324,20 @@ def tls_cassandra(tmp_path):
     assert cp.returncode == 0, cp.stderr
     node = tmp_path / "node"
     (node / "tmp").mkdir(parents=True)
-    with socket.socket() as a, socket.socket() as b:
-        a.bind(("127.0.0.1", 0)), b.bind(("127.0.0.1", 0))
-        native, storage = a.getsockname()[1], b.getsockname()[1]
-    (node / "cassandra.yaml").write_text(f"""cluster_name: perfkit-tls-test
+    # the node's own contract (CassandraNode): a template whose address and ports it fills in, and a logback file
+    (node / "logback.xml").write_text('<configuration><root level="WARN"/></configuration>\n')
+    (node / "cassandra-template.yaml").write_text(f"""cluster_name: perfkit-tls-test
 num_tokens: 1
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:{storage}"
-listen_address: 127.0.0.1
-rpc_address: 127.0.0.1
-storage_port: {storage}
-native_transport_port: {native}
+      - seeds: "%ADDRESS%:%STORAGE_PORT%"
+listen_address: %ADDRESS%
+rpc_address: %ADDRESS%
+storage_port: %STORAGE_PORT%
+native_transport_port: %NATIVE_PORT%
 start_native_transport: false
 authenticator: PasswordAuthenticator
 authorizer: AllowAllAuthorizer
@@ -354,24 +353,25 @@ client_encryption_options:
   require_client_auth: false
 """)
     password = "pw-" + os.urandom(12).hex()
-    proc = subprocess.Popen(["java", *embedded_cassandra_jvm_options(), f"-Dcassandra.config=file:{node}/cassandra.yaml",
-                             f"-Dcassandra.storagedir={node}/storage", "-Dcassandra-foreground=true", f"-Djava.io.tmpdir={node}/tmp",
+    proc = subprocess.Popen(["java", *embedded_cassandra_jvm_options(), "-Dcassandra-foreground=true", f"-Djava.io.tmpdir={node}/tmp",
                              "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.superuser_setup_delay_ms=0",
-                             "-cp", cp.stdout.strip(), "perfkit.threetier.cassandra.CassandraNode"],
+                             "-cp", cp.stdout.strip(), "perfkit.threetier.cassandra.CassandraNode", str(node)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         proc.stdin.write(password + "\n")
         proc.stdin.flush()
-        seen, started = [], threading.Event()
+        seen, started, point = [], threading.Event(), []
 
         def read():  # all along, so that a full pipe never stalls the node; a silent node still meets the deadline below
             for line in proc.stdout:
                 seen.append(line)
-                if "PERFKIT_CASSANDRA_STARTED" in line:
+                if line.startswith("PERFKIT_CASSANDRA_STARTED "):
+                    point.append(line.split()[1])  # where it listens: the address and the native port it picked
                     started.set()
         threading.Thread(target=read, daemon=True).start()
         assert started.wait(240), "the TLS node did not start within 240 s: " + "".join(seen[-20:])
-        yield f"127.0.0.1:{native}", password, ca, secret
+        assert point[0].startswith("127.0.0.1:")
+        yield point[0], password, ca, secret
     finally:
         proc.stdin.close()  # EOF stops the node, as a run's end does
         try:

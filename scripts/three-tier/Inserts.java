@@ -6,6 +6,7 @@ import perfkit.harness.Fork;
 import perfkit.harness.JdbcUrl;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
+import perfkit.harness.RemoteJvm;
 import perfkit.harness.RemotePostgres;
 import perfkit.harness.Releases;
 import perfkit.harness.Run;
@@ -130,7 +131,9 @@ final class Inserts implements Rounds.Round {
                 + "contact point's name" + (o.usersCassandra().tls().keystore().isEmpty() ? "" : ", and a client certificate")) + "), a keyspace of its own (replication factor 1), dropped after; durability as the cluster is configured (a client cannot "
                 + "set the commit log mode), one cell inserts/cassandra/" + AS_CONFIGURED
                 : "Cassandra " + EmbeddedCassandra.VERSION + " embedded in a child JVM (" + EmbeddedCassandra.HEAP + ", Cassandra's JDK 17 option set, "
-                + "loopback, free ports, no JMX, PasswordAuthenticator with a random superuser password) per cell and fork; strict = "
+                + (o.placement().containsKey("cassandra") ? "on " + o.placement().get("cassandra") + " bound to the address the run reached it on, "
+                        + "ports picked there, its CPU from that host, placement in the manifest" : "loopback, ports it picks free")
+                + ", no JMX, PasswordAuthenticator with a random superuser password) per cell and fork; strict = "
                 + "commitlog_sync: batch (each write fsynced before it is acknowledged); relaxed = commitlog_sync: periodic, "
                 + "commitlog_sync_period: 10000ms (Cassandra's default: acknowledged at once, fsynced every 10 s)");
         n.put("durability", "lost writes on a crash of the machine (power loss, kernel panic): strict loses no acknowledged insert in either database; "
@@ -229,7 +232,7 @@ final class Inserts implements Rounds.Round {
                     try (ResultSet r = s.executeQuery("SHOW " + name)) { r.next(); settings.put(name, r.getString(1)); }
             }
             long pid = pg == null ? -1 : pg.pid();
-            Measured m = fork(cell, spec(cell, fork, table, target, null), pid, placed);
+            Measured m = fork(cell, spec(cell, fork, table, target, null), pid, placed == null ? null : placed::cpuPercent);
             long counted;
             try (Connection c = target.connect(); Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT count(*) FROM " + table)) {
                 r.next();
@@ -284,7 +287,7 @@ final class Inserts implements Rounds.Round {
             datacenter = o.usersCassandra().datacenter();
         } else {
             run.progress().phase(cell + " fork " + fork + ": starting an embedded Cassandra node", 15);
-            node = EmbeddedCassandra.start(run, cassandraScripts, durability + "-fork" + fork, durability);
+            node = EmbeddedCassandra.start(run, cassandraScripts, durability + "-fork" + fork, durability, o.placement().get("cassandra"));
             points = node.contactPoint();
             user = node.user();
             password = node.password();
@@ -305,10 +308,11 @@ final class Inserts implements Rounds.Round {
             cql.execute("CREATE TABLE " + table + " (" + InsertWriters.CQL_COLUMNS + ")");
             Map<String, String> settings = commitlogSettings(cql, node);
             InsertWriters.Cassandra target = new InsertWriters.Cassandra(cassandraScripts.clientClasspath(), points, datacenter, user, password, tls);
-            Measured m = fork(cell, spec(cell, fork, table, null, target), node == null ? -1 : node.pid());
+            RemoteJvm elsewhere = node == null ? null : node.remote();
+            Measured m = fork(cell, spec(cell, fork, table, null, target), node == null ? -1 : node.pid(), elsewhere == null ? null : elsewhere::cpuPercent);
             long counted = cql.execute("SELECT count(*) FROM " + table);
             String where = usersCassandra ? "as the cluster is configured (read from the contacted node's system_views.settings)"
-                    : "embedded node " + points + ", generated cassandra.yaml";
+                    : "embedded node " + points + (elsewhere == null ? "" : " on " + elsewhere.host()) + ", generated cassandra.yaml";
             return row(cell, "cassandra", durability, fork, m, counted, settings, where);
         } finally {
             if (usersCassandra) releases.release(created);
@@ -339,15 +343,14 @@ final class Inserts implements Rounds.Round {
 
     private record Measured(InsertWriters.Result result, double cpuDbPct) {}
 
-    private Measured fork(String cell, InsertWriters.Spec spec, long dbPid) throws Exception {
-        return fork(cell, spec, dbPid, null);
-    }
+    /** A database on another host: its CPU in percent of one of that host's cores between two instants of this host's clock. */
+    private interface CpuElsewhere { double percent(long fromMs, long toMs) throws InterruptedException; }
 
     /**
      * Runs the writers in a fresh JVM; the database's CPU is sampled at the window's edges as the fork reports them:
-     * its process tree here, or its own host's readings for a cluster placed on another ({@code placed}).
+     * its process tree here, or its own host's readings for a database placed on another ({@code placed}).
      */
-    private Measured fork(String cell, InsertWriters.Spec spec, long dbPid, RemotePostgres placed) throws Exception {
+    private Measured fork(String cell, InsertWriters.Spec spec, long dbPid, CpuElsewhere placed) throws Exception {
         CpuSampler cpu = CpuSampler.forThisMachine();
         long[] ticks = {-1, -1};
         long[] wall = {0, 0}, epochMs = {0, 0};
@@ -356,7 +359,7 @@ final class Inserts implements Rounds.Round {
                     if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); epochMs[0] = System.currentTimeMillis(); }
                     else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); epochMs[1] = System.currentTimeMillis(); }
                 }, InsertWriters.Result.class);
-        double dbPct = placed != null ? (epochMs[1] == 0 ? Double.NaN : placed.cpuPercent(epochMs[0], epochMs[1]))
+        double dbPct = placed != null ? (epochMs[1] == 0 ? Double.NaN : placed.percent(epochMs[0], epochMs[1]))
                 : dbPid < 0 || wall[1] == 0 ? Double.NaN : CpuSampler.percent(ticks[0], ticks[1], (wall[1] - wall[0]) / 1e9);
         return new Measured(result, dbPct);
     }

@@ -109,14 +109,16 @@ public class ThreeTier {
                     && !(p.list("rounds").contains("inserts") && p.list("stores").contains("postgres"))
                     ? "--place db places the private PostgreSQL of the chain round or of the inserts round's postgres store; this run has neither" : null)
             // the private PostgreSQL clusters (inserts and chain), the chain's tiers and its load driver on hosts of their own
-            .place(List.of("driver", "templates", "a", "b", "c", "db"), List.of("driver"))
-            .rule(ThreeTier::checkPlacement)
+            .rule(ThreeTier::checkPlacement) // before place's own rule: a misplacement is told before any SSH wait
+            .place(List.of("driver", "templates", "a", "b", "c", "db", "cassandra"), List.of("driver"))
             .rule(p -> !p.list("rounds").contains("chain") ? null
                     : HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), p.intValue("chain-users"), "chain-users"))
             .rule(p -> !p.list("rounds").contains("templates") ? null
                     : HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), p.intValue("template-users"), "template-users"))
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
-            .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().startsWith("driver") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
+            // the load driver and the Cassandra node are other scripts' JVMs, on the run's own JDK; the servers on --java
+            .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(),
+                            e.getKey().startsWith("driver") || e.getKey().equals("cassandra") ? perfkit.harness.ScriptJvm.scriptJava() : p.text("java")))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /**
@@ -137,6 +139,10 @@ public class ThreeTier {
             return "--place c needs its database elsewhere too (--place db, or a --jdbc-url not on loopback): a database here on loopback is out of its reach";
         if (placed.containsKey("templates") && !p.list("rounds").contains("templates"))
             return "--place templates places the templates round's server, which this run does not have";
+        if (placed.containsKey("cassandra") && !(p.list("rounds").contains("inserts") && p.list("stores").contains("cassandra")))
+            return "--place cassandra places the inserts round's embedded Cassandra node, which this run does not have";
+        if (placed.containsKey("cassandra") && !p.text("cassandra-contact-points").isBlank())
+            return "--place cassandra and --cassandra-contact-points exclude each other: the placed node is the run's own, on that host";
         boolean chain = p.list("rounds").contains("chain"), templates = p.list("rounds").contains("templates");
         if (placed.containsKey("driver") && (chain && !placed.containsKey("a") || templates && !placed.containsKey("templates")))
             return "--place driver loads the servers from its host: it needs a placed for the chain and templates placed for the templates round "

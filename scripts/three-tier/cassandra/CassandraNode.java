@@ -14,12 +14,18 @@ import org.apache.cassandra.service.CassandraDaemon;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
- * A single Cassandra node in this JVM. Everything it needs comes from JVM options the study sets: the generated
- * yaml ({@code -Dcassandra.config}), the storage folder, Cassandra's JDK 17 option set and a quiet logback file.
- * Its own classpath: cassandra-all brings Netty 4.1 and Guava versions that clash with the study's Spring Boot 4.
+ * A single Cassandra node in this JVM, in the folder given as its one argument: there the study left a yaml template
+ * and a quiet logback file; the node picks its two ports free on its address (the one a part on another host was
+ * reached on, else loopback), writes {@code cassandra.yaml} from the template, keeps its data in {@code storage/}, and
+ * prints {@code PERFKIT_CASSANDRA_STARTED <address>:<native port>} once it serves. Its JVM options are Cassandra's JDK
+ * 17 set. Its own classpath: cassandra-all brings Netty 4.1 and Guava versions that clash with the study's Spring Boot 4.
  * <p>
  * No client ever meets the default {@code cassandra}/{@code cassandra} login: the yaml keeps the native transport
  * off, this JVM gives the default superuser the run's password (first line of stdin) through the role manager
@@ -30,6 +36,10 @@ public final class CassandraNode {
     static final String SUPERUSER = "cassandra";
     private static final int EXIT_PARENT_GONE = 143;
 
+    /** The template's placeholders, which the node fills in. */
+    static final String ADDRESS = "%ADDRESS%", NATIVE_PORT = "%NATIVE_PORT%", STORAGE_PORT = "%STORAGE_PORT%";
+    static final String TEMPLATE = "cassandra-template.yaml", STARTED = "PERFKIT_CASSANDRA_STARTED ";
+
     public static void main(String[] args) throws Exception {
         BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String password = stdin.readLine();
@@ -38,6 +48,15 @@ public final class CassandraNode {
             System.exit(EXIT_PARENT_GONE);
         }
         stopWhenStdinCloses(stdin);
+        Path dir = Path.of(args[0]).toAbsolutePath();
+        String address = System.getenv().getOrDefault("PERFKIT_BIND", "").isBlank() ? "127.0.0.1" : System.getenv("PERFKIT_BIND");
+        int nativePort = freePort(address), storagePort = freePort(address);
+        Files.writeString(dir.resolve("cassandra.yaml"), Files.readString(dir.resolve(TEMPLATE)).replace(ADDRESS, address)
+                .replace(NATIVE_PORT, Integer.toString(nativePort)).replace(STORAGE_PORT, Integer.toString(storagePort)));
+        // before any Cassandra class reads them
+        System.setProperty("cassandra.config", dir.resolve("cassandra.yaml").toUri().toString());
+        System.setProperty("cassandra.storagedir", dir.resolve("storage").toString());
+        System.setProperty("logback.configurationFile", dir.resolve("logback.xml").toString());
         CassandraDaemon daemon = new CassandraDaemon(true);
         try {
             daemon.activate(); // exits the JVM itself when the node cannot start
@@ -47,8 +66,15 @@ public final class CassandraNode {
             System.err.println("cassandra node failed to start: " + t);
             System.exit(1);
         }
-        System.out.println("PERFKIT_CASSANDRA_STARTED");
+        System.out.println(STARTED + (address.contains(":") ? "[" + address + "]" : address) + ":" + nativePort);
         System.out.flush();
+    }
+
+    /** A port free on {@code address} now; the node binds it moments later, as the run used to on its own host. */
+    private static int freePort(String address) throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(address))) {
+            return s.getLocalPort();
+        }
     }
 
     /**

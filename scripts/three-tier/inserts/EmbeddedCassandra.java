@@ -1,5 +1,6 @@
 package perfkit.threetier;
 
+import perfkit.harness.RemoteJvm;
 import perfkit.harness.RunLayout;
 import perfkit.harness.Run;
 import perfkit.harness.ScriptJvm;
@@ -19,7 +20,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Cassandra 5.0.9 embedded in a child JVM (scripts/three-tier/cassandra/CassandraNode.java, a classpath of its
  * own), one node per durability setting and fork: the commit log mode is in the yaml, so it takes a fresh start.
- * On loopback with free ports, no JMX, data in the run's scratch folder; supervised, so it dies with the run.
+ * On loopback with ports it picks free, no JMX, data in the run's scratch folder; supervised, so it dies with the run.
+ * With --place cassandra it runs on a host of its own as a part of the run ({@link RemoteJvm}): bound to the address
+ * the run reached that host on, its ports picked there, its folder the part's, its CPU from that host.
  * PasswordAuthenticator is on. The node opens its native port only after it has given the default superuser a
  * random password (CassandraNode), so the default login never works, not even for a moment at start-up. The
  * password reaches the node and the writers over their stdin, never a command line or a file.
@@ -91,14 +94,18 @@ final class EmbeddedCassandra implements AutoCloseable {
     }
 
     private final Run run;
+    /** Its watchdog here, or the session of its part elsewhere. */
     private final Process process;
+    /** Its folder here; null for a node elsewhere, whose folder is its part's. */
     private final Path dir;
-    private final int nativePort;
+    private final RemoteJvm remote;
     private final String password;
     private final Map<String, String> yamlSettings;
+    /** address:port of its native transport, as the node announced it. */
+    private final java.util.concurrent.CompletableFuture<String> contactPoint = new java.util.concurrent.CompletableFuture<>();
 
-    private EmbeddedCassandra(Run run, Process process, Path dir, int nativePort, String password, Map<String, String> yamlSettings) {
-        this.run = run; this.process = process; this.dir = dir; this.nativePort = nativePort; this.password = password; this.yamlSettings = yamlSettings;
+    private EmbeddedCassandra(Run run, Process process, Path dir, RemoteJvm remote, String password, Map<String, String> yamlSettings) {
+        this.run = run; this.process = process; this.dir = dir; this.remote = remote; this.password = password; this.yamlSettings = yamlSettings;
     }
 
     /** The commit log part of the yaml for a durability setting. */
@@ -113,43 +120,96 @@ final class EmbeddedCassandra implements AutoCloseable {
         return m;
     }
 
-    /** Starts a node and waits until it answers CQL with a fresh random superuser password. */
-    static EmbeddedCassandra start(Run run, Scripts scripts, String label, String durability) throws Exception {
-        Path dir = Files.createDirectories(run.scratchDir().resolve("cassandra-" + label));
-        Files.createDirectories(dir.resolve("tmp"));
-        int nativePort = Sys.freePort(), storagePort = Sys.freePort();
+    /**
+     * Starts a node, here or as part {@code cassandra} on {@code host} (null: here), and waits until it answers CQL with
+     * a fresh random superuser password.
+     */
+    static EmbeddedCassandra start(Run run, Scripts scripts, String label, String durability, perfkit.harness.Ssh host) throws Exception {
         Map<String, String> settings = commitlog(durability);
-        Files.writeString(dir.resolve("cassandra.yaml"), yaml(nativePort, storagePort, settings));
-        Files.writeString(dir.resolve("logback.xml"), """
-                <configuration>
-                  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
-                    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
-                  </appender>
-                  <root level="WARN"><appender-ref ref="STDOUT"/></root>
-                </configuration>
-                """);
+        Map<String, String> files = Map.of(TEMPLATE, yaml(settings), "logback.xml", LOGBACK);
         List<String> jvm = new ArrayList<>(List.of(HEAP, "-Xss512k"));
         jvm.addAll(GC_OPTIONS);
         jvm.addAll(JDK17_OPTIONS);
-        jvm.addAll(List.of("-Dcassandra.config=file:" + dir.resolve("cassandra.yaml"), "-Dcassandra.storagedir=" + dir.resolve("storage"),
-                "-Dcassandra-foreground=true", "-Dlogback.configurationFile=" + dir.resolve("logback.xml"), "-Djava.io.tmpdir=" + dir.resolve("tmp"),
-                // a single throwaway node: no gossip settling, and the default superuser at once so its password can be replaced
-                "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.superuser_setup_delay_ms=0"));
-        Path log = dir.resolve("node.log");
-        // a throwaway node whose rows are already counted: SIGKILL, no drain (the folder goes with it)
+        // a single throwaway node: no gossip settling, and the default superuser at once so its password can be replaced
+        jvm.addAll(List.of("-Dcassandra-foreground=true", "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.superuser_setup_delay_ms=0"));
         long t0 = System.nanoTime();
         String password = newPassword();
-        Process p = scripts.node().start(run, "cassandra", jvm, List.of(), log, "KILL", 5, List.of(dir), password);
-        run.timeSeries().watchProcessTree("proc:cassandra", p.pid());
-        EmbeddedCassandra node = new EmbeddedCassandra(run, p, dir, nativePort, password, settings);
+        EmbeddedCassandra node;
+        Path log;
+        if (host == null) {
+            Path dir = Files.createDirectories(run.scratchDir().resolve("cassandra-" + label));
+            Files.createDirectories(dir.resolve("tmp"));
+            for (var f : files.entrySet()) Files.writeString(dir.resolve(f.getKey()), f.getValue());
+            jvm.add("-Djava.io.tmpdir=" + dir.resolve("tmp"));
+            log = dir.resolve("node.log");
+            // a throwaway node whose rows are already counted: SIGKILL, no drain (the folder goes with it)
+            Process p = scripts.node().start(run, "cassandra", jvm, List.of(dir.toString()), log, "KILL", 5, List.of(dir), password);
+            run.timeSeries().watchProcessTree("proc:cassandra", p.pid());
+            EmbeddedCassandra here = new EmbeddedCassandra(run, p, dir, null, password, settings);
+            node = here;
+            Path nodeLog = log;
+            Thread follower = new Thread(() -> here.followLog(nodeLog), "perfkit-cassandra-log");
+            follower.setDaemon(true);
+            follower.start();
+        } else {
+            log = Files.createDirectories(run.dir().resolve("logs")).resolve("cassandra-" + label + ".log");
+            java.io.BufferedWriter out = Files.newBufferedWriter(log);
+            java.util.concurrent.atomic.AtomicReference<EmbeddedCassandra> made = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.List<String> early = new java.util.concurrent.CopyOnWriteArrayList<>();
+            RemoteJvm r = RemoteJvm.program(run, "cassandra", "cassandra", host, jvm, scripts.node().classpath(), scripts.node().mainClass(),
+                    List.of("{work}"), files, password, Map.of(), line -> {
+                        synchronized (out) { try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { } }
+                        EmbeddedCassandra n = made.get();
+                        if (n == null) early.add(line); else n.onLine(line);
+                    });
+            node = new EmbeddedCassandra(run, r.session(), null, r, password, settings);
+            made.set(node);
+            early.forEach(node::onLine);
+        }
         try {
             node.awaitCql(scripts.clientClasspath(), log);
-            run.progress().say(String.format(java.util.Locale.ROOT, "Cassandra %s (%s) answers CQL after %.1f s", VERSION, label, (System.nanoTime() - t0) / 1e9));
+            if (node.remote != null) node.remote.record(node.port(), "Cassandra " + VERSION + " (" + label + ")");
+            run.progress().say(String.format(java.util.Locale.ROOT, "Cassandra %s (%s) answers CQL%s after %.1f s", VERSION, label,
+                    host == null ? "" : " on " + host, (System.nanoTime() - t0) / 1e9));
         } catch (Exception e) {
             node.close();
             throw e;
         }
         return node;
+    }
+
+    private static final String TEMPLATE = "cassandra-template.yaml", STARTED = "PERFKIT_CASSANDRA_STARTED ";
+    private static final String LOGBACK = """
+            <configuration>
+              <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+                <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} - %msg%n</pattern></encoder>
+              </appender>
+              <root level="WARN"><appender-ref ref="STDOUT"/></root>
+            </configuration>
+            """;
+
+    /** A line the node printed: its announcement says where its native transport listens. */
+    private void onLine(String line) {
+        if (line.startsWith(STARTED)) contactPoint.complete(line.substring(STARTED.length()).strip());
+    }
+
+    /** Reads a local node's log as it grows, for its announcement. */
+    private void followLog(Path log) {
+        long read = 0;
+        while (process.isAlive() && !contactPoint.isDone()) {
+            try {
+                if (Files.exists(log) && Files.size(log) > read) {
+                    String text = Files.readString(log);
+                    read = text.length();
+                    text.lines().forEach(this::onLine);
+                }
+                Thread.sleep(100);
+            } catch (IOException ignored) {
+                // the log is being rotated or written: read it again
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     static String newPassword() {
@@ -158,9 +218,10 @@ final class EmbeddedCassandra implements AutoCloseable {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
     }
 
-    private static String yaml(int nativePort, int storagePort, Map<String, String> commitlog) {
+    /** The yaml as a template: the node fills in its address and the two ports it picked (CassandraNode). */
+    private static String yaml(Map<String, String> commitlog) {
         StringBuilder y = new StringBuilder("""
-                # generated by perfkit (scripts/three-tier/inserts/EmbeddedCassandra.java): one throwaway node on loopback
+                # generated by perfkit (scripts/three-tier/inserts/EmbeddedCassandra.java): one throwaway node on its host's address
                 cluster_name: perfkit
                 num_tokens: 1
                 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
@@ -168,11 +229,11 @@ final class EmbeddedCassandra implements AutoCloseable {
                 seed_provider:
                   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
                     parameters:
-                      - seeds: "127.0.0.1:%2$d"
-                listen_address: 127.0.0.1
-                rpc_address: 127.0.0.1
-                storage_port: %2$d
-                native_transport_port: %1$d
+                      - seeds: "%ADDRESS%:%STORAGE_PORT%"
+                listen_address: %ADDRESS%
+                rpc_address: %ADDRESS%
+                storage_port: %STORAGE_PORT%
+                native_transport_port: %NATIVE_PORT%
                 # opened by CassandraNode once the superuser's password is set
                 start_native_transport: false
                 authenticator: PasswordAuthenticator
@@ -183,7 +244,7 @@ final class EmbeddedCassandra implements AutoCloseable {
                 read_request_timeout: 20000ms
                 range_request_timeout: 60000ms
                 write_request_timeout: 10000ms
-                """.formatted(nativePort, storagePort));
+                """);
         commitlog.forEach((k, v) -> y.append(k).append(": ").append(v).append('\n'));
         return y.toString();
     }
@@ -195,7 +256,7 @@ final class EmbeddedCassandra implements AutoCloseable {
         while (true) {
             if (!process.isAlive()) throw new IllegalStateException("Cassandra did not start: " + lastProblem(log, last));
             if (System.nanoTime() > deadline) throw new IllegalStateException("Cassandra did not answer CQL within 180 s: " + last);
-            if (!listening()) { // a socket is cheap; a driver session per attempt would slow the start it waits for
+            if (!contactPoint.isDone() || !listening()) { // a socket is cheap; a driver session per attempt would slow the start it waits for
                 Thread.sleep(200);
                 continue;
             }
@@ -211,11 +272,21 @@ final class EmbeddedCassandra implements AutoCloseable {
 
     private boolean listening() {
         try (java.net.Socket s = new java.net.Socket()) {
-            s.connect(new java.net.InetSocketAddress("127.0.0.1", nativePort), 1000);
+            s.connect(new java.net.InetSocketAddress(address(), port()), 1000);
             return true;
         } catch (IOException e) {
             return false;
         }
+    }
+
+    private String address() {
+        String point = contactPoint.join();
+        return point.substring(0, point.lastIndexOf(':')).replace("[", "").replace("]", "");
+    }
+
+    private int port() {
+        String point = contactPoint.join();
+        return Integer.parseInt(point.substring(point.lastIndexOf(':') + 1));
     }
 
     private static String lastProblem(Path log, String fallback) {
@@ -229,15 +300,21 @@ final class EmbeddedCassandra implements AutoCloseable {
         return fallback;
     }
 
-    String contactPoint() { return "127.0.0.1:" + nativePort; }
+    String contactPoint() { return contactPoint.join(); }
     String user() { return "cassandra"; }
     String password() { return password; }
-    /** The watchdog's pid: its tree is the node's JVM (and the watchdog's own few ticks). */
-    long pid() { return process.pid(); }
+    /** The watchdog's pid here (its tree is the node's JVM and the watchdog's own few ticks); -1 for a node elsewhere. */
+    long pid() { return remote == null ? process.pid() : -1; }
+    /** The node elsewhere, whose CPU its host's readings give; null for a node here. */
+    RemoteJvm remote() { return remote; }
     Map<String, String> yamlSettings() { return yamlSettings; }
 
     @Override
     public void close() throws InterruptedException {
+        if (remote != null) {
+            remote.close();
+            return;
+        }
         run.timeSeries().unwatchProcess("proc:cassandra");
         ScriptJvm.stop(run, process, 20);
         Sys.deleteRecursively(dir);

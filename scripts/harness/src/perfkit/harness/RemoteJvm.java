@@ -118,13 +118,20 @@ public final class RemoteJvm implements AutoCloseable {
      */
     static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, String classpath, String mainClass, List<String> args,
                              Map<String, String> files, Map<String, Path> collect, Consumer<String> lines) throws Exception {
+        return program(run, part, series, host, jvmArgs, classpath, mainClass, args, files, "", collect, lines);
+    }
+
+    /** The same, with {@code firstLine} (a secret, say) on its stdin, as {@link ScriptJvm#start} gives one here. */
+    public static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, String classpath, String mainClass,
+                                    List<String> args, Map<String, String> files, String firstLine, Map<String, Path> collect,
+                                    Consumer<String> lines) throws Exception {
         Map<String, Object> message = new LinkedHashMap<>();
         message.put("java", ScriptJvm.scriptJava()); // as it runs here, and as the --place check asks for it
         message.put("jvmArgs", jvmArgs);
         message.put("main", mainClass);
         message.put("childProcess", false);
         message.put("args", args);
-        message.put("firstLine", "");
+        message.put("firstLine", firstLine);
         message.put("files", files);
         message.put("collect", List.copyOf(collect.keySet()));
         RemoteJvm jvm = new RemoteJvm();

@@ -72,9 +72,10 @@ public final class ScriptJvm {
                     + diskFull(err.getParent()));
     }
 
-    String classpath() { return classpath; }
+    /** Its classpath, for running it elsewhere ({@link RemoteJvm#program}). */
+    public String classpath() { return classpath; }
 
-    String mainClass() { return mainClass; }
+    public String mainClass() { return mainClass; }
 
     /** The java that runs another script's JVM: the running JDK's (its own classpath was resolved for it). */
     public static String scriptJava() { return Path.of(System.getProperty("java.home"), "bin", "java").toString(); }
