@@ -77,16 +77,18 @@ public class Messaging {
             .rule(p -> p.integerOrAuto("rate-per-chain") == null && !p.list("systems").contains("kafka")
                     ? "--rate-per-chain auto calibrates on a Kafka chain: add kafka to --systems, or give a rate" : null)
             .rule(p -> Placement.check(p.text("cpus")))
-            .rule(Messaging::chainsElsewhereProblem) // before any SSH wait: a misplacement is told at once
-            // the embedded Kafka broker (the original: isolated cores) and the chains' JVMs on hosts of their own
-            .place(List.of("broker", "chains"), List.of("chains"))
-            .rule(p -> Params.hostsOf(p.placement(), "chains").stream().distinct().map(h -> perfkit.harness.RemoteJvm.problem("chains", h, p.text("java")))
-                    .filter(java.util.Objects::nonNull).findFirst().orElse(null))
+            // misplacements first, before any SSH wait
+            .rule(Messaging::chainsElsewhereProblem)
             .rule(p -> !p.placement().containsKey("broker") ? null
                     : !p.text("bootstrap-servers").isBlank() ? "--place broker places the run's own broker; with --bootstrap-servers there is none"
                     : !p.list("systems").contains("kafka") ? "--place broker needs kafka in --systems"
                     : Placement.parse(p.text("cpus")).cpus("broker") != null ? "--place broker and --cpus broker=... exclude each other: the broker is not on this host"
-                    : perfkit.harness.RemoteJvm.problem("broker", p.placement().get("broker"), p.text("java")));
+                    : null)
+            // the embedded Kafka broker (the original: isolated cores) and the chains' JVMs on hosts of their own
+            .place(List.of("broker", "chains"), List.of("chains"))
+            .rule(p -> !p.placement().containsKey("broker") ? null : perfkit.harness.RemoteJvm.problem("broker", p.placement().get("broker"), p.text("java")))
+            .rule(p -> Params.hostsOf(p.placement(), "chains").stream().distinct().map(h -> perfkit.harness.RemoteJvm.problem("chains", h, p.text("java")))
+                    .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /**
      * Placed chains reach their broker across the network, and the run's own broker here listens on loopback only; a
@@ -108,6 +110,8 @@ public class Messaging {
             return "--place chains=a+b shares a step's instances between hosts one JVM each: add --isolation jvm (with threads a step is one JVM)";
         if (Placement.parse(p.text("cpus")).cpus("chains") != null)
             return "--place chains and --cpus chains=... exclude each other: the chains are not on this host";
+        if (hosts.size() > p.integer("max-instances"))
+            return "--place chains names " + hosts.size() + " hosts, but no step runs more than " + p.text("max-instances") + " instance(s) (--max-instances)";
         return null;
     }
 

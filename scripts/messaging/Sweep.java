@@ -186,13 +186,16 @@ final class Sweep {
         n.put("isolation", o.jvmPerInstance() ? "one JVM per instance (closer to the original); each warms up on its own"
                 : "all instances of a step share one JVM, a thread group each");
         n.put("kafka", o.embeddedBroker()
-                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM on 127.0.0.1, a fresh one per capacity search, logs in the run's scratch folder, removed afterwards; "
+                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM " + (o.brokerHost() == null ? "on 127.0.0.1" : "on " + o.brokerHost()
+                        + " at the address the run reached it on (notes.kafkaBroker)") + ", a fresh one per capacity search, logs in its scratch folder, removed afterwards; "
                         + "SASL/PLAIN with a random password per broker (handed over stdin, in no file); acks=" + o.acks() + ", replication 1"
                 : "external cluster " + o.bootstrapServers() + ", acks=" + o.acks() + ", replication factor " + o.replicationFactor()
                         + (o.kafkaConfig().settings().isEmpty() ? ", no client settings" : ", client settings from --kafka-config: " + o.kafkaConfig().describe()));
-        n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the run's scratch folder and removed afterwards; analytics disabled");
+        n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the step JVM's scratch folder (on its chain host with --place chains) "
+                + "and removed afterwards; analytics disabled");
         n.put("warmupRule", String.format(Locale.ROOT, "at least %s s, then until the last %d per-second samples of delivered rate and of CPU "
-                        + "(this JVM plus the broker) lie within %d%% of their mean with no trend; at %s s it is marked 'warm-up never settled'",
+                        + "(this JVM plus the broker when both run on this host; the JVM's own on a chain host) lie within %d%% of their mean with no trend; "
+                        + "at %s s it is marked 'warm-up never settled'",
                 Cli.plain(o.warmup().minSeconds()), o.warmup().stableSamples(), Math.round(o.warmup().tolerance() * 100), Cli.plain(o.warmup().maxSeconds())));
         boolean cold = o.warmup().minSeconds() < Messaging.FULL_WARMUP_SECONDS;
         n.put("coldWarmup", cold);
@@ -370,14 +373,15 @@ final class Sweep {
                 if (f.placed() == null) continue;
                 if (!placed) { systemPct = Double.NaN; stealPct = Double.NaN; placed = true; }
                 if (t0Ms == 0 || t1Ms == 0) continue;
-                double busy = f.placed().hostBusyPercent(t0Ms, t1Ms);
+                double busy = f.placed().hostBusyPercent(t0Ms, t1Ms), steal = f.placed().hostStealPercent(t0Ms, t1Ms);
                 int hostCores = f.placed().hostCores();
                 if (!Double.isNaN(busy) && busy / hostCores > busiest) {
                     busiest = busy / hostCores;
                     systemPct = busy;
-                    stealPct = f.placed().hostStealPercent(t0Ms, t1Ms);
                     cores = hostCores;
                 }
+                // steal on any chain host disturbs the step, the busiest or not: the most of them
+                if (!Double.isNaN(steal) && !(steal <= stealPct)) stealPct = steal;
             }
         }
     }

@@ -3,11 +3,14 @@ hostname of its own and a private sshd, reached through an ssh config the test h
 
 They share this machine's files, users and binaries (PostgreSQL, python3), as hosts set up alike would; what differs
 is the network: a part on one of them is reached over its veth link, never over loopback, and what runs there shows
-in `ip netns pids`. Everything is created under names of its own and removed by `remove()`, even after a failed test.
-Needs root and iproute2; `skip_reason()` says in one line why not.
+in `ip netns pids`. Everything is created under names carrying the creating process's pid and removed by `remove()`,
+even after a failed test; what a killed test process left (namespaces, their sshds, their links and routes, which
+would take the new hosts' addresses) is removed before new hosts are made. Needs root and iproute2; `skip_reason()`
+says in one line why not.
 """
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import time
@@ -37,7 +40,7 @@ class Hosts:
 
     def __init__(self, tmp, names, subnet, routed=False):
         self.tmp, self.names, self.subnet, self.routed = tmp, list(names), subnet, routed
-        self.tag = f"{os.getpid() % 100000}"
+        self.tag = str(os.getpid())  # at most 7 digits: the link's name "pkv<pid><subnet>" stays within 15 characters
         self.ssh_config = tmp / "ssh_config"
         self.address, self.interface = {}, {}
 
@@ -45,6 +48,11 @@ class Hosts:
         return f"pk-{name}-{self.tag}"
 
     def create(self):
+        remove_left_behind()
+        for i in range(len(self.names)):
+            taken = subprocess.run(["ip", "-4", "route", "show", "root", f"10.213.{self.subnet + i}.0/30"], capture_output=True, text=True).stdout
+            if taken.strip():
+                raise AssertionError(f"the test hosts' subnet 10.213.{self.subnet + i}.0/30 is already routed here: {taken.strip()}")
         os.chmod(self.tmp, 0o700)
         for key in ("host_key", "user_key"):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", key, "-f", str(self.tmp / key)], check=True)
@@ -104,12 +112,17 @@ PidFile {self.tmp}/sshd_{name}.pid
 
     def wait_for_ssh(self, name):
         deadline = time.time() + 20
-        while time.time() < deadline:
-            if subprocess.run(["ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=2", name, "true"],
-                              capture_output=True).returncode == 0:
+        while True:
+            r = subprocess.run(["ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=2", name, "true"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
                 return
+            if time.time() > deadline:
+                break
             time.sleep(0.2)
-        raise AssertionError(f"the test host {name} did not answer over SSH: {(self.tmp / f'sshd_{name}.log').read_text()[-500:]}")
+        route = subprocess.run(["ip", "route", "get", self.address[name]], capture_output=True, text=True).stdout.strip()
+        raise AssertionError(f"the test host {name} did not answer over SSH: ssh said {r.stderr.strip()[-300:]!r}; "
+                             f"the route there is {route!r}; its sshd logged {(self.tmp / f'sshd_{name}.log').read_text()[-400:]!r}")
 
     def env(self):
         return {"PERFKIT_SSH_CONFIG": str(self.ssh_config)}
@@ -129,12 +142,39 @@ PidFile {self.tmp}/sshd_{name}.pid
 
     def remove(self):
         for name in self.names:
-            ns = self.ns(name)
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
-            for pid in pids:
-                try:
-                    os.kill(int(pid), 9)
-                except OSError:
-                    pass
-            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)  # the veth pair goes with it
-            shutil.rmtree(pathlib.Path("/etc/netns") / ns, ignore_errors=True)
+            remove_namespace(self.ns(name))
+
+
+def remove_namespace(ns):
+    for pid in subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
+        try:
+            os.kill(int(pid), 9)
+        except OSError:
+            pass
+    subprocess.run(["ip", "netns", "delete", ns], capture_output=True)  # the veth pair goes with it, soon after
+    shutil.rmtree(pathlib.Path("/etc/netns") / ns, ignore_errors=True)
+
+
+def remove_left_behind():
+    """Test hosts whose creating process is gone (a killed test run): their sshds were daemons and lived on, and their
+    links kept their routes, so a new host on the same subnet would be routed to the dead one."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.splitlines()
+    stale = [m for m in (re.match(r"pk-\S+-(\d+)(?=\s|$)", line) for line in listed) if m and not alive(int(m[1]))]
+    for m in stale:
+        remove_namespace(m[0])
+    dead_links = re.compile(r"^\d+: pkv(%s)\d\d[@:]" % "|".join(sorted({m[1] for m in stale})), re.M)
+    deadline = time.time() + 10
+    while stale and dead_links.search(link_list()) and time.time() < deadline:
+        time.sleep(0.1)  # a deleted namespace's links go a moment later
+
+
+def link_list():
+    return subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+
+
+def alive(pid):
+    """Whether `pid` is a live Python process (a test run), not a dead one's number taken by something else."""
+    try:
+        return b"python" in open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return False

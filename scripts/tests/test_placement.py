@@ -79,6 +79,31 @@ def placed_db_run(hosts, tmp_path_factory):
                             env=hosts.env(), timeout=600))
 
 
+def test_hosts_a_killed_test_run_left_behind_are_cleared_before_new_ones_are_made(tmp_path):
+    """A SIGKILLed test process leaves its namespaces, their daemon sshds and their links' routes; new hosts on the same
+    subnet would be routed to the dead ones (CI failed so after a session's killed run), so they are removed first."""
+    (tmp_path / "old").mkdir()
+    maker = subprocess.Popen(["python3", "-c", f"import nethosts, pathlib, time; nethosts.Hosts(pathlib.Path({str(tmp_path / 'old')!r}), "
+                              "['pk-old'], subnet=50).create(); print('made', flush=True); time.sleep(600)"],
+                             cwd=ROOT / "scripts/tests", stdout=subprocess.PIPE, text=True)
+    try:
+        assert maker.stdout.readline().strip() == "made"
+    finally:
+        maker.kill()
+        maker.wait()
+    left = f"pk-pk-old-{maker.pid}"
+    assert left in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert subprocess.run(["ip", "netns", "pids", left], capture_output=True, text=True).stdout.split(), "its sshd lived on"
+    new = Hosts(tmp_path / "new", ["pk-old"], subnet=50)
+    (tmp_path / "new").mkdir()
+    try:
+        new.create()  # answers over SSH: the route to 10.213.50.0/30 is the new link's
+        assert left not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert not glob.glob(f"/etc/netns/{left}")
+    finally:
+        new.remove()
+
+
 def test_a_workflow_run_places_its_database_on_another_host(hosts, placed_db_run):
     run = placed_db_run
     m = manifest(run)
@@ -170,7 +195,7 @@ def test_an_unreachable_host_or_a_bad_placement_fails_in_one_line_before_anythin
     r = bench("run", "workflow", *DRAIN, "--place", "db=pk-closed", "--out", str(out), env={"PERFKIT_SSH_CONFIG": str(config)}, timeout=120)
     assert r.returncode == 2, r.stderr
     assert "cannot reach pk-closed over SSH" in one_error_line(r)
-    for place, expected in [("engines=pk-db", "a part among db"), ("db=-oProxyCommand=x", "not a host"), ("db=pk-db,db=pk-db", "placed twice")]:
+    for place, expected in [("app=pk-db", "a part among db"), ("db=-oProxyCommand=x", "not a host"), ("db=pk-db,db=pk-db", "placed twice")]:
         r = bench("run", "workflow", *DRAIN, "--place", place, "--out", str(out), env=hosts.env(), timeout=120)
         assert r.returncode == 2 and expected in one_error_line(r), (place, r.stderr)
     r = bench("run", "workflow", *DRAIN, "--database", "h2", "--place", "db=pk-db", "--out", str(out), env=hosts.env(), timeout=120)

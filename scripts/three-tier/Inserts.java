@@ -73,7 +73,7 @@ final class Inserts implements Rounds.Round {
             return "--cassandra-user and --cassandra-password need --cassandra-contact-points";
         boolean truststore = !p.text("cassandra-truststore").isBlank(), keystore = !p.text("cassandra-keystore").isBlank();
         if (points.isEmpty() && (truststore || keystore))
-            return "--cassandra-truststore and --cassandra-keystore are for a cluster of yours (--cassandra-contact-points); the embedded node is on loopback";
+            return "--cassandra-truststore and --cassandra-keystore are for a cluster of yours (--cassandra-contact-points); the embedded node takes plain connections";
         if (keystore && !truststore) return "--cassandra-keystore needs --cassandra-truststore (TLS starts with trusting the cluster)";
         if (truststore) {
             String problem = ThreeTier.Options.tls(p).problem();

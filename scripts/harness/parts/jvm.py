@@ -16,7 +16,7 @@ a java, never a copy of the kit. Three modes, by the first line's JSON:
       file {"name", "data"}        when the JVM ends by itself: each file under `collect` (paths in its work folder),
                                    base64
       exit <code>                  after them
-`files` ({name: text}) are written into the work folder first; "{work}" in `args` is that folder.
+`files` ({name: text}) are written into the work folder first; "{work}" in `args` and `jvmArgs` is that folder.
 The JVM binds the address the run reached this host on (PERFKIT_BIND), lives under setpriv --pdeathsig (so it dies
 with this agent) and watches this agent as its parent (PERFKIT_PARENT_PID); its temp files are in a folder of this
 agent's. When the life line ends (host.py) the JVM's stdin closes and it gets SIGTERM, SIGKILL after 10 s, and the
@@ -106,7 +106,8 @@ def run(message):
         with open(inside(work, name), "w") as f:
             f.write(text)
     # first, so a -Djava.io.tmpdir of the user's own still wins
-    command = ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--", java, "-Djava.io.tmpdir=" + os.path.join(folder, "tmp"), *message["jvmArgs"],
+    command = ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--", java, "-Djava.io.tmpdir=" + os.path.join(folder, "tmp"),
+               *(a.replace("{work}", work) for a in message["jvmArgs"]),
                "-cp", ":".join(os.path.join(CACHE, s + ".jar") for s in message["classpath"]),
                *(["perfkit.harness.ChildProcess"] if message.get("childProcess", True) else []), message["main"],
                *(a.replace("{work}", work) for a in message["args"])]

@@ -102,10 +102,14 @@ final class EmbeddedCassandra implements AutoCloseable {
     private final String password;
     private final Map<String, String> yamlSettings;
     /** address:port of its native transport, as the node announced it. */
-    private final java.util.concurrent.CompletableFuture<String> contactPoint = new java.util.concurrent.CompletableFuture<>();
+    private final java.util.concurrent.CompletableFuture<String> contactPoint;
+    /** The local copy of a node elsewhere's output; null for a node here, which writes its own log. */
+    private final java.io.Closeable remoteLog;
 
-    private EmbeddedCassandra(Run run, Process process, Path dir, RemoteJvm remote, String password, Map<String, String> yamlSettings) {
+    private EmbeddedCassandra(Run run, Process process, Path dir, RemoteJvm remote, String password, Map<String, String> yamlSettings,
+                              java.util.concurrent.CompletableFuture<String> contactPoint, java.io.Closeable remoteLog) {
         this.run = run; this.process = process; this.dir = dir; this.remote = remote; this.password = password; this.yamlSettings = yamlSettings;
+        this.contactPoint = contactPoint; this.remoteLog = remoteLog;
     }
 
     /** The commit log part of the yaml for a durability setting. */
@@ -134,6 +138,7 @@ final class EmbeddedCassandra implements AutoCloseable {
         jvm.addAll(List.of("-Dcassandra-foreground=true", "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.superuser_setup_delay_ms=0"));
         long t0 = System.nanoTime();
         String password = newPassword();
+        var announced = new java.util.concurrent.CompletableFuture<String>();
         EmbeddedCassandra node;
         Path log;
         if (host == null) {
@@ -145,26 +150,26 @@ final class EmbeddedCassandra implements AutoCloseable {
             // a throwaway node whose rows are already counted: SIGKILL, no drain (the folder goes with it)
             Process p = scripts.node().start(run, "cassandra", jvm, List.of(dir.toString()), log, "KILL", 5, List.of(dir), password);
             run.timeSeries().watchProcessTree("proc:cassandra", p.pid());
-            EmbeddedCassandra here = new EmbeddedCassandra(run, p, dir, null, password, settings);
-            node = here;
+            node = new EmbeddedCassandra(run, p, dir, null, password, settings, announced, null);
             Path nodeLog = log;
-            Thread follower = new Thread(() -> here.followLog(nodeLog), "perfkit-cassandra-log");
+            Thread follower = new Thread(() -> followLog(p, nodeLog, announced), "perfkit-cassandra-log");
             follower.setDaemon(true);
             follower.start();
         } else {
             log = Files.createDirectories(run.dir().resolve("logs")).resolve("cassandra-" + label + ".log");
             java.io.BufferedWriter out = Files.newBufferedWriter(log);
-            java.util.concurrent.atomic.AtomicReference<EmbeddedCassandra> made = new java.util.concurrent.atomic.AtomicReference<>();
-            java.util.List<String> early = new java.util.concurrent.CopyOnWriteArrayList<>();
-            RemoteJvm r = RemoteJvm.program(run, "cassandra", "cassandra", host, jvm, scripts.node().classpath(), scripts.node().mainClass(),
-                    List.of("{work}"), files, password, Map.of(), line -> {
-                        synchronized (out) { try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { } }
-                        EmbeddedCassandra n = made.get();
-                        if (n == null) early.add(line); else n.onLine(line);
-                    });
-            node = new EmbeddedCassandra(run, r.session(), null, r, password, settings);
-            made.set(node);
-            early.forEach(node::onLine);
+            RemoteJvm r;
+            try {
+                r = RemoteJvm.program(run, "cassandra", "cassandra", host, jvm, scripts.node().classpath(), scripts.node().mainClass(),
+                        List.of("{work}"), files, password, Map.of(), line -> {
+                            synchronized (out) { try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { } }
+                            announce(line, announced);
+                        });
+            } catch (Exception e) {
+                out.close();
+                throw e;
+            }
+            node = new EmbeddedCassandra(run, r.session(), null, r, password, settings, announced, out);
         }
         try {
             node.awaitCql(scripts.clientClasspath(), log);
@@ -189,23 +194,21 @@ final class EmbeddedCassandra implements AutoCloseable {
             """;
 
     /** A line the node printed: its announcement says where its native transport listens. */
-    private void onLine(String line) {
-        if (line.startsWith(STARTED)) contactPoint.complete(line.substring(STARTED.length()).strip());
+    private static void announce(String line, java.util.concurrent.CompletableFuture<String> announced) {
+        if (line.startsWith(STARTED)) announced.complete(line.substring(STARTED.length()).strip());
     }
 
-    /** Reads a local node's log as it grows, for its announcement. */
-    private void followLog(Path log) {
-        long read = 0;
-        while (process.isAlive() && !contactPoint.isDone()) {
+    /** Reads a local node's log as it grows, whole lines only, for its announcement. */
+    private static void followLog(Process node, Path log, java.util.concurrent.CompletableFuture<String> announced) {
+        while (node.isAlive() && !announced.isDone()) {
             try {
-                if (Files.exists(log) && Files.size(log) > read) {
+                if (Files.exists(log)) {
                     String text = Files.readString(log);
-                    read = text.length();
-                    text.lines().forEach(this::onLine);
+                    text.substring(0, text.lastIndexOf('\n') + 1).lines().forEach(line -> announce(line, announced)); // a line still being written waits
                 }
                 Thread.sleep(100);
             } catch (IOException ignored) {
-                // the log is being rotated or written: read it again
+                // being written: read it again
             } catch (InterruptedException e) {
                 return;
             }
@@ -313,6 +316,7 @@ final class EmbeddedCassandra implements AutoCloseable {
     public void close() throws InterruptedException {
         if (remote != null) {
             remote.close();
+            try { remoteLog.close(); } catch (IOException ignored) { } // all it printed is in
             return;
         }
         run.timeSeries().unwatchProcess("proc:cassandra");

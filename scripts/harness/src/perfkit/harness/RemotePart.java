@@ -365,7 +365,7 @@ final class RemotePart implements AutoCloseable {
      * goes into the manifest. Safe to call twice; the run calls it too when it ends.
      */
     @Override
-    public void close() {
+    public synchronized void close() { // a second caller (the run's end) waits for a close under way (a fork's waiter)
         if (agent == null) return;
         Supervisor.Child a = agent;
         agent = null;
@@ -400,7 +400,7 @@ final class RemotePart implements AutoCloseable {
             try { Thread.sleep(500); } catch (InterruptedException e) { Thread.currentThread().interrupt(); break; }
         }
         ((ObjectNode) placement.path("clock")).set("end", end);
-        placement.put("leftBehind", !gone);
+        placement.put("leftBehind", !gone || leftBehind()); // a later fork of the part may have marked it already
         run.writeManifest();
         if (!gone) run.progress().say("warning: " + part + "'s folder " + folder + " is still on " + host + " after the run");
     }

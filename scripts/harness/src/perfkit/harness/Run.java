@@ -285,7 +285,10 @@ public final class Run {
         // what a fork writes into its folder: its latency logs, its libraries' log, and its stack trace if it fails
         String errorFile = "error-" + series.replaceAll("[^A-Za-z0-9._-]", "_") + ".txt";
         Map<String, Path> collect = Map.of("latency", dir.resolve("latency"), "logs", dir.resolve("logs"), errorFile, dir.resolve(errorFile));
-        RemoteJvm jvm = RemoteJvm.fork(this, host.part(), series, host.host(), jvmArgs, List.of(ForkProtocol.FLAG, "{work}", series), stdinLine,
+        // the fork's folder there stands for this run's folder: a JVM option naming a path in it (a library's temp
+        // folder in the scratch, say) names the same path in the fork's folder
+        List<String> there = jvmArgs.stream().map(a -> a.replace(dir.toString(), "{work}")).toList();
+        RemoteJvm jvm = RemoteJvm.fork(this, host.part(), series, host.host(), there, List.of(ForkProtocol.FLAG, "{work}", series), stdinLine,
                 collect, lines);
         try {
             // one entry per part, its first fork's; a later fork that leaves its folder behind marks that entry

@@ -75,9 +75,11 @@ public final class Sys {
      */
     public static boolean isLoopbackHost(String host) {
         String h = host.strip().replace("[", "").replace("]", "").toLowerCase(java.util.Locale.ROOT);
+        if (h.isEmpty()) return true; // no server named: a client's default is localhost
         if (h.endsWith(".")) h = h.substring(0, h.length() - 1);
-        if (h.isEmpty() || List.of("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback").contains(h)) return true;
-        if (!h.matches("[0-9.]+") && !(h.contains(":") && h.matches("[0-9a-f:.]+"))) return false; // a name: not ours to resolve
+        if (List.of("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback").contains(h)) return true;
+        boolean ipv4 = h.matches("\\d{1,3}(\\.\\d{1,3}){0,3}") && java.util.Arrays.stream(h.split("\\.")).allMatch(o -> Integer.parseInt(o) <= 255);
+        if (!ipv4 && !(h.contains(":") && h.matches("[0-9a-f:.]+"))) return false; // a name: not ours to resolve
         try {
             InetAddress a = InetAddress.getByName(h); // a literal: parsed, not looked up
             return a.isLoopbackAddress() || a.isAnyLocalAddress(); // ::ffff:127.0.0.1 parses as the IPv4 address it maps

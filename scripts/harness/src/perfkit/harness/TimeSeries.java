@@ -148,7 +148,11 @@ public final class TimeSeries implements AutoCloseable {
      * reports per-second figures ({@link RemotePostgres}).
      */
     public void watchGauge(String series, String metric, java.util.function.DoubleSupplier value) {
-        gauges.computeIfAbsent(new Key(series, metric), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(value);
+        gauges.compute(new Key(series, metric), (k, watchers) -> {
+            List<java.util.function.DoubleSupplier> w = watchers == null ? new java.util.concurrent.CopyOnWriteArrayList<>() : watchers;
+            w.add(value);
+            return w;
+        });
     }
 
     public void unwatchGauges(String series) { gauges.keySet().removeIf(k -> k.series().equals(series)); }

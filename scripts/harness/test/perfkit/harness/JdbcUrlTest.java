@@ -60,4 +60,13 @@ class JdbcUrlTest {
                 "jdbc:postgresql://localhostess/db", "jdbc:postgresql://[fe80::1]/db", "jdbc:postgresql://128.0.0.1/db"})
             assertFalse(JdbcUrl.onLoopback(there), there);
     }
+
+    @Test
+    void aHostIsLoopbackByItsNameOrItsLiteralAndNeverLookedUp() {
+        for (String here : new String[]{"", "localhost", "[::1]", "0.0.0.0", "127.0.0.1", "::"})
+            assertTrue(Sys.isLoopbackHost(here), here);
+        // names are not resolved: a dotted string that is no address is a name, whatever DNS would say of it
+        for (String there : new String[]{"1.2.3.4.5", "999.1.1.1", ".", "db", "10.0.0.1", "fd00::1"})
+            assertFalse(Sys.isLoopbackHost(there), there);
+    }
 }

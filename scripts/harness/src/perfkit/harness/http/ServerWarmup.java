@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -31,6 +32,8 @@ public final class ServerWarmup {
     /** A server's JIT is quiet below this many milliseconds of compilation per second of wall clock. */
     public static final double JIT_QUIET_MS_PER_S = 50;
     static final double JIT_WINDOW_SECONDS = 10;
+    /** A warm-up request that takes longer has failed. */
+    private static final int REQUEST_TIMEOUT_S = 60;
 
     /**
      * @param minSeconds load at least this long
@@ -56,11 +59,11 @@ public final class ServerWarmup {
         run.progress().phase(label + " fork " + fork + ": warming up by rule (JIT under " + (int) JIT_QUIET_MS_PER_S + " ms/s, steady throughput)",
                 rule.maxSeconds());
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-        AtomicLong done = new AtomicLong(), errors = new AtomicLong(), next = new AtomicLong();
+        AtomicLong done = new AtomicLong(), errors = new AtomicLong(), next = new AtomicLong(), inFlight = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
-        List<HttpRequest> requests = urls.stream().map(u -> HttpRequest.newBuilder(URI.create(u)).timeout(Duration.ofSeconds(60))
+        List<HttpRequest> requests = urls.stream().map(u -> HttpRequest.newBuilder(URI.create(u)).timeout(Duration.ofSeconds(REQUEST_TIMEOUT_S))
                 .header("cache-control", "no-store").build()).toList();
-        for (int u = 0; u < rule.users(); u++) loop(client, requests, next, done, errors, stop);
+        for (int u = 0; u < rule.users(); u++) loop(client, requests, next, done, errors, inFlight, stop);
         Warmup throughput = new Warmup(rule.throughput());
         String before = run.timeSeries().phase();
         run.timeSeries().phase("warmup");
@@ -93,6 +96,10 @@ public final class ServerWarmup {
             }
         } finally {
             stop.set(true);
+            // the requests still in flight end before anything is measured: on a loaded machine they spilled into the
+            // first steps, and the external service counted their calls as the steps' (111 calls for 50 requests)
+            long drainedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(REQUEST_TIMEOUT_S + 5);
+            while (inFlight.get() > 0 && System.nanoTime() < drainedBy) Thread.sleep(20);
             run.timeSeries().phase(before);
         }
         record(run, label, fork, servers.keySet(), urls, outcome);
@@ -102,17 +109,20 @@ public final class ServerWarmup {
     }
 
     /** One user: a request, and on its answer (or failure) the next, round-robin over the endpoints, until stopped. */
-    private static void loop(HttpClient client, List<HttpRequest> requests, AtomicLong next, AtomicLong done, AtomicLong errors, AtomicBoolean stop) {
+    private static void loop(HttpClient client, List<HttpRequest> requests, AtomicLong next, AtomicLong done, AtomicLong errors, AtomicLong inFlight,
+                             AtomicBoolean stop) {
         if (stop.get()) return;
         HttpRequest r = requests.get((int) (next.getAndIncrement() % requests.size()));
+        inFlight.incrementAndGet();
         CompletableFuture<HttpResponse<Void>> f = client.sendAsync(r, HttpResponse.BodyHandlers.discarding());
         f.whenComplete((res, e) -> {
+            inFlight.decrementAndGet();
             if (e != null || res.statusCode() >= 400) errors.incrementAndGet();
             else done.incrementAndGet();
             if (e != null) {
                 try { Thread.sleep(100); } catch (InterruptedException ignored) { } // a refused connection is no reason to spin
             }
-            loop(client, requests, next, done, errors, stop);
+            loop(client, requests, next, done, errors, inFlight, stop);
         });
     }
 
