@@ -11,6 +11,8 @@ package perfkit.messaging;
 
 import perfkit.harness.Cli;
 import perfkit.harness.Params;
+import perfkit.harness.RemoteJvm;
+import perfkit.harness.Run;
 import perfkit.harness.Study;
 import perfkit.harness.Sys;
 import perfkit.harness.Warmup;
@@ -144,10 +146,10 @@ public class Messaging {
         }
 
         /** Where JVM {@code k} (0-based) of a step runs: here, or with --place chains on the chain hosts in turn. */
-        perfkit.harness.Run.ForkHost chainHost(int k) {
-            if (chainHosts.isEmpty()) return perfkit.harness.Run.ForkHost.HERE;
+        Run.ForkHost chainHost(int k) {
+            if (chainHosts.isEmpty()) return Run.ForkHost.HERE;
             int i = k % chainHosts.size();
-            return new perfkit.harness.Run.ForkHost(i == 0 ? "chains" : "chains" + (i + 1), chainHosts.get(i));
+            return RemoteJvm.forkHost(i == 0 ? "chains" : "chains" + (i + 1), chainHosts.get(i));
         }
 
         /** Kafka runs on a broker of the run's own (a fresh one per capacity search), not on the user's cluster. */

@@ -125,7 +125,7 @@ public class Workflow {
         Run.ForkHost engineHost(int engine) {
             if (engineHosts.isEmpty()) return Run.ForkHost.HERE;
             int i = (engine - 1) % engineHosts.size();
-            return new Run.ForkHost(i == 0 ? "engines" : "engines" + (i + 1), engineHosts.get(i));
+            return RemoteJvm.forkHost(i == 0 ? "engines" : "engines" + (i + 1), engineHosts.get(i));
         }
 
         /** The executor queue per instance: --queue-size, or with auto {@link #QUEUE_PER_THREAD} per executor thread. */

@@ -30,7 +30,7 @@ import java.util.function.Consumer;
  * <p>
  * Its JIT and GC reports carry the remote JVM's {@code nanoTime}, which means nothing here: each is re-timed on arrival.
  */
-public final class RemoteJvm implements AutoCloseable {
+public final class RemoteJvm implements AutoCloseable, Run.PlacedHost {
     /** Where a JVM binds: set by the part's agent on another host, else loopback. */
     static final String BIND_ENV = "PERFKIT_BIND";
     private static final int START_TIMEOUT_S = 60;
@@ -108,6 +108,37 @@ public final class RemoteJvm implements AutoCloseable {
         RemoteJvm jvm = new RemoteJvm();
         jvm.launch(run, part, series, host, jars(run, System.getProperty("java.class.path")), message, lines, collect);
         return jvm;
+    }
+
+    /** Where the run's forks of part {@code part} run on {@code host} ({@link Run#forkOn}): under that part's agent there. */
+    public static Run.ForkHost forkHost(String part, Ssh host) { return new Run.ForkHost(part, host, RemoteJvm::runFork); }
+
+    /** Each run's first fork of each part, whose entry is the part's in the manifest's placement: one entry per part. */
+    private static final Map<Run, Map<String, RemoteJvm>> FIRST_FORK_OF_PART = java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+    private static Run.Launched runFork(Run run, String part, Ssh host, String series, List<String> jvmArgs, String stdinLine,
+                                        Consumer<String> lines) throws Exception {
+        Path dir = run.dir();
+        // what a fork writes into its folder: its latency logs, its libraries' log, and its stack trace if it fails
+        String errorFile = "error-" + series.replaceAll("[^A-Za-z0-9._-]", "_") + ".txt";
+        Map<String, Path> collect = Map.of("latency", dir.resolve("latency"), "logs", dir.resolve("logs"), errorFile, dir.resolve(errorFile));
+        // the fork's folder there stands for this run's folder: a JVM option naming a path in it (a library's temp
+        // folder in the scratch, say) names the same path in the fork's folder
+        List<String> there = jvmArgs.stream().map(a -> a.replace(dir.toString(), "{work}")).toList();
+        RemoteJvm jvm = fork(run, part, series, host, there, List.of(ForkProtocol.FLAG, "{work}", series), stdinLine, collect, lines);
+        Map<String, RemoteJvm> firsts = FIRST_FORK_OF_PART.computeIfAbsent(run, r -> new java.util.concurrent.ConcurrentHashMap<>());
+        try {
+            // a later fork that leaves its folder behind marks the first's entry
+            if (firsts.putIfAbsent(part, jvm) == null) jvm.record(series + " (a fork of the run)");
+            Integer code = jvm.awaitExit();
+            if (code != null && !jvm.fileProblems().isEmpty())
+                throw new IllegalStateException("fork " + series + " on " + host + " sent " + jvm.fileProblems().get(0));
+            return new Run.Launched(code, jvm);
+        } finally {
+            jvm.close();
+            RemoteJvm entry = firsts.get(part);
+            if (jvm.leftBehind() && entry != null && entry != jvm) entry.markLeftBehind();
+        }
     }
 
     /**
@@ -241,6 +272,7 @@ public final class RemoteJvm implements AutoCloseable {
     public long remoteMs(long localEpochMs) { return part.remoteMs(localEpochMs); }
 
     /** This host's epoch ms for an instant of the part host's clock, by the offset measured at its start. */
+    @Override
     public long localMs(long remoteEpochMs) { return part.localMs(remoteEpochMs); }
 
     /** The local process that holds its session: it ends when the remote JVM does. */
@@ -250,12 +282,15 @@ public final class RemoteJvm implements AutoCloseable {
     public double cpuPercent(long fromMs, long toMs) throws InterruptedException { return part.cpuPercent(fromMs, toMs); }
 
     /** Its host's busy CPU in percent of one of that host's cores between two instants of this host's clock; NaN without readings. */
+    @Override
     public double hostBusyPercent(long fromMs, long toMs) { return part.hostBusyPercent(fromMs, toMs); }
 
     /** Its host's steal in percent of one of that host's cores between two instants of this host's clock; NaN without readings. */
+    @Override
     public double hostStealPercent(long fromMs, long toMs) { return part.hostStealPercent(fromMs, toMs); }
 
     /** Its host's logical cores, from its fingerprint. */
+    @Override
     public int hostCores() { return part.hostCores(); }
 
     /** The host it runs on. */

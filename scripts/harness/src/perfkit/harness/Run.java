@@ -226,19 +226,37 @@ public final class Run {
     }
 
     /**
-     * Where a fork runs: here ({@link #HERE}), or as part {@code part} on {@code host} (--place), where it reads the same
-     * spec, writes its files into a folder of its own that come back into this run's folder when it ends, and lives
-     * under the part's agent ({@link RemoteJvm#fork}).
+     * Where a fork runs: here ({@link #HERE}), or as part {@code part} on {@code host} (--place), started there by
+     * {@code launcher} (the remote JVM's), where it reads the same spec, writes its files into a folder of its own that
+     * come back into this run's folder when it ends, and lives under the part's agent.
      */
-    public record ForkHost(String part, Ssh host) {
-        public static final ForkHost HERE = new ForkHost(null, null);
+    public record ForkHost(String part, Ssh host, Launcher launcher) {
+        public static final ForkHost HERE = new ForkHost(null, null, null);
+    }
+
+    /** Runs one fork on another host to its end: each line it prints to {@code lines}, its files back in the run's folder. */
+    public interface Launcher {
+        Launched launch(Run run, String part, Ssh host, String series, List<String> jvmArgs, String stdinLine, Consumer<String> lines)
+                throws Exception;
+    }
+
+    /** How a fork on another host ended: its exit code (null: its session ended first), and its host. */
+    public record Launched(Integer exitCode, PlacedHost host) {}
+
+    /** The host a fork ran on: its clock, and its CPU over a window of this host's epoch ms. */
+    public interface PlacedHost {
+        /** This host's epoch ms for an instant stamped on that host's clock. */
+        long localMs(long remoteEpochMs);
+        double hostBusyPercent(long fromMs, long toMs);
+        double hostStealPercent(long fromMs, long toMs);
+        int hostCores();
     }
 
     /**
      * A typed fork's result, with the data files it wrote (its latency logs), for a parent that reads them back; and,
-     * for a fork on another host, that host's JVM part: its clock and its CPU.
+     * for a fork on another host, that host: its clock and its CPU.
      */
-    public record Forked<T extends Record>(T result, List<RunFile> files, RemoteJvm placed) {
+    public record Forked<T extends Record>(T result, List<RunFile> files, PlacedHost placed) {
         /** This host's epoch ms for an instant the fork stamped on its own clock: the same instant for a fork here. */
         public long localMs(long forkEpochMs) { return placed == null ? forkEpochMs : placed.localMs(forkEpochMs); }
     }
@@ -247,7 +265,7 @@ public final class Run {
     public <T extends Record> Forked<T> forkOn(ForkHost host, String series, List<String> jvmArgs, Record spec, double plannedSeconds,
                                                Consumer<String> onPhase, Class<T> resultType) throws Exception {
         ForkLines lines = new ForkLines(series, onPhase);
-        RemoteJvm placed;
+        PlacedHost placed;
         try {
             placed = host.host() == null ? forkHere(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines)
                     : forkThere(host, series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines);
@@ -262,7 +280,7 @@ public final class Run {
         return new Forked<>(ForkProtocol.result(out, resultType), files, placed);
     }
 
-    private RemoteJvm forkHere(String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
+    private PlacedHost forkHere(String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
         Supervisor.Child child = supervisor.launchJvm(series, jvmArgs, List.of(ForkProtocol.FLAG, dir.toString(), series), stdinLine);
         Process p = child.process();
         timeSeries.watchProcess("proc:" + series, p.pid());
@@ -277,35 +295,15 @@ public final class Run {
         return null;
     }
 
-    /** Each part's first fork, whose entry is the part's in the manifest's placement: one entry per part, not one per fork. */
-    private final Map<String, RemoteJvm> recordedForkParts = new java.util.concurrent.ConcurrentHashMap<>();
-
-    private RemoteJvm forkThere(ForkHost host, String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
+    private PlacedHost forkThere(ForkHost host, String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
         progress.phase(series + " starting on " + host.host(), plannedSeconds);
-        // what a fork writes into its folder: its latency logs, its libraries' log, and its stack trace if it fails
-        String errorFile = "error-" + series.replaceAll("[^A-Za-z0-9._-]", "_") + ".txt";
-        Map<String, Path> collect = Map.of("latency", dir.resolve("latency"), "logs", dir.resolve("logs"), errorFile, dir.resolve(errorFile));
-        // the fork's folder there stands for this run's folder: a JVM option naming a path in it (a library's temp
-        // folder in the scratch, say) names the same path in the fork's folder
-        List<String> there = jvmArgs.stream().map(a -> a.replace(dir.toString(), "{work}")).toList();
-        RemoteJvm jvm = RemoteJvm.fork(this, host.part(), series, host.host(), there, List.of(ForkProtocol.FLAG, "{work}", series), stdinLine,
-                collect, lines);
-        try {
-            // one entry per part, its first fork's; a later fork that leaves its folder behind marks that entry
-            if (recordedForkParts.putIfAbsent(host.part(), jvm) == null) jvm.record(series + " (a fork of the run)");
-            Integer code = jvm.awaitExit();
-            if (code == null) throw new IllegalStateException("fork " + series + " on " + host.host() + ": its session ended before it did");
-            if (!jvm.fileProblems().isEmpty()) throw new IllegalStateException("fork " + series + " on " + host.host() + " sent " + jvm.fileProblems().get(0));
-            lines.check(code, " on " + host.host());
-            for (JsonNode f : lines.result.get().path("files"))
-                if (!Files.isRegularFile(dir.resolve(f.path("path").asText())))
-                    throw new IllegalStateException("fork " + series + " on " + host.host() + " wrote " + f.path("path").asText() + ", which did not come back");
-        } finally {
-            jvm.close();
-            RemoteJvm entry = recordedForkParts.get(host.part());
-            if (jvm.leftBehind() && entry != null && entry != jvm) entry.markLeftBehind();
-        }
-        return jvm;
+        Launched end = host.launcher().launch(this, host.part(), host.host(), series, jvmArgs, stdinLine, lines);
+        if (end.exitCode() == null) throw new IllegalStateException("fork " + series + " on " + host.host() + ": its session ended before it did");
+        lines.check(end.exitCode(), " on " + host.host());
+        for (JsonNode f : lines.result.get().path("files"))
+            if (!Files.isRegularFile(dir.resolve(f.path("path").asText())))
+                throw new IllegalStateException("fork " + series + " on " + host.host() + " wrote " + f.path("path").asText() + ", which did not come back");
+        return end.host();
     }
 
     /** What a fork says on stdout, line by line: ticks, phases and its result; any other line goes to the terminal. */

@@ -72,7 +72,7 @@ public final class ScriptJvm {
                     + diskFull(err.getParent()));
     }
 
-    /** Its classpath, for running it elsewhere ({@link RemoteJvm#program}). */
+    /** Its classpath, for running it on another host (a placed part's JVM). */
     public String classpath() { return classpath; }
 
     public String mainClass() { return mainClass; }

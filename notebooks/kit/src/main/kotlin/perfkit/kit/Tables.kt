@@ -6,17 +6,40 @@ import org.jetbrains.kotlinx.dataframe.api.values
 
 /**
  * How a table reads in a post: the data keeps its machine names (`cpu_engines_pct`, `p99_ms`) so that code can use
- * them, and [toMarkdown] shows them as titles with units ("CPU, engines (% of a core)", "p99 (µs)"). A name that
- * is already a title (it has a space, a capital or a bracket) is shown as it is.
+ * them, and [toMarkdown] shows them as titles with units ("CPU, engines (% of one core)", "p99 (µs)"). The unit is the
+ * one the studies' table declarations give the column ([declaredUnit]), else the one its name's suffix says; a unit
+ * the title already names ("bytes per sample") is not said twice. A name that is already a title (it has a space, a
+ * capital or a bracket) is shown as it is.
  */
-fun columnTitle(name: String): String {
+fun columnTitle(name: String, unit: String? = declaredUnit(name)): String {
     if (!Regex("[a-z0-9_]+").matches(name)) return name
     COLUMN_TITLES[name]?.let { return it }
-    Regex("cpu_(.+)_pct").matchEntire(name)?.let { return "CPU, ${words(it.groupValues[1])} (% of a core)" }
+    Regex("cpu_(.+)_pct").matchEntire(name)?.let { return "CPU, ${words(it.groupValues[1])} (${unit ?: "% of a core"})" }
     if (name.endsWith("_per_s") && name.length > 6) return words(name.removeSuffix("_per_s")) + " per second"
-    val unit = UNIT_SUFFIXES.entries.firstOrNull { name.endsWith(it.key) && name.length > it.key.length }
-    val stem = if (unit == null) name else name.removeSuffix(unit.key)
-    return words(stem) + (unit?.let { " (${it.value})" } ?: "")
+    val suffix = UNIT_SUFFIXES.entries.firstOrNull { name.endsWith(it.key) && name.length > it.key.length }
+    val stem = words(if (suffix == null) name else name.removeSuffix(suffix.key))
+    val shown = (unit ?: suffix?.value)?.takeUnless { it.split('/', ' ').first() in stem.split(' ') }
+    return stem + (shown?.let { " ($it)" } ?: "")
+}
+
+/**
+ * The unit the studies' declarations (`data/schema/tables/<study>.json`) give [column], when all that declare it agree
+ * and it is one a reader needs (not a count or a ratio); null for a column none declares or where they differ.
+ */
+fun declaredUnit(column: String): String? = DECLARED_UNITS[column]
+
+private val DECLARED_UNITS: Map<String, String> by lazy {
+    val folder = try { dataRoot().resolve("schema/tables") } catch (e: RunFormatException) { return@lazy emptyMap() }
+    if (!java.nio.file.Files.isDirectory(folder)) return@lazy emptyMap()
+    val units = mutableMapOf<String, MutableSet<String>>()
+    java.nio.file.Files.list(folder).use { files ->
+        for (file in files.filter { it.toString().endsWith(".json") }.sorted()) {
+            for ((_, table) in com.fasterxml.jackson.databind.ObjectMapper().readTree(file.toFile()).path("tables").properties())
+                for ((column, c) in table.path("columns").properties())
+                    units.getOrPut(column) { mutableSetOf() } += c.path("unit").asText()
+        }
+    }
+    units.filterValues { it.size == 1 && it.single() !in setOf("", "count", "ratio") }.mapValues { it.value.single() }
 }
 
 private val COLUMN_TITLES = mapOf(
@@ -24,7 +47,7 @@ private val COLUMN_TITLES = mapOf(
     "pooled_runs" to "runs pooled", "pct_of_max" to "% of the maximum", "warmup_s" to "warm-up (s)",
     "fairness_min_over_max" to "fairness (slowest / fastest consumer)", "cpu_us_per_msg" to "CPU per message (µs)",
     "fork_jdk" to "fork JDK", "db_lock_waiters_mean" to "DB lock waiters (mean)", "jobs_per_s_per_vcpu" to "jobs per second per vCPU",
-    "thread_ms_per_job" to "busy thread time per job (ms)",
+    "thread_ms_per_job" to "busy thread time per job (ms)", "seconds" to "seconds",
 )
 
 /** Units shown in brackets; a rate per second reads "jobs per second" instead. */

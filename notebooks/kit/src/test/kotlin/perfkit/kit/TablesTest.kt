@@ -8,7 +8,8 @@ import kotlin.test.assertNull
 class TablesTest {
     @Test
     fun `machine names read as titles with units`() {
-        assertEquals("CPU, engines (% of a core)", columnTitle("cpu_engines_pct"))
+        assertEquals("CPU, engines (% of one core)", columnTitle("cpu_engines_pct"), "the unit its declaration gives")
+        assertEquals("CPU, engines (% of a core)", columnTitle("cpu_engines_pct", unit = null), "a column no study declares")
         assertEquals("jobs per second per vCPU", columnTitle("jobs_per_s_per_vcpu"))
         assertEquals("throughput (req/s)", columnTitle("throughput_rps"))
         assertEquals("p99.9 (ms)", columnTitle("p99_9_ms"))
@@ -17,6 +18,18 @@ class TablesTest {
         assertEquals("measure (s)", columnTitle("measure_s"))
         assertEquals("acquire size", columnTitle("acquire_size"))
         assertEquals("p99 from the send (ms)", columnTitle("p99 from the send (ms)"), "a title stays as written")
+    }
+
+    @Test
+    fun `units come from the table declarations, said once`() {
+        assertEquals("% of one core", declaredUnit("steal_pct"))
+        assertEquals("steal (% of one core)", columnTitle("steal_pct"), "not the suffix's bare %")
+        assertEquals("rate per chain (msg/s)", columnTitle("rate_per_chain"), "a unit the name does not carry")
+        assertEquals("bytes per sample", columnTitle("bytes_per_sample"), "a unit the title already names")
+        assertNull(declaredUnit("target_rate"), "msg/s in messaging, events/s in queues: no one unit for the name")
+        assertEquals("target rate", columnTitle("target_rate"))
+        assertNull(declaredUnit("capacity_instances"), "a count")
+        assertNull(declaredUnit("no_such_column"))
     }
 
     @Test
