@@ -50,9 +50,13 @@ class Hosts:
     def create(self):
         remove_left_behind()
         for i in range(len(self.names)):
-            taken = subprocess.run(["ip", "-4", "route", "show", "root", f"10.213.{self.subnet + i}.0/30"], capture_output=True, text=True).stdout
-            if taken.strip():
-                raise AssertionError(f"the test hosts' subnet 10.213.{self.subnet + i}.0/30 is already routed here: {taken.strip()}")
+            subnet = f"10.213.{self.subnet + i}.0/30"
+            deadline = time.time() + 10  # a deleted namespace's links, and their routes, go a moment later
+            while (taken := subprocess.run(["ip", "-4", "route", "show", "root", subnet], capture_output=True, text=True).stdout.strip()) \
+                    and time.time() < deadline:
+                time.sleep(0.1)
+            if taken:
+                raise AssertionError(f"the test hosts' subnet {subnet} is already routed here: {taken}")
         os.chmod(self.tmp, 0o700)
         for key in ("host_key", "user_key"):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", key, "-f", str(self.tmp / key)], check=True)
@@ -159,17 +163,9 @@ def remove_left_behind():
     """Test hosts whose creating process is gone (a killed test run): their sshds were daemons and lived on, and their
     links kept their routes, so a new host on the same subnet would be routed to the dead one."""
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.splitlines()
-    stale = [m for m in (re.match(r"pk-\S+-(\d+)(?=\s|$)", line) for line in listed) if m and not alive(int(m[1]))]
-    for m in stale:
-        remove_namespace(m[0])
-    dead_links = re.compile(r"^\d+: pkv(%s)\d\d[@:]" % "|".join(sorted({m[1] for m in stale})), re.M)
-    deadline = time.time() + 10
-    while stale and dead_links.search(link_list()) and time.time() < deadline:
-        time.sleep(0.1)  # a deleted namespace's links go a moment later
-
-
-def link_list():
-    return subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for m in (re.match(r"pk-(?:pk-[\w-]+|probe)-(\d+)(?=\s|$)", line) for line in listed):
+        if m and not alive(int(m[1])):
+            remove_namespace(m[0])
 
 
 def alive(pid):

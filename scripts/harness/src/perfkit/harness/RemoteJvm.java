@@ -114,7 +114,7 @@ public final class RemoteJvm implements AutoCloseable, Run.PlacedHost {
     public static Run.ForkHost forkHost(String part, Ssh host) { return new Run.ForkHost(part, host, RemoteJvm::runFork); }
 
     /** Each run's first fork of each part, whose entry is the part's in the manifest's placement: one entry per part. */
-    private static final Map<Run, Map<String, RemoteJvm>> FIRST_FORK_OF_PART = java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+    private static final Map<Run, Map<String, RemoteJvm>> FIRST_FORK_OF_PART = java.util.Collections.synchronizedMap(new HashMap<>());
 
     private static Run.Launched runFork(Run run, String part, Ssh host, String series, List<String> jvmArgs, String stdinLine,
                                         Consumer<String> lines) throws Exception {
@@ -126,7 +126,10 @@ public final class RemoteJvm implements AutoCloseable, Run.PlacedHost {
         // folder in the scratch, say) names the same path in the fork's folder
         List<String> there = jvmArgs.stream().map(a -> a.replace(dir.toString(), "{work}")).toList();
         RemoteJvm jvm = fork(run, part, series, host, there, List.of(ForkProtocol.FLAG, "{work}", series), stdinLine, collect, lines);
-        Map<String, RemoteJvm> firsts = FIRST_FORK_OF_PART.computeIfAbsent(run, r -> new java.util.concurrent.ConcurrentHashMap<>());
+        Map<String, RemoteJvm> firsts = FIRST_FORK_OF_PART.computeIfAbsent(run, r -> {
+            r.onFinish(() -> FIRST_FORK_OF_PART.remove(r));
+            return new java.util.concurrent.ConcurrentHashMap<>();
+        });
         try {
             // a later fork that leaves its folder behind marks the first's entry
             if (firsts.putIfAbsent(part, jvm) == null) jvm.record(series + " (a fork of the run)");

@@ -185,9 +185,14 @@ final class RemotePart implements AutoCloseable {
 
     /** Marks this part's manifest entry: another part it stands for (a later fork of the same part) left its folder behind. */
     void markLeftBehind() {
-        placement.put("leftBehind", true);
+        synchronized (leftBehindMark) {
+            placement.put("leftBehind", true);
+        }
         run.writeManifest();
     }
+
+    /** Guards the entry's leftBehind: a later fork may mark it while this part's own close sets it. */
+    private final Object leftBehindMark = new Object();
 
     /** The agent's lines until its output ends; an end before the ready line fails the start with the last thing it said. */
     private void read(Supervisor.Child a, String readyKind) {
@@ -400,7 +405,9 @@ final class RemotePart implements AutoCloseable {
             try { Thread.sleep(500); } catch (InterruptedException e) { Thread.currentThread().interrupt(); break; }
         }
         ((ObjectNode) placement.path("clock")).set("end", end);
-        placement.put("leftBehind", !gone || leftBehind()); // a later fork of the part may have marked it already
+        synchronized (leftBehindMark) {
+            placement.put("leftBehind", !gone || leftBehind()); // a later fork of the part may have marked it already
+        }
         run.writeManifest();
         if (!gone) run.progress().say("warning: " + part + "'s folder " + folder + " is still on " + host + " after the run");
     }

@@ -14,7 +14,7 @@ import org.jetbrains.kotlinx.dataframe.api.values
 fun columnTitle(name: String, unit: String? = declaredUnit(name)): String {
     if (!Regex("[a-z0-9_]+").matches(name)) return name
     COLUMN_TITLES[name]?.let { return it }
-    Regex("cpu_(.+)_pct").matchEntire(name)?.let { return "CPU, ${words(it.groupValues[1])} (${unit ?: "% of a core"})" }
+    Regex("cpu_(.+)_pct").matchEntire(name)?.let { return "CPU, ${words(it.groupValues[1])} (${unit ?: "% of one core"})" }
     if (name.endsWith("_per_s") && name.length > 6) return words(name.removeSuffix("_per_s")) + " per second"
     val suffix = UNIT_SUFFIXES.entries.firstOrNull { name.endsWith(it.key) && name.length > it.key.length }
     val stem = words(if (suffix == null) name else name.removeSuffix(suffix.key))
@@ -47,7 +47,8 @@ private val COLUMN_TITLES = mapOf(
     "pooled_runs" to "runs pooled", "pct_of_max" to "% of the maximum", "warmup_s" to "warm-up (s)",
     "fairness_min_over_max" to "fairness (slowest / fastest consumer)", "cpu_us_per_msg" to "CPU per message (µs)",
     "fork_jdk" to "fork JDK", "db_lock_waiters_mean" to "DB lock waiters (mean)", "jobs_per_s_per_vcpu" to "jobs per second per vCPU",
-    "thread_ms_per_job" to "busy thread time per job (ms)", "seconds" to "seconds",
+    "thread_ms_per_job" to "busy thread time per job (ms)", "seconds" to "seconds", "tps" to "inserts per second",
+    "app_cpu_ms_per_1k" to "CPU, app, per 1,000 requests (ms)", "sut_cpu_ms_per_1k" to "CPU, system under test, per 1,000 requests (ms)",
 )
 
 /** Units shown in brackets; a rate per second reads "jobs per second" instead. */
@@ -85,7 +86,9 @@ internal class ShownColumn(val title: String, val values: List<Any?>)
 internal fun AnyFrame.shownColumns(): List<ShownColumn> = columnNames().mapNotNull { name ->
     val values = this[name].values().toList()
     if (name == "label") return@mapNotNull distinctParts(values.map { it?.toString() ?: "" })?.let { ShownColumn("runs", it) }
+    // a time unit the name's suffix says, rescaled only where no declaration says otherwise (epoch ms stay as they are)
     val unit = Regex("_(ms|us|ns)$").find(name)?.groupValues?.get(1)?.let { if (it == "us") "µs" else it }
+        ?.takeIf { declaredUnit(name).let { d -> d == null || d == it } }
     val numbers = values.filterIsInstance<Number>().map { it.toDouble() }
     val shownUnit = unit?.let { readableTimeUnit(numbers, it) }
     if (unit == null || shownUnit == null || shownUnit == unit) return@mapNotNull ShownColumn(columnTitle(name), values)

@@ -9,7 +9,8 @@ class TablesTest {
     @Test
     fun `machine names read as titles with units`() {
         assertEquals("CPU, engines (% of one core)", columnTitle("cpu_engines_pct"), "the unit its declaration gives")
-        assertEquals("CPU, engines (% of a core)", columnTitle("cpu_engines_pct", unit = null), "a column no study declares")
+        assertEquals("CPU, tested (% of one core)", columnTitle("cpu_tested_pct", unit = null), "a column no study declares")
+        assertEquals("inserts per second", columnTitle("tps"))
         assertEquals("jobs per second per vCPU", columnTitle("jobs_per_s_per_vcpu"))
         assertEquals("throughput (req/s)", columnTitle("throughput_rps"))
         assertEquals("p99.9 (ms)", columnTitle("p99_9_ms"))
