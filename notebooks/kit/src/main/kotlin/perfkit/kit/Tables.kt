@@ -1,8 +1,10 @@
 package perfkit.kit
 
+import com.fasterxml.jackson.databind.ObjectMapper
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.values
+import java.nio.file.Files
 
 /**
  * How a table reads in a post: the data keeps its machine names (`cpu_engines_pct`, `p99_ms`) so that code can use
@@ -30,11 +32,11 @@ fun declaredUnit(column: String): String? = DECLARED_UNITS[column]
 
 private val DECLARED_UNITS: Map<String, String> by lazy {
     val folder = try { dataRoot().resolve("schema/tables") } catch (e: RunFormatException) { return@lazy emptyMap() }
-    if (!java.nio.file.Files.isDirectory(folder)) return@lazy emptyMap()
+    if (!Files.isDirectory(folder)) return@lazy emptyMap()
     val units = mutableMapOf<String, MutableSet<String>>()
-    java.nio.file.Files.list(folder).use { files ->
+    Files.list(folder).use { files ->
         for (file in files.filter { it.toString().endsWith(".json") }.sorted()) {
-            for ((_, table) in com.fasterxml.jackson.databind.ObjectMapper().readTree(file.toFile()).path("tables").properties())
+            for ((_, table) in ObjectMapper().readTree(file.toFile()).path("tables").properties())
                 for ((column, c) in table.path("columns").properties())
                     units.getOrPut(column) { mutableSetOf() } += c.path("unit").asText()
         }
