@@ -135,10 +135,13 @@ def at_a_glance(claims: list) -> str:
         n = sum(1 for c in claims if c.get("answer") == answer)
         if n:
             counts.append(f"{n} {one if n == 1 else many}")
+    # a claim this host cannot answer says why on the first screen: the precondition that failed, with its number
     items = "\n".join(f"- **{html.escape(c.get('words', ''), quote=False)}**: {c.get('original', '')} ({c.get('here', '')})"
+                      + (f". Why: {c['reason']}" if c.get("answer") == "cannot-tell" and c.get("reason") else "")
                       for c in claims)
     return (f'<p class="glance"><strong>The original\'s claims on this host:</strong> {", ".join(counts)}. Each answer'
-            " rests on an interval or a bracket over the forks; the table below says why.</p>\n\n" + items)
+            " rests on an interval or a bracket over the forks, given only where its preconditions held (the machine below"
+            " its wall, the factor live, the driver on time, warm JVMs); the table below lists the checks.</p>\n\n" + items)
 
 
 def at_title(blocks: list, heading: str = "", after: str = "") -> list:

@@ -10,19 +10,48 @@ enum class Answer(val words: String) {
 }
 
 /**
- * One of the original's claims beside this host's evidence: [original] in the original's words, [here] what was
- * measured (a number with its interval or bracket), the [answer], and [why] in a sentence a reader can check.
+ * One thing that must be true for this host's data to answer a claim (docs/method.md, "Preconditions"), checked from
+ * the run's own data: [met] true or false with the number that decided it in [detail], or null when these runs do not
+ * record what it needs (listed, so a reader sees it was not checked).
  */
-data class Claim(val original: String, val here: String, val answer: Answer, val why: String)
+data class Precondition(val name: String, val met: Boolean?, val detail: String) {
+    val failed: Boolean get() = met == false
+
+    /** "✓ below the wall: 26% and 29% of 200%", "✗ …", or "? …" for one these runs could not check. */
+    val text: String get() = "${when (met) { true -> "✓"; false -> "✗"; null -> "?" }} $name: $detail"
+}
 
 /**
- * The table a post opens with: each of the original's claims, this host's answer to it, and why. Every answer must
- * follow from an interval or a bracket in the data; [Answer.CANNOT_TELL] says what stood in the way. A question of
- * the kit's own (beyond the original) names its first column with [heading].
+ * One of the original's claims beside this host's evidence: [original] in the original's words, [here] what was
+ * measured (a number with its interval or bracket), the [answer], [why] in a sentence a reader can check, and the
+ * [checks] made before answering. Build it with [claim], which never lets an answer stand on a failed check.
+ */
+data class Claim(val original: String, val here: String, val answer: Answer, val why: String, val checks: List<Precondition> = emptyList()) {
+    /** Why it cannot be told, in short, for a post's first screen: the failed checks with their numbers, else [why]. */
+    val reason: String get() = checks.filter { it.failed }.joinToString("; ") { "${it.name}: ${it.detail}" }.ifEmpty { why }
+}
+
+/**
+ * A claim answered only where its [checks] allow: when one failed, the answer is [Answer.CANNOT_TELL] and the why
+ * names each failed precondition with its number; what the interval alone would have said is kept after it, for
+ * information, so a reader sees what the failed check stopped.
+ */
+fun claim(original: String, here: String, answer: Answer, why: String, checks: List<Precondition> = emptyList()): Claim {
+    val failed = checks.filter { it.failed }
+    if (failed.isEmpty()) return Claim(original, here, answer, why, checks)
+    val stopped = failed.joinToString("; ") { "${it.name} (${it.detail})" }
+    val unjudged = if (answer == Answer.CANNOT_TELL) why else "Read without this check, the interval says \"${answer.words}\": $why"
+    return Claim(original, here, Answer.CANNOT_TELL, "Not a question this host could answer here: $stopped. $unjudged", checks)
+}
+
+/**
+ * The table a post opens with: each of the original's claims, this host's answer to it, why, and the preconditions
+ * checked before answering. Every answer follows from an interval or a bracket in the data; [Answer.CANNOT_TELL]
+ * says what stood in the way. A question of the kit's own (beyond the original) names its first column with [heading].
  */
 fun claimsTable(claims: List<Claim>, heading: String = ORIGINALS_CLAIM): Markdown =
-    Markdown("| $heading | on this host | answer | why |\n|---|---|---|---|\n" + claims.joinToString("\n") { c ->
-        "| ${c.original} | ${c.here} | **${c.answer.words}** | ${c.why} |"
+    Markdown("| $heading | on this host | answer | why | checked first |\n|---|---|---|---|---|\n" + claims.joinToString("\n") { c ->
+        "| ${c.original} | ${c.here} | **${c.answer.words}** | ${c.why} | ${c.checks.joinToString("; ") { it.text }.ifEmpty { "-" }} |"
     }, claims = if (heading == ORIGINALS_CLAIM) claims else emptyList()) // questions of the kit's own are not the original's
 
 private const val ORIGINALS_CLAIM = "the original's claim"
@@ -30,13 +59,62 @@ private const val ORIGINALS_CLAIM = "the original's claim"
 /**
  * The answer an interval gives to "the ratio is above [threshold]" (e.g. "async serves more than sync": above 1):
  * it holds when the whole interval lies above it, does not hold when the whole interval lies at or below it, and
- * cannot tell otherwise, or with fewer than 3 forks (a range, not an interval).
+ * cannot tell otherwise, or with fewer than 3 forks (a range, not an interval). For claims of a bound ("at least 82%",
+ * "keeps nine tenths"); a claim of a size ("about 2.75x") is judged by [answerAgainstPublished].
  */
 fun answerAbove(e: Estimate?, threshold: Double): Answer = when {
     e == null || e.range || e.low.isNaN() || e.high.isNaN() -> Answer.CANNOT_TELL
     e.low > threshold -> Answer.HOLDS
     e.high <= threshold -> Answer.DOES_NOT_HOLD
     else -> Answer.CANNOT_TELL
+}
+
+/**
+ * How far from the original's figure a ratio may land and still reproduce it: a factor of 2 either way. The hardware,
+ * the JDK and the scale differ from the original's, so a reproduction is judged on direction and size, not on digits.
+ */
+const val PUBLISHED_BAND = 2.0
+
+/**
+ * The one rule every ratio claim is judged by (docs/method.md): a claim that A is [published] times B. Turned so the
+ * claimed effect is above 1 (a published 1/6 is read as 6), with the interval [low]..[high] turned with it:
+ * - **holds** when the whole interval lies above 1 (the effect is there) and reaches [published] / [PUBLISHED_BAND]
+ *   (its size is not ruled out);
+ * - **does not hold** when the whole interval lies at or below 1 (no effect, or the other way), or below
+ *   [published] / [PUBLISHED_BAND] (the effect is less than half the published one);
+ * - **cannot tell** otherwise. A null end is an open bracket.
+ */
+fun answerAgainstPublished(low: Double?, high: Double?, published: Double): Answer {
+    require(published > 0 && published != 1.0) { "a ratio claim needs a published ratio other than 1, not $published" }
+    val flip = published < 1
+    val lo = if (flip) high?.let { 1 / it } else low
+    val hi = if (flip) low?.let { if (it <= 0) null else 1 / it } else high
+    val size = if (flip) 1 / published else published
+    return when {
+        hi != null && (hi <= 1 || hi < size / PUBLISHED_BAND) -> Answer.DOES_NOT_HOLD
+        lo != null && lo > 1 && (hi == null || hi >= size / PUBLISHED_BAND) -> Answer.HOLDS
+        else -> Answer.CANNOT_TELL
+    }
+}
+
+/** [answerAgainstPublished] for a ratio's interval over forks; fewer than 3 forks a side (a range) answer nothing. */
+fun answerAgainstPublished(e: Estimate?, published: Double): Answer =
+    if (e == null || e.range || e.low.isNaN() || e.high.isNaN()) Answer.CANNOT_TELL
+    else answerAgainstPublished(e.low.takeIf { it.isFinite() }, e.high.takeIf { it.isFinite() }, published)
+
+/** Why [answerAgainstPublished] answered as it did, in a sentence naming the band it used. */
+fun publishedRuleWhy(answer: Answer, published: Double, what: String = "The interval"): String {
+    val turned = published < 1
+    val size = if (turned) 1 / published else published
+    fun shown(x: Double) = if (turned) "1/${formatNumber(x)}" else "${formatNumber(x)}x"
+    val floor = shown(size / PUBLISHED_BAND)
+    return when (answer) {
+        Answer.HOLDS -> "$what lies wholly on the claimed side of 1 and reaches $floor: within a factor of " +
+            "${formatNumber(PUBLISHED_BAND)} of the original's ${shown(size)}."
+        Answer.DOES_NOT_HOLD -> "$what rules out the original's ${shown(size)}: it lies wholly short of $floor (half the published " +
+            "effect), or on the other side of 1."
+        Answer.CANNOT_TELL -> "$what reaches across 1 (or is open), so neither the effect nor its absence is shown."
+    }
 }
 
 /** A ratio with its interval in words: "2.54x (95% t 2.06..3.16)", or "1.2x (range 1.1..1.3, 2 forks)". */

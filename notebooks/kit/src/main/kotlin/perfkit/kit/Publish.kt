@@ -49,7 +49,8 @@ class Markdown(val text: String, val claims: List<Claim> = emptyList()) {
 
     /** The claims as the kernel passes them to the publisher (text/x-perfkit-claims); null when there are none. */
     val claimsJson: String? get() = if (claims.isEmpty()) null else CLAIMS_JSON.writeValueAsString(claims.map {
-        mapOf("original" to it.original, "here" to it.here, "answer" to it.answer.name.lowercase().replace('_', '-'), "words" to it.answer.words)
+        mapOf("original" to it.original, "here" to it.here, "answer" to it.answer.name.lowercase().replace('_', '-'), "words" to it.answer.words,
+            "reason" to it.reason)
     })
 }
 

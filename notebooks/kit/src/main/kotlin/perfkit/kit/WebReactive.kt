@@ -49,13 +49,55 @@ fun AnyFrame.nothingToPlot(): String {
     }
 }
 
+/** Reactive against imperative at [calls] calls, judged on [steps]: the answer, the N it was judged at, and the two means. */
+private class RaceAnswer(val answer: Answer, val top: Long, val mvc: Estimate?, val webflux: Estimate?, val why: String)
+
+private fun reactiveRace(steps: AnyFrame, c: Long): RaceAnswer {
+    val est = estimates(steps, listOf("stack", "calls", "users"), "mean_ms")
+    val users = steps.rows().filter { (it["calls"] as Number).toLong() == c }.map { (it["users"] as Number).toLong() }.distinct().sorted()
+    fun e(stack: String, n: Long) = est[listOf(stack, c, n)]
+    // judged only at the N where both stacks have enough forks for an interval: an N whose other forks were left out
+    // says nothing either way, rather than breaking the run of wins
+    val judged = users.filter { n -> e("mvc", n)?.range == false && e("webflux", n)?.range == false }.ifEmpty { users }
+    val wins = judged.map { n -> n to (e("mvc", n)?.let { m -> e("webflux", n)?.let { w -> w.mean < m.mean && differs(w, m) } } == true) }
+    val from = wins.indices.firstOrNull { i -> wins.drop(i).all { it.second } }?.let { wins[it].first }
+    val top = judged.lastOrNull() ?: 0L
+    val m = e("mvc", top); val w = e("webflux", top)
+    val answer = when {
+        m == null || w == null || m.range || w.range -> Answer.CANNOT_TELL
+        from != null -> Answer.HOLDS
+        differs(m, w) && m.mean < w.mean -> Answer.DOES_NOT_HOLD
+        else -> Answer.CANNOT_TELL
+    }
+    val why = when {
+        m == null || w == null -> "Both stacks need measured steps at N = $top."
+        m.range || w.range -> "${minOf(m.n, w.n)} fork(s) give a range, not an interval: at least $MIN_REPETITIONS_FOR_CLAIM are needed."
+        answer == Answer.HOLDS -> "WebFlux is faster with a Welch t-test's support (5%) at every N from $from up" +
+            (if (judged.size < users.size) " (N = ${(users - judged.toSet()).joinToString()} left out: under $MIN_REPETITIONS_FOR_CLAIM forks)." else ".")
+        answer == Answer.DOES_NOT_HOLD -> "MVC is faster at N = $top with a Welch t-test's support."
+        else -> "No N from which WebFlux is faster at every larger N with a Welch t-test's support."
+    }
+    return RaceAnswer(answer, top, m, w, why)
+}
+
+/** The closed steps of [stack] at [calls] and [users], as rows. */
+private fun AnyFrame.closedSteps(stack: String, calls: Long, users: Long) =
+    rows().filter { it["stack"] == stack && (it["calls"] as Number).toLong() == calls && (it["users"] as Number).toLong() == users }
+
+/** A cold step in words, with the number that dropped it: "mvc fork 2 at N = 500 (JIT 140 ms/s)". */
+private fun DataRow<*>.coldStep() = "${this["stack"]} fork ${this["fork"]} at N = ${this["users"]}" +
+    (num(opt("jit_ms_per_s"))?.let { " (JIT ${formatNumber(it)} ms/s)" } ?: "")
+
 /**
  * The original's claims, with this host's answers:
  * - reactive answers faster than imperative as concurrency grows, with 1 and with 2 calls to the external service;
  * - past about [poolThreads] concurrent requests the imperative style queues behind its pool.
- * [closed] are the steps a claim may rest on ([measuredClosed]); [delayMs] is the external service's delay.
+ * [closed] are the steps a claim may rest on ([measuredClosed]); [everyValid], when given, every valid step, cold ones
+ * included: warmth is then judged by [judgeWarmth], which runs the race on every valid step where the windows are too
+ * short for a JIT sample to judge, and says what dropping the flagged steps would have answered.
+ * [delayMs] is the external service's delay; [cores] the host's, for the machine's wall.
  */
-fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores: Int): List<Claim> {
+fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores: Int, everyValid: AnyFrame? = null): List<Claim> {
     if (closed.rowsCount() == 0) return listOf(Claim("Reactive wins as concurrency grows", "no measured closed-model step",
         Answer.CANNOT_TELL, "Every closed-model step was invalid, cold or stolen."))
     val est = estimates(closed, listOf("stack", "calls", "users"), "mean_ms")
@@ -64,53 +106,47 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
     fun e(stack: String, c: Long, n: Long) = est[listOf(stack, c, n)]
     val claims = mutableListOf<Claim>()
     for (c in calls) {
-        // judged only at the N where both stacks have enough warm forks for an interval: an N whose other forks were
-        // measured while a server recompiled says nothing either way, rather than breaking the run of wins
-        val judged = users.filter { n -> e("mvc", c, n)?.range == false && e("webflux", c, n)?.range == false }.ifEmpty { users }
-        val wins = judged.map { n -> n to (e("mvc", c, n)?.let { m -> e("webflux", c, n)?.let { w -> w.mean < m.mean && differs(w, m) } } == true) }
-        val from = wins.indices.firstOrNull { i -> wins.drop(i).all { it.second } }?.let { wins[it].first }
-        val top = judged.last()
-        val m = e("mvc", c, top); val w = e("webflux", c, top)
-        val answer = when {
-            m == null || w == null || m.range || w.range -> Answer.CANNOT_TELL
-            from != null -> Answer.HOLDS
-            differs(m, w) && m.mean < w.mean -> Answer.DOES_NOT_HOLD
-            else -> Answer.CANNOT_TELL
+        // warmth first: it decides which steps the race is run on (every valid one where windows are too short to judge)
+        val unfiltered = everyValid?.filter { it["valid"] == true && ("verdict" !in everyValid.columnNames() || it["verdict"] == "measured") }
+        val warmth = unfiltered?.let { every ->
+            val mine = every.rows().filter { (it["calls"] as Number).toLong() == c && it["stack"] in setOf("mvc", "webflux") }
+            judgeWarmth(reactiveRace(every, c).answer, reactiveRace(closed, c).answer, mine.filter { it.opt("warm") == false }.map { it.coldStep() },
+                mine.mapNotNull { num(it.opt("seconds")) })
         }
-        claims += Claim("Reactive (WebFlux) answers faster than imperative (MVC) as concurrency grows, with $c call(s) to the external service",
+        val steps = if (warmth != null && unfiltered != null && warmth.second.met == null) unfiltered else closed
+        val race = reactiveRace(steps, c)
+        val m = race.mvc; val w = race.webflux; val top = race.top
+        val sides = mapOf("MVC" to steps.closedSteps("mvc", c, top), "WebFlux" to steps.closedSteps("webflux", c, top))
+        val checks = listOfNotNull(enoughForks(sides.mapValues { it.value.size }),
+            belowWall(sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("cpu_system_pct")) } }, cores,
+                sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("steal_pct")) } }),
+            warmth?.second)
+        claims += claim("Reactive (WebFlux) answers faster than imperative (MVC) as concurrency grows, with $c call(s) to the external service",
             if (m != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC ${formatNumber(m.mean)} ms" else "N = $top not measured on both",
-            answer, when {
-                m == null || w == null -> "Both stacks need measured steps at N = $top."
-                m.range || w.range -> "${minOf(m.n, w.n)} fork(s) give a range, not an interval: at least $MIN_REPETITIONS_FOR_CLAIM are needed."
-                answer == Answer.HOLDS -> "WebFlux is faster with a Welch t-test's support (5%) at every N from $from up" +
-                    (if (judged.size < users.size) " (N = ${(users - judged.toSet()).joinToString()} left out: under $MIN_REPETITIONS_FOR_CLAIM warm forks)." else ".")
-                answer == Answer.DOES_NOT_HOLD -> "MVC is faster at N = $top with a Welch t-test's support."
-                else -> "No N from which WebFlux is faster at every larger N with a Welch t-test's support."
-            })
+            race.answer, race.why, checks)
     }
     // the knee: the first N at which MVC's mean response time is more than 25% above the external service's wait
     val c = calls.first()
     val knee = users.firstOrNull { n -> (e("mvc", c, n)?.mean ?: 0.0) > 1.25 * c * delayMs }
-    val cpuAtKnee = knee?.let { n -> closed.filter { it["stack"] == "mvc" && (it["calls"] as Number).toLong() == c && (it["users"] as Number).toLong() == n }
-        .rows().mapNotNull { num(it["cpu_system_pct"]) }.takeIf { it.isNotEmpty() }?.average() }
-    val saturated = cpuAtKnee != null && cpuAtKnee >= 90.0 * cores
-    claims += Claim("Past about $poolThreads concurrent requests the imperative style queues behind its thread pool ($poolThreads threads)",
+    val atKnee = knee?.let { n -> closed.closedSteps("mvc", c, n) }.orEmpty()
+    val cpuAtKnee = atKnee.mapNotNull { num(it.opt("cpu_system_pct")) }.takeIf { it.isNotEmpty() }?.average()
+    // a knee on a machine at its wall is the machine's, not the pool's
+    val kneeChecks = if (knee == null) emptyList() else listOf(belowWall(mapOf("MVC at N = $knee" to atKnee.mapNotNull { num(it.opt("cpu_system_pct")) }), cores))
+    claims += claim("Past about $poolThreads concurrent requests the imperative style queues behind its thread pool ($poolThreads threads)",
         knee?.let { "MVC's mean passes 1.25 x its external wait first at N = $it" + (cpuAtKnee?.let { u -> ", system CPU ${formatNumber(u)}% of ${cores * 100}%" } ?: "") }
             ?: "MVC's mean stays within 1.25 x its external wait up to N = ${users.last()}",
         when {
             knee == null && users.last() < poolThreads -> Answer.CANNOT_TELL
             knee == null -> Answer.DOES_NOT_HOLD
             knee >= poolThreads -> Answer.HOLDS
-            saturated -> Answer.CANNOT_TELL
             else -> Answer.DOES_NOT_HOLD
         },
         when {
             knee == null && users.last() < poolThreads -> "The sweep stopped at N = ${users.last()}, below the pool's $poolThreads threads."
             knee == null -> "No queueing showed up to N = ${users.last()}."
             knee >= poolThreads -> "Little's law puts the knee at N = $poolThreads for $poolThreads threads; it shows at N = $knee."
-            saturated -> "The host's CPU, not the pool, was the limit: the machine was saturated at N = $knee, below the pool's $poolThreads threads."
             else -> "MVC queued at N = $knee, below its pool, with CPU to spare: something other than the pool limits it here."
-        })
+        }, kneeChecks)
     return claims
 }
 
@@ -182,8 +218,8 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double): List<Claim> {
 fun webReactiveAtSlo(open: AnyFrame, sloMsPerCall: Double, recordedSloMsPerCall: Double, capacity: AnyFrame): Pair<AnyFrame, AnyFrame> {
     if (sloMsPerCall == recordedSloMsPerCall) return open to capacity
     fun sloOf(r: DataRow<*>) = (num(r["calls"])?.takeIf { it >= 1 } ?: 1.0) * sloMsPerCall
-    fun step(r: DataRow<*>) = SearchStep(num(r["rate_rps"])!!,
-        if (r["valid"] == true) num(r["p99_ms"]) ?: Double.POSITIVE_INFINITY else Double.POSITIVE_INFINITY, num(r["lateness_p99_ms"]))
+    fun step(r: DataRow<*>) = SearchStep(num(r.opt("rate_rps"))!!,
+        if (r["valid"] == true) num(r["p99_ms"]) ?: Double.POSITIVE_INFINITY else Double.POSITIVE_INFINITY, num(r.opt("lateness_p99_ms")))
     val names = open.columnNames()
     val newOpen = frameOf(names, open.rows().map { r ->
         val met = step(r).meets(sloOf(r))
@@ -195,7 +231,7 @@ fun webReactiveAtSlo(open: AnyFrame, sloMsPerCall: Double, recordedSloMsPerCall:
         val b = forkBracketAtSlo(num(key.third)?.toInt() ?: 1, steps.map(::step), sloOf(first), num(first["slo_ms"])!!)
         listOf(key.first, key.second, first["stack"], first["calls"], key.third, sloOf(first), b.lastMet, b.firstMissed, b.status,
             "re-read at p99 <= ${formatNumber(sloOf(first))} ms from the ${steps.size} recorded step(s) (the run's SLO: ${formatNumber(num(first["slo_ms"])!!)} ms)",
-            steps.joinToString(" ") { "${formatNumber(num(it["rate_rps"])!!)}:${if (step(it).meets(sloOf(it))) "met" else "missed"}" })
+            steps.joinToString(" ") { "${formatNumber(num(it.opt("rate_rps"))!!)}:${if (step(it).meets(sloOf(it))) "met" else "missed"}" })
     }
     return newOpen to frameOf(capNames, rows)
 }

@@ -39,12 +39,90 @@ private fun lockOn(pollMs: Int) = "on, polled every $pollMs ms"
 private fun DataRow<*>.lockSetting(): String =
     if (this["lock"] == "on") lockOn(num(this["lock_poll_ms"])?.toInt() ?: DEFAULT_LOCK_POLL_MS.toInt()) else this["lock"] as String
 
+/** The valid drains of one configuration. */
+private fun AnyFrame.drainRows(type: String, instances: Int, acquire: Int, lock: String): List<DataRow<*>> =
+    rows().filter { it["valid"] == true && it["job_type"] == type && num(it["instances"])?.toInt() == instances &&
+        num(it["acquire_size"])?.toInt() == acquire && it.lockSetting() == lock }
+
 /** The valid drains of one configuration, as [value] per repetition. */
 private fun AnyFrame.drains(type: String, instances: Int, acquire: Int, lock: String, value: String): List<Double> =
-    rows().filter { it["valid"] == true && it["job_type"] == type && num(it["instances"])?.toInt() == instances &&
-        num(it["acquire_size"])?.toInt() == acquire && it.lockSetting() == lock }.mapNotNull { num(it[value]) }
+    drainRows(type, instances, acquire, lock).mapNotNull { num(it[value]) }
+
+private fun AnyFrame.drainRows(type: String, c: Triple<Int, Int, String>) = drainRows(type, c.first, c.second, c.third)
 
 private fun DataRow<*>.config() = Triple(num(this["instances"])!!.toInt(), num(this["acquire_size"])!!.toInt(), lockSetting())
+
+/** A drain's rate with its start-up and tail (jobs_per_s), or its steady middle (steady_jobs_per_s) where recorded. */
+private fun DataRow<*>.rate(steady: Boolean): Double? = if (steady) num(opt("steady_jobs_per_s")) ?: num(opt("jobs_per_s")) else num(opt("jobs_per_s"))
+
+/** A drain's % of its theoretical maximum at its steady rate, where both were recorded, else over the whole drain. */
+private fun DataRow<*>.steadyPct(): Double? {
+    val steady = num(opt("steady_jobs_per_s")); val max = num(opt("theoretical_max_per_s"))
+    return if (steady != null && max != null && max > 0) 100 * steady / max else num(opt("pct_of_max"))
+}
+
+/** Start-up and tail may take at most this share of a drain, or its length, not the executor, decides its rate. */
+const val MAX_DRAIN_OVERHEAD = 0.05
+
+/**
+ * The drains are long enough that start-up and tail decide nothing: in each, the whole drain's rate is within
+ * [MAX_DRAIN_OVERHEAD] of its steady rate. Not checked for drains that recorded no steady rate.
+ */
+internal fun drainsLongEnough(sides: Map<String, List<DataRow<*>>>): Precondition {
+    val name = "drains long enough"
+    val overhead = sides.mapValues { (_, rs) -> rs.mapNotNull { r ->
+        val whole = num(r.opt("jobs_per_s")); val steady = num(r.opt("steady_jobs_per_s"))
+        if (whole == null || steady == null || steady <= 0) null else 1 - whole / steady
+    } }.filterValues { it.isNotEmpty() }
+    if (overhead.isEmpty()) return Precondition(name, null, "no steady rate recorded")
+    val worst = overhead.mapValues { it.value.max() }
+    return Precondition(name, worst.values.all { it <= MAX_DRAIN_OVERHEAD },
+        "start-up and tail cost up to " + worst.entries.joinToString(", ") { "${formatNumber(100 * it.value)}% (${it.key})" } +
+            " of the drain's rate (at most ${formatNumber(100 * MAX_DRAIN_OVERHEAD)}%)")
+}
+
+/** What limits a drain that the lock and the acquire size act on: acquiring jobs, or the database's row locks. */
+private val ACQUISITION_BOUND = setOf("acquisition", "database-locks")
+
+/**
+ * The acquisition factor (the lock, the acquire size) is live when at least one side's drains are mostly limited by
+ * acquisition or database locks; executor threads that are all busy, or a machine at its wall, leave it nothing to act on.
+ */
+internal fun acquisitionLive(factor: String, sides: Map<String, List<DataRow<*>>>): Precondition {
+    fun bound(rs: List<DataRow<*>>) = rs.count { it.opt("bottleneck") in ACQUISITION_BOUND }
+    val recorded = sides.values.flatten().any { it.opt("bottleneck") != null }
+    if (!recorded) return factorLive(factor, null, "no bottleneck recorded")
+    val live = sides.values.any { rs -> rs.isNotEmpty() && 2 * bound(rs) > rs.size }
+    val limits = sides.entries.joinToString("; ") { (side, rs) ->
+        "$side: " + rs.groupingBy { it.opt("bottleneck")?.toString() ?: "?" }.eachCount().entries.joinToString(", ") { "${it.key} ${it.value}" }
+    }
+    return factorLive(factor, live, "what limited the drains: $limits" + if (live) "" else
+        " (no side mostly limited by acquisition or database locks, so the $factor had nothing to act on)")
+}
+
+/**
+ * Room for a larger batch: a larger acquire size can act only where an acquisition could take at least twice the jobs
+ * [smaller] takes. An engine takes at most its queue's free places, so a queue that stays nearly full caps every acquire
+ * size alike ([larger]: the larger size's drains, with queue_size and queued_mean).
+ */
+internal fun acquireSizeLive(larger: List<DataRow<*>>, smaller: Int): Precondition {
+    val name = "room for a larger batch"
+    val free = larger.mapNotNull { r -> num(r.opt("queue_size"))?.let { q -> num(r.opt("queued_mean"))?.let { q - it } } }
+    if (free.isEmpty()) return Precondition(name, null, "no queue occupancy recorded")
+    val room = free.average()
+    return Precondition(name, room >= 2 * smaller, "the executor's queue had ${formatNumber(room)} free places on average, so an acquisition " +
+        "could take about that many jobs" + if (room >= 2 * smaller) ", at least twice acquire $smaller" else ": under twice acquire $smaller, so a " +
+        "larger size had little to add (a --queue-size well above the largest acquire size gives it room)")
+}
+
+/** The checks every drain comparison makes: forks, the machine's wall, the drains' length, and warmth (not recorded). */
+private fun drainChecks(sides: Map<String, List<DataRow<*>>>): List<Precondition> {
+    val cores = sides.values.flatten().firstNotNullOfOrNull { num(it.opt("cores"))?.toInt() } ?: 0
+    return listOf(enoughForks(sides.mapValues { it.value.size }),
+        belowWall(sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("cpu_system_pct")) } }, cores),
+        drainsLongEnough(sides),
+        warmthNotRecorded("time (--warmup seconds of each drain)"))
+}
 
 private fun Estimate.pct() = formatNumber(mean) + "% (" + (if (range) "range, $n repetition(s)" else "95% t") +
     " ${formatNumber(low)}..${formatNumber(high)})"
@@ -59,52 +137,62 @@ private fun whyNot(e: Estimate?, missing: String) = when {
  * The table the workflow post opens with: the original's claims (82% of the theoretical maximum, stable as instances
  * are added; lock off about 1/6 of lock on; larger acquire sizes faster) against the valid drains in [cells]
  * (throughput.csv rows under one label) and the published numbers [pub]. Each answer comes from a mean's or a ratio's
- * 95% interval over repetitions; configurations a run did not drain are said to be missing.
+ * 95% interval over repetitions, at the drains' steady rates, and only where its preconditions hold: enough
+ * repetitions, the machine below its wall, drains long enough, and the factor live; configurations a run did not
+ * drain are said to be missing.
  */
 fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): List<Claim> {
     val valid = cells.withLockPoll().filter { it["valid"] == true }
     val fixed = valid.filter { it["job_type"] == "fixed" }
     val original = pub.publishedValue("fixed", "pct_of_theoretical_max")
     val claims = mutableListOf<Claim>()
+    fun pctOf(type: String, c: Triple<Int, Int, String>) = fixed.drainRows(type, c).mapNotNull { it.steadyPct() }
 
     // the best one-instance configuration, as the original reported its best
     val oneInstance = fixed.rows().filter { num(it["instances"])?.toInt() == 1 }.map { it.config() }.distinct()
-        .associateWith { (k, a, l) -> meanInterval(fixed.drains("fixed", k, a, l, "pct_of_max")) }
+        .associateWith { c -> meanInterval(pctOf("fixed", c)) }
     val best = oneInstance.maxByOrNull { it.value.mean }
     val pct = best?.value
     val pctAnswer = answerAbove(pct, original)
-    claims += Claim("Fixed jobs reach ${formatNumber(original)}% of the theoretical maximum (instances × threads × 1000 / job ms)",
-        pct?.let { "${it.pct()} on 1 instance, acquire ${best.key.second}, lock ${best.key.third}" } ?: "not measured",
+    claims += claim("Fixed jobs reach ${formatNumber(original)}% of the theoretical maximum (instances × threads × 1000 / job ms)",
+        pct?.let { "${it.pct()} at the steady rate on 1 instance, acquire ${best.key.second}, lock ${best.key.third}" } ?: "not measured",
         pctAnswer, whyNot(pct, "No valid one-instance fixed-job drain in these runs.") ?: when (pctAnswer) {
             Answer.HOLDS -> "The whole interval lies above ${formatNumber(original)}%."
             Answer.DOES_NOT_HOLD -> "The whole interval lies at or below ${formatNumber(original)}%."
             else -> "The interval straddles ${formatNumber(original)}%."
-        })
+        }, best?.let { drainChecks(mapOf("1 instance" to fixed.drainRows("fixed", it.key))) }.orEmpty())
 
-    // stable as instances are added: the largest instance count against one, in the same acquire size and lock
+    // stable as instances are added: the largest instance count against one, in the same acquire size and lock, at the
+    // steady rates (a fixed start-up spread over a drain four times shorter would otherwise decide it)
     val most = fixed.rows().mapNotNull { num(it["instances"])?.toInt() }.maxOrNull()
-    val scaled = if (best == null || most == null || most == 1) null else {
+    val sides = if (best == null || most == null || most == 1) null else {
         val (_, a, l) = best.key
-        val many = fixed.drains("fixed", most, a, l, "pct_of_max")
-        val one = fixed.drains("fixed", 1, a, l, "pct_of_max")
-        if (many.isEmpty() || one.isEmpty()) null else ratioInterval(many, one)
+        mapOf("$most instances" to fixed.drainRows("fixed", most, a, l), "1 instance" to fixed.drainRows("fixed", 1, a, l))
     }
+    fun sharesRatio(share: (DataRow<*>) -> Double?): Estimate? = sides?.values?.toList()?.let { (many, one) ->
+        val m = many.mapNotNull(share); val o = one.mapNotNull(share)
+        if (m.isEmpty() || o.isEmpty()) null else ratioInterval(m, o)
+    }
+    val scaled = sharesRatio { it.steadyPct() }
+    val wholeDrain = sharesRatio { num(it.opt("pct_of_max")) }
     // a backlog under two batches per engine leaves some engines without a batch: that is the scale, not the engines
     val jobs = if ("jobs" in fixed.columnNames()) fixed.rows().mapNotNull { num(it["jobs"]) }.minOrNull() else null
     // an engine acquires at most its free queue places, so a queue smaller than the acquire size is the batch
-    val queue = if ("queue_size" in fixed.columnNames()) fixed.rows().mapNotNull { num(it["queue_size"])?.toInt() }.minOrNull() else null
+    val queue = if ("queue_size" in fixed.columnNames()) fixed.rows().mapNotNull { num(it.opt("queue_size"))?.toInt() }.minOrNull() else null
     val batch = best?.key?.second?.let { a -> queue?.let { minOf(a, it) } ?: a }
     val starved = best != null && most != null && jobs != null && jobs < 2.0 * most * batch!!
-    val stableAnswer = if (starved && scaled != null && !scaled.range) Answer.CANNOT_TELL else answerAbove(scaled, STABLE_SHARE)
-    claims += Claim("… and stays there as instances are added",
-        scaled?.let { "$most instances keep ${ratioText(it)} of one instance's share" } ?: "not measured", stableAnswer,
-        whyNot(scaled, "These runs do not drain fixed jobs on more than one instance in the best one-instance configuration.") ?: if (starved)
-            "Each drain had ${formatNumber(jobs!!)} jobs, under two batches of ${batch} per engine at $most engines, so some " +
-                "engines got no batch: drain more jobs (--jobs) or compare at a smaller acquire size." else when (stableAnswer) {
+    val stableAnswer = answerAbove(scaled, STABLE_SHARE)
+    val backlog = if (jobs == null || most == null || batch == null || scaled == null) emptyList() else listOf(Precondition("a batch for every engine", !starved,
+        "${formatNumber(jobs)} jobs per drain against two batches of $batch for each of $most engines (${formatNumber(2.0 * most * batch)})" +
+            if (starved) ": some engines got no batch; drain more jobs (--jobs) or compare at a smaller acquire size" else ""))
+    claims += claim("… and stays there as instances are added",
+        scaled?.let { "$most instances keep ${ratioText(it)} of one instance's share at the steady rate" +
+            (wholeDrain?.let { w -> "; over the whole drain, start-up included, ${ratioText(w)}" } ?: "") } ?: "not measured", stableAnswer,
+        whyNot(scaled, "These runs do not drain fixed jobs on more than one instance in the best one-instance configuration.") ?: when (stableAnswer) {
             Answer.HOLDS -> "The whole interval lies above ${formatNumber(STABLE_SHARE)}: at most a tenth is lost."
             Answer.DOES_NOT_HOLD -> "The whole interval lies at or below ${formatNumber(STABLE_SHARE)}: more instances lose more than a tenth."
             else -> "The interval straddles ${formatNumber(STABLE_SHARE)}."
-        })
+        }, sides?.let { backlog + drainChecks(it) }.orEmpty())
 
     // the lock and the acquire size, per job type, where the most instances ran both settings; the lock once per poll
     // interval its engines used, since how often a waiting engine polls can decide which setting is faster
@@ -116,39 +204,27 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): L
         val e = lock?.second
         // with the lock off, one engine may take the whole backlog into its queue: then the drain measures the hoard
         val hoard = lock?.first?.takeIf { it.first > 1 }?.let { c -> engines?.let { busiestShare(it, valid, type, c.copy(third = "off")) } }
-        val hoarded = hoard != null && hoard >= HOARDED_SHARE
-        // "about 1/6" is a size: an interval around 1 that stays under half of it rules the claim out (one wholly above 1
-        // still holds, with how far it is from the original's said)
-        val farFromOriginal = e != null && !e.range && e.low <= 1.0 && e.high < onOverOff / 2
-        val lockAnswer = when {
-            hoarded -> Answer.CANNOT_TELL
-            farFromOriginal -> Answer.DOES_NOT_HOLD
-            else -> answerAbove(e, 1.0)
-        }
+        val lockSides = lock?.first?.let { c -> mapOf("lock on" to valid.drainRows(type, c), "lock off" to valid.drainRows(type, c.copy(third = "off"))) }
+        val hoardCheck = hoard?.let { h -> Precondition("every engine took jobs", h < HOARDED_SHARE, "with the lock off the busiest engine " +
+            "committed ${formatNumber(100 * h)}% of the jobs" + if (h >= HOARDED_SHARE) ": the backlog fits one engine's queue (--queue-size), " +
+            "so this measures one engine, not the lock; drain more jobs than instances × queue size (--jobs)" else "") }
+        val lockAnswer = answerAgainstPublished(e, onOverOff)
         val poll = if (onSettings.size > 1) on.removePrefix("on") else "" // ", polled every 100 ms"
-        claims += Claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs$poll)",
-            lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}" } ?: "not measured", lockAnswer,
-            whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: if (hoarded)
-                "With the lock off one engine committed ${formatNumber(100 * hoard!!)}% of the jobs and the others idled: the backlog " +
-                    "fits one engine's queue (--queue-size), so this measures one engine, not the lock. Drain more jobs than " +
-                    "instances × queue size (--jobs), or give a smaller --queue-size." else if (farFromOriginal)
-                "The whole interval lies below ${formatNumber(onOverOff / 2)}x, half the original's ${formatNumber(onOverOff)}x: lock off does " +
-                    "not fall to anything near 1/${formatNumber(onOverOff)} of lock on here." else when (lockAnswer) {
-                Answer.HOLDS -> "The whole interval lies above 1: lock off is slower" +
-                    if (e!!.high >= onOverOff) ", and the interval reaches the original's ${formatNumber(onOverOff)}x." else ", but by less than the original's ${formatNumber(onOverOff)}x."
-                Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 1: lock off is not slower here."
-                else -> "The interval straddles 1."
-            })
+        claims += claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs$poll)",
+            lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}, steady rates" } ?: "not measured", lockAnswer,
+            whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: publishedRuleWhy(lockAnswer, onOverOff),
+            lockSides?.let { listOfNotNull(acquisitionLive("lock", it), hoardCheck) + drainChecks(it) }.orEmpty())
     }
     val acquire = pairedRatio(valid, "fixed", { it.second > 32 }, { c -> c.copy(second = 32) })
     val acquireAnswer = answerAbove(acquire?.second, 1.0)
-    claims += Claim("Larger acquire sizes are significantly faster (fixed jobs)",
-        acquire?.let { (c, e) -> "acquire ${c.second} / 32: ${ratioText(e)} at ${c.first} instance(s), lock ${c.third}" } ?: "not measured", acquireAnswer,
+    val acquireSides = acquire?.first?.let { c -> mapOf("acquire ${c.second}" to valid.drainRows("fixed", c), "acquire 32" to valid.drainRows("fixed", c.copy(second = 32))) }
+    claims += claim("Larger acquire sizes are significantly faster (fixed jobs)",
+        acquire?.let { (c, e) -> "acquire ${c.second} / 32: ${ratioText(e)} at ${c.first} instance(s), lock ${c.third}, steady rates" } ?: "not measured", acquireAnswer,
         whyNot(acquire?.second, "These runs do not drain fixed jobs at acquire size 32 and a larger one in one configuration.") ?: when (acquireAnswer) {
-            Answer.HOLDS -> "The whole interval lies above 1."
+            Answer.HOLDS -> "The whole interval lies above 1 (the original gives no size for this one, only its direction)."
             Answer.DOES_NOT_HOLD -> "The whole interval lies at or below 1."
             else -> "The interval straddles 1."
-        })
+        }, acquireSides?.let { s -> listOf(acquireSizeLive(s.values.first(), 32), acquisitionLive("acquire size", s)) + drainChecks(s) }.orEmpty())
     return claims
 }
 
@@ -181,8 +257,8 @@ private fun pairedRatio(cells: AnyFrame, type: String, isNumerator: (Triple<Int,
         .sortedWith(compareByDescending<Triple<Int, Int, String>> { it.first }.thenByDescending { it.second })
         .mapNotNull { c ->
             val d = denominatorOf(c)
-            val top = cells.drains(type, c.first, c.second, c.third, "jobs_per_s")
-            val bottom = cells.drains(type, d.first, d.second, d.third, "jobs_per_s")
+            val top = cells.drainRows(type, c).mapNotNull { it.rate(steady = true) }
+            val bottom = cells.drainRows(type, d).mapNotNull { it.rate(steady = true) }
             if (top.isEmpty() || bottom.isEmpty()) null else c to ratioInterval(top, bottom)
         }
         // the largest configuration with enough valid drains a side for an interval, else the largest there is
@@ -238,9 +314,9 @@ fun lockPollCeiling(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap
         .map { (key, rs) ->
             val (type, k, a, poll) = key
             val ceiling = (k as Int) * (a as Int) * 1000.0 / (poll as Double)
-            val rate = rs.mapNotNull { num(it["jobs_per_s"]) }.average()
-            val system = rs.mapNotNull { num(it["cpu_system_pct"]) }.average()
-            listOf(type, k, a, poll, rate, ceiling, 100 * rate / ceiling, system, rs.map { it["bottleneck"] }.distinct().joinToString(", "))
+            val rate = rs.mapNotNull { num(it.opt("jobs_per_s")) }.average()
+            val system = rs.mapNotNull { num(it.opt("cpu_system_pct")) }.average()
+            listOf(type, k, a, poll, rate, ceiling, 100 * rate / ceiling, system, rs.map { it.opt("bottleneck") }.distinct().joinToString(", "))
         }
     val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "jobs_per_s", "poll_ceiling", "pct_of_ceiling", "cpu_system_pct", "bottleneck")
     return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
@@ -258,10 +334,10 @@ fun threadTimePerJob(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMa
         .groupBy { listOf(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), it.lockSetting()) }
         .map { (key, rs) ->
             val perJob = rs.mapNotNull { r ->
-                val busy = num(r["threads_busy_pct"]); val rate = num(r["jobs_per_s"]); val threads = num(r["threads"])
+                val busy = num(r["threads_busy_pct"]); val rate = num(r.opt("jobs_per_s")); val threads = num(r["threads"])
                 if (busy == null || rate == null || threads == null || rate <= 0) null else busy / 100 * threads * (key[1] as Int) * 1000 / rate
             }
-            key + listOf(rs.mapNotNull { num(it["jobs_per_s"]) }.average(), rs.mapNotNull { num(it["threads_busy_pct"]) }.average(),
+            key + listOf(rs.mapNotNull { num(it.opt("jobs_per_s")) }.average(), rs.mapNotNull { num(it["threads_busy_pct"]) }.average(),
                 perJob.takeIf { it.isNotEmpty() }?.average(), rs.mapNotNull { num(it["db_lock_waiters_mean"]) }.takeIf { it.isNotEmpty() }?.average(), rs.size)
         })
 
@@ -279,7 +355,7 @@ fun executorSizing(runs: List<RecordedRun>): String = runs.joinToString("\n") { 
             "bottleneck ${c["bottleneck"].asText()}) → threads per instance: **${c["threads"].asInt()}**, theoretical maximum " +
             "${formatNumber(c["theoreticalMaxPerInstance"].asDouble())} jobs/s at ${(c["headroom"].asDouble() * 100).toInt()}% headroom"
     val cells = r.table("throughput.csv")
-    val queues = if ("queue_size" in cells.columnNames()) cells.rows().mapNotNull { num(it["queue_size"])?.toInt() }.distinct() else emptyList()
+    val queues = if ("queue_size" in cells.columnNames()) cells.rows().mapNotNull { num(it.opt("queue_size"))?.toInt() }.distinct() else emptyList()
     val queue = if (queues.isEmpty()) "queue ${r.param("queue-size")} per instance (--queue-size)"
         else "queue **${queues.joinToString { formatNumber(it.toDouble()) }}** per instance" +
             if (r.param("queue-size") == "auto") " (auto: 64 places per thread, the original's 8192 for 128)" else " (--queue-size)"

@@ -30,10 +30,12 @@ class MessagingTest {
             "first_missed_instances", "first_missed_msgs_per_s", "capacity_status")(*rows.flatten().toTypedArray())
     }
 
-    /** sweep.csv rows at one chain: (variant, CPU-us per message) per repetition. */
-    private fun sweep(vararg steps: Pair<String, Double>): AnyFrame =
-        dataFrameOf("variant", "instances", "valid", "cpu_us_per_msg", "target_rate", "p99_9_ms", "cpu_app_pct", "cpu_broker_pct", "p50_ms", "p99_ms")(
-            *steps.flatMap { (v, us) -> listOf(v, 1, true, us, 450.0, 20.0, 40.0, 50.0, 1.0, 10.0) }.toTypedArray<Any?>())
+    /** sweep.csv rows at one chain: (variant, CPU-us per message) per repetition, on a machine at its wall or not. */
+    private fun sweep(vararg steps: Pair<String, Double>, saturated: Set<String> = emptySet()): AnyFrame =
+        dataFrameOf("variant", "repetition", "instances", "valid", "cpu_us_per_msg", "target_rate", "p99_9_ms", "cpu_app_pct", "cpu_broker_pct", "p50_ms",
+            "p99_ms", "cpu_system_pct", "saturated", "warmup_settled")(*steps.toList().groupBy { it.first }.flatMap { (_, reps) -> reps.mapIndexed { i, (v, us) ->
+                listOf(v, i + 1, 1, true, us, 450.0, 20.0, 40.0, 50.0, 1.0, 10.0, if (v in saturated) 199.0 else 90.0, v in saturated, true) } }
+                .flatten().toTypedArray<Any?>())
 
     @Test
     fun `capacity claims follow the brackets over every repetition`() {
@@ -43,13 +45,14 @@ class MessagingTest {
         val claims = messagingClaims(sweep("kafka/blocking" to 2000.0, "kafka/blocking" to 2100.0, "kafka/blocking" to 1900.0,
             "chronicle/original" to 200.0, "chronicle/original" to 210.0, "chronicle/original" to 190.0), cap, pub)
         assertEquals(Answer.HOLDS, claims[0].answer, claims[0].why)
-        val ratio = claims.single { "`kafka/blocking`" in it.original }
+        val ratio = claims.single { "`kafka/blocking`" in it.original && "chains Kafka does" in it.original }
         // Chronicle 4500..6750 msg/s over Kafka 450..900: 5x..15x, far below 400x
         assertEquals(Answer.DOES_NOT_HOLD, ratio.answer, ratio.why)
         assertTrue("between 5x and 15x" in ratio.here, ratio.here)
         val cpu = claims.single { "CPU" in it.original }
-        assertEquals(Answer.HOLDS, cpu.answer, cpu.why)
-        assertTrue("below the original's 129x" in cpu.why, cpu.why)
+        // 10x is far more CPU, but less than half the original's 129x (whose Kafka consumers spun)
+        assertEquals(Answer.DOES_NOT_HOLD, cpu.answer, cpu.why)
+        assertTrue("rules out the original's 129x" in cpu.why, cpu.why)
         assertEquals(Answer.DOES_NOT_HOLD, claims.last().answer, claims.last().why)
         assertTrue("80% to 93.3%" in claims.last().here, claims.last().here)
     }
@@ -61,20 +64,24 @@ class MessagingTest {
             listOf("chronicle/original", 4, null, "lower bound"))
         val single = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0), one, pub)
         assertEquals(Answer.CANNOT_TELL, single[0].answer, "one search is an observation, not an answer")
-        assertEquals("Only 1 search(es) per cell: a claim needs 3.", single[0].why)
+        assertTrue("Only 1 search(es) per cell: a claim needs 3." in single[0].why && "enough forks" in single[0].why, single[0].why)
         val cap = capacity(1000,
             listOf("kafka/original", null, 1, "not measurable on this host"), listOf("kafka/original", null, 1, "not measurable on this host"),
             listOf("kafka/original", null, 1, "not measurable on this host"),
             listOf("chronicle/original", 4, null, "lower bound"), listOf("chronicle/original", 4, null, "lower bound"),
             listOf("chronicle/original", 4, null, "lower bound"))
-        val claims = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0), cap, pub)
-        // one spinning Kafka chain saturates the host: on this hardware it does not carry even one
-        assertEquals(Answer.DOES_NOT_HOLD, claims[0].answer, claims[0].why)
-        assertTrue("missed the SLO at 1 chain" in claims[0].why, claims[0].why)
-        val ratio = claims.single { "`kafka/original`" in it.original }
+        val claims = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0, saturated = setOf("kafka/original")), cap, pub)
+        // one spinning Kafka chain saturates the host: a miss at 1 chain on the wall is this host's size, not Kafka's capacity
+        assertEquals(Answer.CANNOT_TELL, claims[0].answer, claims[0].why)
+        assertTrue("below the machine's wall" in claims[0].why && "missed the SLO at 1 chain" in claims[0].why, claims[0].why)
+        // below the wall, the same miss refutes the claim
+        val below = messagingClaims(sweep("kafka/original" to 2000.0, "chronicle/original" to 300.0), cap, pub)
+        assertEquals(Answer.DOES_NOT_HOLD, below[0].answer, below[0].why)
+        val ratio = claims.single { "`kafka/original`" in it.original && "chains Kafka does" in it.original }
+        // more than 4x could be 400x, but the bracket that bounds Kafka was closed by the machine's wall
         assertEquals(Answer.CANNOT_TELL, ratio.answer)
         assertTrue("more than 4x" in ratio.here, ratio.here)
-        assertTrue("Chronicle 3 of 3 search(es) lower bound" in ratio.why, ratio.why)
+        assertTrue("below the machine's wall" in ratio.why && "holds" in ratio.why, ratio.why)
         // a repetition here is a whole capacity search, and the bracket says so
         assertEquals("at least 4,000 msg/s (no wall found in 1 of 1 search(es))", messagingBrackets(one).getValue("chronicle/original").text)
         val cpu = claims.single { "CPU" in it.original }
@@ -82,16 +89,17 @@ class MessagingTest {
     }
 
     @Test
-    fun `a ratio holds only when its least favourable end clears the threshold`() {
+    fun `a bracketed ratio is judged against the published figure, an open end leaving its size open`() {
         val a = capacityBracket(listOf(ForkBracket(1, 500.0, 600.0, "wall")), "msg/s")
         val b = capacityBracket(listOf(ForkBracket(1, 1.0, 2.0, "wall")), "msg/s")
-        assertEquals(RatioBounds(250.0, 600.0), ratioBounds(a, b))
-        assertEquals(Answer.HOLDS, answerAbove(ratioBounds(a, b), 250.0))
-        assertEquals(Answer.CANNOT_TELL, answerAbove(ratioBounds(a, b), 400.0))
-        assertEquals(Answer.DOES_NOT_HOLD, answerAbove(ratioBounds(a, b), 601.0))
+        val r = ratioBounds(a, b)
+        assertEquals(RatioBounds(250.0, 600.0), r)
+        assertEquals(Answer.HOLDS, answerAgainstPublished(r.low, r.high, 400.0))
+        assertEquals(Answer.DOES_NOT_HOLD, answerAgainstPublished(r.low, r.high, 1300.0), "600x is less than half of 1300x")
         val open = capacityBracket(listOf(ForkBracket(1, 500.0, null, "lower bound")), "msg/s")
         assertNull(ratioBounds(open, b).high, "a lower bound leaves the ratio open above")
-        assertEquals(Answer.HOLDS, answerAbove(ratioBounds(open, b), 250.0))
+        assertEquals(Answer.HOLDS, ratioBounds(open, b).let { answerAgainstPublished(it.low, it.high, 5000.0) })
+        assertEquals(Answer.CANNOT_TELL, answerAgainstPublished(null, 3.0, 2.0), "open below, and reaching across 1")
     }
 
     @Test

@@ -41,7 +41,7 @@ class QueuesTest {
     @Test
     fun `the Disruptor claim is asked per wait strategy against 3x`() {
         val t = throughput("abq-1" to listOf(10.0, 10.2, 9.9), "abq-3" to listOf(6.0, 6.2, 6.1), "abq-5" to listOf(4.0, 4.1, 3.9),
-            "disruptor-1/yielding" to listOf(60.0, 62.0, 58.0), "disruptor-1/blocking" to listOf(15.0, 16.0, 15.5))
+            "disruptor-1/yielding" to listOf(60.0, 62.0, 58.0), "disruptor-1/blocking" to listOf(12.0, 12.5, 12.2))
         val claims = queueClaims(t, listOf("blocking", "yielding", "busy-spin")).drop(1)
         assertEquals(2, claims.size, "a strategy that was not run asks nothing")
         assertEquals(Answer.DOES_NOT_HOLD, claims[0].answer)
@@ -99,5 +99,21 @@ class QueuesTest {
             Triple("disruptor-1/yielding", 101.0, 117.0)))
         val row = harnessCalibration(listOf(loadRun(dir))).rows().single()
         assertEquals("cannot tell: the minimal program itself spans 4.68x across forks", row["verdict"])
+    }
+
+    @Test
+    fun `a harness that costs throughput against the minimal program makes the Disruptor claim cannot tell`() {
+        val t = throughput("abq-1" to listOf(10.0, 10.2, 9.9), "abq-3" to listOf(6.0, 6.2, 6.1), "abq-5" to listOf(4.0, 4.1, 3.9),
+            "disruptor-1/yielding" to listOf(60.0, 62.0, 58.0))
+        fun calibration(verdict: String) = dataFrameOf("label", "cell", "harness_over_minimal", "verdict")(
+            "h1", "abq-1", 1.02, "within 10%", "h1", "disruptor-1/yielding", 0.5, verdict)
+        val off = queueClaims(t, listOf("yielding"), calibration("the harness costs throughput")).last()
+        assertEquals(Answer.CANNOT_TELL, off.answer, off.why)
+        assertTrue("the harness matches a minimal program" in off.why && "0.5x" in off.why, off.why)
+        val within = queueClaims(t, listOf("yielding"), calibration("within 10%")).last()
+        assertEquals(Answer.HOLDS, within.answer, within.why)
+        val bimodal = queueClaims(t, listOf("yielding"), calibration("cannot tell: the minimal program itself spans 4.68x across forks")).last()
+        assertEquals(Answer.HOLDS, bimodal.answer, "a calibration that cannot tell is listed as not checked")
+        assertEquals(null, bimodal.checks.single { it.name == "the harness matches a minimal program" }.met)
     }
 }

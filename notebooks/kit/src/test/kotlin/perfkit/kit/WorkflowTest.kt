@@ -55,7 +55,7 @@ class WorkflowTest {
     @Test
     fun `a lock-off drain that one engine hoarded answers nothing about the lock`() {
         val rows = (1..3).flatMap { r ->
-            listOf(listOf("on-$r", "fixed", 4, 32, "on", 80.0 + r, 60.0, true), listOf("off-$r", "fixed", 4, 32, "off", 28.0 + r, 20.0, true))
+            listOf(listOf("on-$r", "fixed", 4, 32, "on", 80.0 + r, 60.0, true), listOf("off-$r", "fixed", 4, 32, "off", 12.0 + r, 10.0, true))
         }
         val t = dataFrameOf("cell", "job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid")(*rows.flatten().toTypedArray<Any?>())
         fun engines(offCommits: List<Int>) = dataFrameOf("cell", "instance", "commit_events")(*(1..3).flatMap { r ->
@@ -63,7 +63,7 @@ class WorkflowTest {
         }.flatten().toTypedArray<Any?>())
         val hoarded = workflowClaims(t, pub, engines(listOf(0, 1200, 0, 0))).single { "lock off" in it.original }
         assertEquals(Answer.CANNOT_TELL, hoarded.answer, hoarded.why)
-        assertTrue("one engine committed 100% of the jobs" in hoarded.why, hoarded.why)
+        assertTrue("the busiest engine committed 100% of the jobs" in hoarded.why, hoarded.why)
         val shared = workflowClaims(t, pub, engines(listOf(300, 300, 300, 300))).single { "lock off" in it.original }
         assertEquals(Answer.HOLDS, shared.answer, shared.why)
         assertEquals(1.0, busiestShare(engines(listOf(0, 1200, 0, 0)), t.withLockPoll(), "fixed", Triple(4, 32, "off")))
@@ -75,7 +75,7 @@ class WorkflowTest {
         fun frame(jobs: Int) = dataFrameOf("job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid", "jobs")(*drains(jobs).flatten().toTypedArray<Any?>())
         val small = workflowClaims(frame(1200), pub)[1]
         assertEquals(Answer.CANNOT_TELL, small.answer, small.why)
-        assertTrue("under two batches of 512 per engine at 4 engines" in small.why, small.why)
+        assertTrue("a batch for every engine" in small.why && "two batches of 512 for each of 4 engines" in small.why, small.why)
         assertEquals(Answer.DOES_NOT_HOLD, workflowClaims(frame(100_000), pub)[1].answer, "a large backlog lets the claim be judged")
     }
 
@@ -88,7 +88,7 @@ class WorkflowTest {
         assertEquals(Answer.DOES_NOT_HOLD, workflowClaims(frame(192), pub)[1].answer, "1,600 jobs are over two batches of 192 for 4 engines")
         val big = workflowClaims(frame(8192), pub)[1]
         assertEquals(Answer.CANNOT_TELL, big.answer, big.why)
-        assertTrue("under two batches of 512 per engine" in big.why, big.why)
+        assertTrue("two batches of 512 for each of 4 engines" in big.why, big.why)
     }
 
     @Test
@@ -116,13 +116,13 @@ class WorkflowTest {
     fun `the lock claim asks whether lock off is slower, per job type, and says how far from the original's 6x`() {
         val claims = workflowClaims(cells(
             listOf("noop", 2, 32, "on") to listOf(100.0, 102.0, 98.0), listOf("noop", 2, 32, "off") to listOf(150.0, 152.0, 148.0),
-            listOf("timer", 2, 32, "on") to listOf(300.0, 310.0, 305.0), listOf("timer", 2, 32, "off") to listOf(100.0, 101.0, 99.0)), pub)
+            listOf("timer", 2, 32, "on") to listOf(300.0, 310.0, 305.0), listOf("timer", 2, 32, "off") to listOf(55.0, 56.0, 54.0)), pub)
         val noop = claims.single { "(noop jobs)" in it.original }
         val timer = claims.single { "(timer jobs)" in it.original }
         assertEquals(Answer.DOES_NOT_HOLD, noop.answer, noop.why)
         assertEquals(Answer.HOLDS, timer.answer, timer.why)
-        assertTrue("less than the original's 6x" in timer.why, timer.why)
-        assertTrue("lock on / off: 3" in timer.here, timer.here)
+        assertTrue("within a factor of 2 of the original's 6x" in timer.why, timer.why)
+        assertTrue("lock on / off: 5.5" in timer.here, timer.here)
     }
 
     @Test
@@ -131,7 +131,7 @@ class WorkflowTest {
             listOf("fixed", 4, 512, "on") to listOf(60.0, 61.0, 62.0), listOf("fixed", 4, 512, "off") to listOf(60.5, 61.5, 59.5)), pub)
         val lock = claims.single { "lock off" in it.original }
         assertEquals(Answer.DOES_NOT_HOLD, lock.answer, lock.why)
-        assertTrue("below 3x, half the original's 6x" in lock.why, lock.why)
+        assertTrue("rules out the original's 6x" in lock.why && "short of 3x (half the published effect)" in lock.why, lock.why)
     }
 
     @Test
@@ -192,14 +192,14 @@ class WorkflowTest {
     @Test
     fun `the lock's poll is a factor, so the lock claim is answered at each poll and a shorter poll's gain has an interval`() {
         val t = polled(
-            listOf("noop", 1, 32, "off", null) to listOf(200.0, 205.0, 210.0),
+            listOf("noop", 1, 32, "off", null) to listOf(50.0, 51.0, 52.0),
             listOf("noop", 1, 32, "on", 500) to listOf(62.0, 63.0, 61.0),   // one batch of 32 per 500 ms poll: 64/s at most
             listOf("noop", 1, 32, "on", 100) to listOf(300.0, 310.0, 305.0))
         val lock = workflowClaims(t, pub).filter { "noop jobs" in it.original }
         assertEquals(2, lock.size, lock.toString())
         val slow = lock.single { "every 500 ms" in it.original }
         val fast = lock.single { "every 100 ms" in it.original }
-        // the conclusion flips with the poll: at 500 ms lock off is the faster one, at 100 ms lock on is
+        // the conclusion flips with the poll: at 500 ms lock on is barely faster, at 100 ms about 6x, the original's figure
         assertEquals(Answer.DOES_NOT_HOLD, slow.answer, slow.why)
         assertEquals(Answer.HOLDS, fast.answer, fast.why)
         val effect = lockPollEffect(t).rows().single()
