@@ -115,6 +115,10 @@ def test_timeseries_has_throughput_and_cpu(tiny_queues_run):
     assert rates and all(float(r["value"]) >= 0 for r in rates)
     assert {r["series"] for r in rows if r["series"].startswith("proc:")} >= {"proc:queues", "proc:abq-1/fork1",
                                                                              "proc:disruptor-work-3/yielding/fork1"}
+    # every fork reports the CPU time of its JIT and its GC time, as the servers under test do, so its warmth can be judged
+    jit = {r["series"] for r in rows if r["metric"] == "jit_ms_per_s"}
+    assert jit and all(s.startswith("jvm:") and s.endswith("/fork1") for s in jit), jit
+    assert all(float(r["value"]) >= 0 for r in rows if r["metric"] in ("jit_ms_per_s", "gc_ms_per_s"))
 
 
 @pytest.fixture(scope="module")

@@ -43,6 +43,7 @@ public final class Fork {
         try {
             Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeLine(ChildProcess.firstLine()));
             fork.routeLibraryLogging();
+            JvmActivity.reportEverySecond(); // its JIT and GC time, as the servers under test report theirs: warmth can be judged
             Runtime.getRuntime().addShutdownHook(new Thread(fork::closeLogs, "perfkit-fork-shutdown"));
             body.run(fork);
             fork.closeLogs();

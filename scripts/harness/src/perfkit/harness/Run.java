@@ -311,6 +311,7 @@ public final class Run {
         private final String series;
         private final Consumer<String> onPhase;
         private final TimeSeries.Counter counter;
+        private final JvmActivity.Listener activity;
         final AtomicReference<ObjectNode> result = new AtomicReference<>();
         private volatile Exception unreadable;
 
@@ -318,6 +319,7 @@ public final class Run {
             this.series = series;
             this.onPhase = onPhase;
             this.counter = timeSeries.counter(series);
+            this.activity = JvmActivity.listen(timeSeries, "jvm:" + series);
         }
 
         @Override
@@ -333,7 +335,7 @@ public final class Run {
                     onPhase.accept(ph.name());
                 } else if (line.startsWith(ForkProtocol.RESULT)) {
                     result.set(ForkProtocol.parseResult(line));
-                } else {
+                } else if (!activity.accept(line)) {
                     System.err.println(line);
                 }
             } catch (IOException | RuntimeException e) {
@@ -350,6 +352,7 @@ public final class Run {
 
         void close() {
             timeSeries.unwatchCounter(series);
+            timeSeries.unwatchCounter("jvm:" + series);
             timeSeries.phase("between");
         }
     }

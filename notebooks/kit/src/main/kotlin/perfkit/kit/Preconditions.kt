@@ -79,23 +79,24 @@ const val MIN_JIT_WINDOW_S = 5.0
  */
 fun judgeWarmth(withEvery: Answer, withoutCold: Answer, cold: List<String>, windowsS: List<Double>): Pair<Answer, Precondition> {
     val name = "JVMs warm"
-    val jit = "a server's JIT above ${formatNumber(COLD_JIT_MS_PER_S)} ms/s"
+    val jit = "the JIT above ${formatNumber(COLD_JIT_MS_PER_S)} ms/s"
     if (cold.isEmpty()) return withoutCold to Precondition(name, true, "no step used ran with $jit")
     val listed = cold.take(4).joinToString(", ") + if (cold.size > 4) " and ${cold.size - 4} more" else ""
     val short = windowsS.isNotEmpty() && windowsS.min() < MIN_JIT_WINDOW_S
-    return if (short) withEvery to Precondition(name, null, "steps of ${formatNumber(windowsS.min())} to ${formatNumber(windowsS.max())} s are too " +
+    val span = if (windowsS.isEmpty() || windowsS.min() == windowsS.max()) "${formatNumber(windowsS.firstOrNull() ?: 0.0)} s" else "${formatNumber(windowsS.min())} to ${formatNumber(windowsS.max())} s"
+    return if (short) withEvery to Precondition(name, null, "steps of $span are too " +
         "short to judge by their JIT (at least ${formatNumber(MIN_JIT_WINDOW_S)} s), so every valid fork is used; ${cold.size} showed $jit ($listed)" +
         if (withoutCold != withEvery) "; without them the answer would be \"${withoutCold.words}\"" else "; without them the answer is the same")
     else withoutCold to Precondition(name, true, "${cold.size} step(s) left out with $jit ($listed)" +
         if (withoutCold != withEvery) "; with them the answer would be \"${withEvery.words}\"" else "; with them the answer is the same")
 }
 
-/** A step ran while some server's JIT compiled above this many ms per second: the study's warm rule. */
+/** A step ran while a JVM under test compiled above this many ms per second of JIT: the warm rule. */
 const val COLD_JIT_MS_PER_S = 50.0
 
 /** The JVMs' warmth where these forks record no JIT series: listed as not checked, with the warm-up rule they did follow. */
 fun warmthNotRecorded(warmup: String): Precondition =
-    Precondition("JVMs warm", null, "these forks record no JIT series; warm-up ended by $warmup")
+    Precondition("JVMs warm", null, "not judged from the JIT for these forks; warm-up ended by $warmup")
 
 /**
  * The factor under test was live: on the sides compared it acted on what limited them, and its levels differed in what
@@ -124,7 +125,7 @@ fun warmupSettled(settledBySide: Map<String, List<Boolean?>>, rule: String): Pre
     val all = settledBySide.values.flatten()
     if (all.isEmpty() || all.all { it == null }) return warmthNotRecorded(rule)
     val unsettled = settledBySide.mapValues { (_, s) -> s.count { it == false } }.filterValues { it > 0 }
-    return Precondition("JVMs warm", unsettled.isEmpty(), if (unsettled.isEmpty()) "warm-up settled by its rule ($rule) in all ${all.size} step(s); no JIT series recorded"
+    return Precondition("JVMs warm", unsettled.isEmpty(), if (unsettled.isEmpty()) "warm-up settled by its rule ($rule) in all ${all.size} step(s); not judged from the JIT"
         else unsettled.entries.joinToString(", ") { "${it.key}: ${it.value} step(s) whose warm-up never settled" } + " ($rule)")
 }
 

@@ -1,6 +1,7 @@
 package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.filter
 import org.jetbrains.kotlinx.dataframe.api.rows
@@ -96,25 +97,75 @@ private const val QUEUES_WARMUP = "time (--warmup seconds of each fork)"
 const val DISRUPTOR_OVER_QUEUE = 3.0
 
 /**
- * The original's claims with this host's answers, for one label's [throughput] rows (events_per_s per cell and fork):
+ * One row per cell and fork of [runs]' throughput.csv: label, run, cell (`abq-3`, `disruptor-1/yielding`), fork,
+ * variant, wait strategy (`none` for the queue), events/s and bytes per event, and the fork's JIT over its measured
+ * window ([forkJit]): `jit_ms_per_s` and `jit_window_s` (null for runs whose forks reported none).
+ */
+fun queueCells(runs: List<RecordedRun>): AnyFrame = frameOf(
+    listOf("label", "run_id", "cell", "fork", "variant", "wait_strategy", "events_per_s", "producer_bytes_per_event", "jit_ms_per_s", "jit_window_s"),
+    runs.flatMap { run ->
+        val jit = run.forkJit()
+        run.table("throughput.csv").rows().map { r ->
+            val variant = r["variant"] as String
+            val strategy = if (variant.startsWith("abq")) "none" else r["wait_strategy"] as String
+            val window = jit["${r["cell"]}/fork${num(r["fork"])?.toInt()}"]
+            listOf(run.label, run.id, if (strategy == "none") variant else "$variant/$strategy", num(r["fork"])?.toInt(), variant, strategy,
+                (r["events_per_s"] as Number).toDouble(), num(r.opt("producer_bytes_per_event")) ?: Double.NaN, window?.first, window?.second)
+        }
+    })
+
+/**
+ * Each fork's JIT over its measured window: the mean of its `jvm:<series>` jit_ms_per_s rows in phase `measure`
+ * (timeseries.csv), with the window's length in seconds (one row a second), by fork series (`abq-3/fork2`). Empty for
+ * runs whose forks reported no JIT (before 2026-11-28).
+ */
+fun RecordedRun.forkJit(): Map<String, Pair<Double, Int>> {
+    if (!has("timeseries.csv")) return emptyMap()
+    return table("timeseries.csv").rows()
+        .filter { it["phase"] == "measure" && it["metric"] == "jit_ms_per_s" && (it["series"] as? String)?.startsWith("jvm:") == true }
+        .groupBy { (it["series"] as String).removePrefix("jvm:") }
+        .mapValues { (_, rs) -> rs.mapNotNull { num(it["value"]) }.let { v -> (if (v.isEmpty()) Double.NaN else v.average()) to v.size } }
+}
+
+/**
+ * The original's claims with this host's answers, for one label's [throughput] rows ([queueCells]: events_per_s per
+ * cell and fork):
  * - adding consumers to the queue lowers its total throughput (1 beat 3, 3 beat 5);
  * - the Disruptor with one handler moves more than 3x the queue's events, asked under each wait strategy in
  *   [strategies] and judged against that figure ([answerAgainstPublished]).
- * Every answer rests on a ratio's 95% interval; under 3 forks a side, none is claimed.
+ * Every answer rests on a ratio's 95% interval; under 3 forks a side, none is claimed. Where the forks reported their
+ * JIT, warmth is judged by [judgeWarmth]; [calibration] ([harnessCalibration]) checks the harness against the minimal program.
  */
 fun queueClaims(throughput: AnyFrame, strategies: List<String>, calibration: AnyFrame? = null): List<Claim> {
     val claims = mutableListOf<Claim>()
-    fun forks(cell: String) = throughput.rows().count { it["cell"] == cell && num(it["events_per_s"]) != null }
-    fun checks(vararg cells: String) = listOfNotNull(enoughForks(cells.associate { "`$it`" to forks(it) }),
-        calibration?.let { harnessMatches(it, cells.filter { c -> c.endsWith("-1") || "-1/" in c }) }, warmthNotRecorded(QUEUES_WARMUP))
-    val r13 = ratioOf(throughput, "cell", "events_per_s", "abq-1", "abq-3")
-    val r35 = ratioOf(throughput, "cell", "events_per_s", "abq-3", "abq-5")
-    val a13 = answerAbove(r13, 1.0); val a35 = answerAbove(r35, 1.0)
-    val consumersAnswer = when {
-        a13 == Answer.HOLDS && a35 == Answer.HOLDS -> Answer.HOLDS
-        a13 == Answer.DOES_NOT_HOLD || a35 == Answer.DOES_NOT_HOLD -> Answer.DOES_NOT_HOLD
-        else -> Answer.CANNOT_TELL
+    val hasJit = "jit_ms_per_s" in throughput.columnNames() && throughput.rows().any { num(it["jit_ms_per_s"]) != null }
+    val warm = if (hasJit) throughput.filter { (num(it["jit_ms_per_s"]) ?: 0.0) <= COLD_JIT_MS_PER_S } else throughput
+    // the answer [answerOf] gives, on the forks warmth allows, with the warmth check (not recorded for runs without JIT)
+    fun judged(cells: List<String>, answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, Precondition> {
+        if (!hasJit) return Triple(answerOf(throughput), throughput, warmthNotRecorded(QUEUES_WARMUP))
+        val mine = throughput.rows().filter { it["cell"] in cells }
+        val cold = mine.filter { (num(it["jit_ms_per_s"]) ?: 0.0) > COLD_JIT_MS_PER_S }
+            .map { "`${it["cell"]}` fork ${it["fork"]} (JIT ${formatNumber(num(it["jit_ms_per_s"])!!)} ms/s)" }
+        val (answer, check) = judgeWarmth(answerOf(throughput), answerOf(warm), cold, mine.mapNotNull { num(it["jit_window_s"]) })
+        return Triple(answer, if (check.met == null) throughput else warm, check)
     }
+    fun forks(f: AnyFrame, cell: String) = f.rows().count { it["cell"] == cell && num(it["events_per_s"]) != null }
+    fun checks(f: AnyFrame, warmth: Precondition, vararg cells: String) = listOfNotNull(enoughForks(cells.associate { "`$it`" to forks(f, it) }),
+        calibration?.let { harnessMatches(it, cells.filter { c -> c.endsWith("-1") || "-1/" in c }) }, warmth)
+
+    fun consumersAnswer(f: AnyFrame): Answer {
+        val a13 = answerAbove(ratioOf(f, "cell", "events_per_s", "abq-1", "abq-3"), 1.0)
+        val a35 = answerAbove(ratioOf(f, "cell", "events_per_s", "abq-3", "abq-5"), 1.0)
+        return when {
+            a13 == Answer.HOLDS && a35 == Answer.HOLDS -> Answer.HOLDS
+            a13 == Answer.DOES_NOT_HOLD || a35 == Answer.DOES_NOT_HOLD -> Answer.DOES_NOT_HOLD
+            else -> Answer.CANNOT_TELL
+        }
+    }
+    val queue = listOf("abq-1", "abq-3", "abq-5")
+    val (consumersAnswer, consumerRows, consumerWarmth) = judged(queue, ::consumersAnswer)
+    val r13 = ratioOf(consumerRows, "cell", "events_per_s", "abq-1", "abq-3")
+    val r35 = ratioOf(consumerRows, "cell", "events_per_s", "abq-3", "abq-5")
     claims += claim("More consumers, less throughput: 1 consumer beat 3, and 3 beat 5 (about 5M, 3.3M, 2.4M events)",
         "1 / 3 consumers: ${ratioText(r13)}; 3 / 5: ${ratioText(r35)}", consumersAnswer,
         when (consumersAnswer) {
@@ -122,14 +173,16 @@ fun queueClaims(throughput: AnyFrame, strategies: List<String>, calibration: Any
             Answer.DOES_NOT_HOLD -> "An interval lies at or below 1: adding consumers did not lower the throughput there."
             else -> if (r13 == null || r35 == null) "A queue cell is missing from these runs." else if (r13.range || r35.range)
                 "Under 3 forks a side the ratios are ranges, which support no claim." else "An interval straddles 1."
-        }, if (r13 == null || r35 == null) emptyList() else checks("abq-1", "abq-3", "abq-5"))
+        }, if (r13 == null || r35 == null) emptyList() else checks(consumerRows, consumerWarmth, *queue.toTypedArray()))
     for (s in strategies) {
-        val r = ratioOf(throughput, "cell", "events_per_s", "disruptor-1/$s", "abq-1") ?: continue
-        val a = answerAgainstPublished(r, DISRUPTOR_OVER_QUEUE)
+        val cell = "disruptor-1/$s"
+        if (ratioOf(throughput, "cell", "events_per_s", cell, "abq-1") == null) continue
+        val (a, rows, warmth) = judged(listOf(cell, "abq-1")) { f -> answerAgainstPublished(ratioOf(f, "cell", "events_per_s", cell, "abq-1"), DISRUPTOR_OVER_QUEUE) }
+        val r = ratioOf(rows, "cell", "events_per_s", cell, "abq-1")
         claims += claim("The Disruptor (1 handler) moves more than ${formatNumber(DISRUPTOR_OVER_QUEUE)}x the queue's events, under `$s`", ratioText(r), a,
-            if (r.range) "Under 3 forks a side the ratio is a range, which supports no claim." else publishedRuleWhy(a, DISRUPTOR_OVER_QUEUE) +
-                if (a == Answer.DOES_NOT_HOLD && r.low > 1) " It is faster, not ${formatNumber(DISRUPTOR_OVER_QUEUE)}x." else "",
-            checks("disruptor-1/$s", "abq-1"))
+            if (r == null) "No warm fork of both cells." else if (r.range) "Under 3 forks a side the ratio is a range, which supports no claim."
+            else publishedRuleWhy(a, DISRUPTOR_OVER_QUEUE) + if (a == Answer.DOES_NOT_HOLD && r.low > 1) " It is faster, not ${formatNumber(DISRUPTOR_OVER_QUEUE)}x." else "",
+            checks(rows, warmth, cell, "abq-1"))
     }
     return claims
 }

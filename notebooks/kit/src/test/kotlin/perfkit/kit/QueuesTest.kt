@@ -8,6 +8,7 @@ import org.junit.jupiter.api.io.TempDir
 import java.nio.file.Files
 import java.nio.file.Path
 import kotlin.test.assertEquals
+import kotlin.test.assertNull
 import kotlin.test.assertTrue
 
 class QueuesTest {
@@ -115,5 +116,35 @@ class QueuesTest {
         val bimodal = queueClaims(t, listOf("yielding"), calibration("cannot tell: the minimal program itself spans 4.68x across forks")).last()
         assertEquals(Answer.HOLDS, bimodal.answer, "a calibration that cannot tell is listed as not checked")
         assertEquals(null, bimodal.checks.single { it.name == "the harness matches a minimal program" }.met)
+    }
+
+    @Test
+    fun `a fork's JIT over its measured window decides its warmth only over a window long enough to judge`() {
+        // two queue runs whose forks reported their JIT: the second abq-1 fork compiled through its window
+        fun run(id: String, windowS: Int): RecordedRun {
+            val dir = Files.createDirectories(root.resolve("runs/queues/$id"))
+            val cells = listOf("abq-1", "abq-3", "abq-5", "disruptor-1/blocking")
+            Files.writeString(dir.resolve("throughput.csv"), "cell,variant,wait_strategy,fork,events_per_s\n" + cells.flatMap { c ->
+                (1..3).map { f -> "$c,${c.substringBefore('/')},${if ("/" in c) c.substringAfter('/') else ""},$f," +
+                    (if (c == "abq-1" && f == 2) 30.0 else if (c == "disruptor-1/blocking") 36.0 else 12.0 - cells.indexOf(c) + f * 0.1) }
+            }.joinToString("\n") + "\n")
+            Files.writeString(dir.resolve("timeseries.csv"), "epoch_ms,elapsed_s,phase,series,metric,value\n" + cells.flatMap { c ->
+                (1..3).flatMap { f -> (1..windowS).map { t -> "$t,$t,measure,jvm:$c/fork$f,jit_ms_per_s,${if (c == "abq-1" && f == 2) 400.0 else 2.0}" } }
+            }.joinToString("\n") + "\n")
+            Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"queues","runId":"$id","mode":"throughput","params":{},
+                "files":[{"path":"throughput.csv","kind":"table","description":"t"},{"path":"timeseries.csv","kind":"timeseries","description":"t"}]}"""))
+            return loadRun(dir)
+        }
+        val long = queueCells(listOf(run("20261128T000000Z-h1-aaaaaa", 10)))
+        assertEquals(400.0, long.rows().single { it["cell"] == "abq-1" && it["fork"] == 2 }["jit_ms_per_s"])
+        assertEquals(10, long.rows().first()["jit_window_s"])
+        // over 10 s the flag is trusted: the cold fork is left out, and with it the 3 forks abq-1 needs
+        val judged = queueClaims(long, listOf("blocking")).last()
+        assertEquals(Answer.CANNOT_TELL, judged.answer, judged.why)
+        assertTrue("`abq-1` fork 2 (JIT 400 ms/s)" in judged.checks.single { it.name == "JVMs warm" }.detail, judged.checks.toString())
+        // over 2 s it is one or two samples: every fork counts, and the flagged one is listed
+        val short = queueClaims(queueCells(listOf(run("20261128T000001Z-h1-bbbbbb", 2))), listOf("blocking")).last()
+        assertNull(short.checks.single { it.name == "JVMs warm" }.met, short.checks.toString())
+        assertTrue("too short to judge" in short.checks.single { it.name == "JVMs warm" }.detail)
     }
 }
