@@ -70,8 +70,9 @@ fun answerAbove(e: Estimate?, threshold: Double): Answer = when {
 }
 
 /**
- * How far from the original's figure a ratio may land and still reproduce it: a factor of 2 either way. The hardware,
- * the JDK and the scale differ from the original's, so a reproduction is judged on direction and size, not on digits.
+ * How far below the original's figure a ratio may land and still reproduce it: down to half of it. The hardware, the
+ * JDK and the scale differ from the original's, so a reproduction is judged on direction and size, not on digits; an
+ * effect larger than the published one still shows the claim, so there is no ceiling.
  */
 const val PUBLISHED_BAND = 2.0
 
@@ -79,43 +80,52 @@ const val PUBLISHED_BAND = 2.0
  * The one rule every ratio claim is judged by (docs/method.md): a claim that A is [published] times B. Turned so the
  * claimed effect is above 1 (a published 1/6 is read as 6), with the interval [low]..[high] turned with it:
  * - **holds** when the whole interval lies above 1 (the effect is there) and reaches [published] / [PUBLISHED_BAND]
- *   (its size is not ruled out);
+ *   (its published size is not ruled out);
  * - **does not hold** when the whole interval lies at or below 1 (no effect, or the other way), or below
  *   [published] / [PUBLISHED_BAND] (the effect is less than half the published one);
- * - **cannot tell** otherwise. A null end is an open bracket.
+ * - **cannot tell** otherwise, or without a usable published figure. A null end is an open bracket.
  */
 fun answerAgainstPublished(low: Double?, high: Double?, published: Double): Answer {
-    require(published > 0 && published != 1.0) { "a ratio claim needs a published ratio other than 1, not $published" }
-    val flip = published < 1
-    val lo = if (flip) high?.let { 1 / it } else low
-    val hi = if (flip) low?.let { if (it <= 0) null else 1 / it } else high
-    val size = if (flip) 1 / published else published
+    if (!(published > 0) || published == 1.0 || published.isInfinite()) return Answer.CANNOT_TELL
+    val (lo, hi, size) = turned(low, high, published)
     return when {
         hi != null && (hi <= 1 || hi < size / PUBLISHED_BAND) -> Answer.DOES_NOT_HOLD
-        lo != null && lo > 1 && (hi == null || hi >= size / PUBLISHED_BAND) -> Answer.HOLDS
+        lo != null && lo > 1 -> Answer.HOLDS
         else -> Answer.CANNOT_TELL
     }
 }
+
+/** The interval and the figure turned so the claimed effect is above 1: a claim of 1/6 is read as 6. */
+private fun turned(low: Double?, high: Double?, published: Double): Triple<Double?, Double?, Double> =
+    if (published >= 1) Triple(low, high, published)
+    else Triple(high?.let { if (it <= 0) null else 1 / it }, low?.let { if (it <= 0) null else 1 / it }, 1 / published)
 
 /** [answerAgainstPublished] for a ratio's interval over forks; fewer than 3 forks a side (a range) answer nothing. */
 fun answerAgainstPublished(e: Estimate?, published: Double): Answer =
     if (e == null || e.range || e.low.isNaN() || e.high.isNaN()) Answer.CANNOT_TELL
     else answerAgainstPublished(e.low.takeIf { it.isFinite() }, e.high.takeIf { it.isFinite() }, published)
 
-/** Why [answerAgainstPublished] answered as it did, in a sentence naming the band it used. */
-fun publishedRuleWhy(answer: Answer, published: Double, what: String = "The interval"): String {
-    val turned = published < 1
-    val size = if (turned) 1 / published else published
-    fun shown(x: Double) = if (turned) "1/${formatNumber(x)}" else "${formatNumber(x)}x"
-    val floor = shown(size / PUBLISHED_BAND)
+/**
+ * Why [answerAgainstPublished] answered as it did for the interval [low]..[high], naming the end and the limit that
+ * decided it: 1, or half the published figure.
+ */
+fun publishedRuleWhy(answer: Answer, published: Double, low: Double?, high: Double?, what: String = "The interval"): String {
+    val isTurned = published < 1
+    val (_, hi, size) = turned(low, high, published)
+    fun shown(x: Double) = if (isTurned) "1/${formatNumber(x)}" else "${formatNumber(x)}x"
+    val half = size / PUBLISHED_BAND
     return when (answer) {
-        Answer.HOLDS -> "$what lies wholly on the claimed side of 1 and reaches $floor: within a factor of " +
-            "${formatNumber(PUBLISHED_BAND)} of the original's ${shown(size)}."
-        Answer.DOES_NOT_HOLD -> "$what rules out the original's ${shown(size)}: it lies wholly short of $floor (half the published " +
-            "effect), or on the other side of 1."
+        Answer.HOLDS -> "$what lies wholly on the claimed side of 1" +
+            (if (half > 1) " and reaches ${shown(half)}, half the original's ${shown(size)} or more." else ", as the original's ${shown(size)} does.")
+        Answer.DOES_NOT_HOLD -> if (hi != null && hi <= 1) "$what lies wholly at or beyond 1 on the other side of the claim: no effect in the original's direction."
+            else "$what lies wholly short of ${shown(half)}, half the original's ${shown(size)}: the effect is there, but less than half as large."
         Answer.CANNOT_TELL -> "$what reaches across 1 (or is open), so neither the effect nor its absence is shown."
     }
 }
+
+/** [publishedRuleWhy] for a ratio's interval over forks. */
+fun publishedRuleWhy(answer: Answer, published: Double, e: Estimate, what: String = "The interval"): String =
+    publishedRuleWhy(answer, published, e.low.takeIf { it.isFinite() }, e.high.takeIf { it.isFinite() }, what)
 
 /** A ratio with its interval in words: "2.54x (95% t 2.06..3.16)", or "1.2x (range 1.1..1.3, 2 forks)". */
 fun ratioText(e: Estimate?): String = when {

@@ -56,8 +56,8 @@ private fun gaps(c: CapacityBracket?): String = when {
 /** Messaging's warm-up rule, as the preconditions name it. */
 private const val MESSAGING_WARMUP = "delivered rate and CPU stable for consecutive seconds"
 
-/** A sweep step's system CPU and the harness's saturation flag, for [belowWallJudged]. */
-private fun DataRow<*>.wallFacts(): Pair<Double?, Boolean> = num(opt("cpu_system_pct")) to (opt("saturated") == true)
+/** A sweep step's system CPU, the harness's saturation flag and its steal, for [belowWallJudged]. */
+private fun DataRow<*>.wallFacts() = Triple(num(opt("cpu_system_pct")), opt("saturated") == true, num(opt("steal_pct")))
 
 /** The steps of [cell] at [instances] chains, every repetition (valid or not: a miss that closed a bracket counts). */
 private fun AnyFrame.stepsAt(cell: String?, instances: Double): List<DataRow<*>> =
@@ -134,7 +134,7 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
         claims += claim("Chronicle Queue carries about ${formatNumber(published)}x the chains Kafka does (its own table gives ${formatNumber(seedRatio)}x; Kafka as `$cell`)",
             if (chronicle == null) "Chronicle Queue was not run" else "${r.text} (Chronicle ${chronicle.text}; Kafka ${k?.text ?: "not run"})", answer,
             if (tooFew(chronicle) || tooFew(k)) fewWhy else if (r.low == null && r.high == null) "No bracket on one side: Chronicle ${gaps(chronicle)}; Kafka ${gaps(k)}."
-            else publishedRuleWhy(answer, published, "The ratio of the brackets' ends"), capacityChecks(cell))
+            else publishedRuleWhy(answer, published, r.low, r.high, "The ratio of the brackets' ends"), capacityChecks(cell))
     }
 
     // CPU per message at one chain, the step every search starts with: the original's pairing first
@@ -153,7 +153,7 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
             cpu?.let { "CPU per message, `$cell` / Chronicle, 1 chain: ${ratioText(it)}" } ?: "not measured", cpuAnswer, when {
                 cpu == null -> "No valid one-chain step of both systems."
                 cpu.range -> "Under 3 repetitions a side the numbers are ranges, which support no claim."
-                else -> publishedRuleWhy(cpuAnswer, cpuRatio)
+                else -> publishedRuleWhy(cpuAnswer, cpuRatio, cpu)
             }, listOf(enoughForks(mapOf("`$cell`" to kafkaUs.size, "Chronicle" to chronicleUs.size)),
                 belowWallJudged(mapOf("`$cell`" to kafkaSteps.map { it.wallFacts() }, "Chronicle" to chronicleSteps.map { it.wallFacts() })),
                 warm("`$cell`" to kafkaSteps, "Chronicle" to chronicleSteps)))
@@ -171,7 +171,7 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
             r.low != null -> "more than ${cut(r.low)} against `$baseline` (capacity ${r.text})"
             r.high != null -> "less than ${cut(r.high)} against `$baseline` (capacity ${r.text})"
             else -> "not bounded"
-        }, costAnswer, if (tooFew(chronicle) || tooFew(k)) fewWhy else publishedRuleWhy(costAnswer, needed, "The capacity ratio's bracket"),
+        }, costAnswer, if (tooFew(chronicle) || tooFew(k)) fewWhy else publishedRuleWhy(costAnswer, needed, r.low, r.high, "The capacity ratio's bracket"),
         capacityChecks(baseline))
     return claims
 }

@@ -1,6 +1,10 @@
 package perfkit.kit
 
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.DataRow
 import org.jetbrains.kotlinx.dataframe.api.columnNames
+import org.jetbrains.kotlinx.dataframe.api.filter
+import org.jetbrains.kotlinx.dataframe.api.rows
 
 // The preconditions a claim is checked against before any interval is read (docs/method.md, "Preconditions"). Each
 // takes plain numbers from the run's own tables, so each study states what it checks and the rule stays in one place.
@@ -17,28 +21,68 @@ const val LATENESS_SHARE_OF_SLO = 0.1
 /** Steps pooled in one comparison must have been offered the same load within this share. */
 const val SAME_LOAD_TOLERANCE = 0.05
 
+/** A step ran while a JVM under test compiled above this many ms per second of JIT: the warm rule. */
+const val COLD_JIT_MS_PER_S = 50.0
+
+/** A step's JIT per second judges its warmth only over at least this many seconds: shorter, it is one or two samples. */
+const val MIN_JIT_WINDOW_S = 5.0
+
+/** The checks' names, as the claims tables list them. */
+const val ENOUGH_FORKS = "enough forks"
+const val BELOW_WALL = "below the machine's wall"
+const val DRIVER_ON_TIME = "driver on time"
+const val SAME_LOAD = "same offered load"
+const val WARM = "JVMs warm"
+
 /** At least [min] valid forks (repetitions, searches) on every side, so each side has an interval, not a range. */
 fun enoughForks(forksBySide: Map<String, Int>, min: Int = MIN_REPETITIONS_FOR_CLAIM): Precondition =
-    Precondition("enough forks", forksBySide.isNotEmpty() && forksBySide.values.all { it >= min },
+    Precondition(ENOUGH_FORKS, forksBySide.isNotEmpty() && forksBySide.values.all { it >= min },
         forksBySide.entries.joinToString(", ") { "${it.key} ${it.value}" } + " (at least $min a side)")
 
 /**
- * Neither side at the machine's wall: no step a side's answer uses ran at [WALL_SHARE] or more of all [cores] (system
- * CPU in % of one core), or with steal above [HEAVY_STEAL_PCT]. Two sides at one wall give the machine's ratio, and a
- * load driver sharing the cores pulls it toward 1. Not checked (null) when no CPU was recorded.
+ * Neither side at the machine's wall: no step a side's answer uses ran at [WALL_SHARE] or more of all [cores] ([what]
+ * in % of one core: system CPU, or what the study can sum of it), or with steal above [HEAVY_STEAL_PCT]. Two sides at
+ * one wall give the machine's ratio, and a load driver sharing the cores pulls it toward 1. Failed as soon as one
+ * recorded step is at the wall; not checked (null) when a side has no CPU recorded, or the cores are unknown.
  */
-fun belowWall(cpuBySide: Map<String, List<Double>>, cores: Int, stealBySide: Map<String, List<Double>> = emptyMap()): Precondition {
-    val name = "below the machine's wall"
-    if (cores <= 0 || cpuBySide.values.all { it.isEmpty() }) return Precondition(name, null, "no system CPU recorded")
+fun belowWall(cpuBySide: Map<String, List<Double>>, cores: Int, stealBySide: Map<String, List<Double>> = emptyMap(),
+              what: String = "system CPU"): Precondition {
+    if (cores <= 0) return Precondition(BELOW_WALL, null, "no core count recorded")
     val wall = WALL_SHARE * 100 * cores
-    val parts = cpuBySide.filterValues { it.isNotEmpty() }.map { (side, cpu) ->
+    val parts = cpuBySide.map { (side, cpu) ->
         val at = cpu.count { it >= wall }
         val stolen = stealBySide[side].orEmpty().count { it > HEAVY_STEAL_PCT }
-        Triple(side, at + stolen, "$side up to ${formatNumber(cpu.max())}%" + (if (at > 0) " ($at of ${cpu.size} at the wall)" else "") +
+        Triple(side, at + stolen, if (cpu.isEmpty()) "$side not recorded" else "$side up to ${formatNumber(cpu.max())}%" +
+            (if (at > 0) " ($at of ${cpu.size} at the wall)" else "") +
             (if (stolen > 0) ", $stolen with steal above ${formatNumber(HEAVY_STEAL_PCT)}% of a core" else ""))
     }
-    return Precondition(name, parts.all { it.second == 0 },
-        "system CPU ${parts.joinToString(", ") { it.third }} of ${100 * cores}% (the wall: ${formatNumber(wall)}%)")
+    val met = when {
+        parts.any { it.second > 0 } -> false
+        parts.isEmpty() || cpuBySide.values.any { it.isEmpty() } -> null
+        else -> true
+    }
+    return Precondition(BELOW_WALL, met, "$what ${parts.joinToString(", ") { it.third }} of ${100 * cores}% (the wall: ${formatNumber(wall)}%)")
+}
+
+/** [belowWall] over table rows by side: their `cpu_system_pct` and `steal_pct`. */
+fun belowWallOf(rowsBySide: Map<String, List<DataRow<*>>>, cores: Int): Precondition = belowWall(
+    rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { (it.opt("cpu_system_pct") as? Number)?.toDouble() } }, cores,
+    rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { (it.opt("steal_pct") as? Number)?.toDouble() } })
+
+/**
+ * [belowWall] from steps the harness already judged by the same rule (a sweep's `saturated`: system CPU at 90% of all
+ * cores or more), each step as its system CPU (for the reader), that flag, and its steal.
+ */
+fun belowWallJudged(stepsBySide: Map<String, List<Triple<Double?, Boolean, Double?>>>): Precondition {
+    val sides = stepsBySide.filterValues { it.isNotEmpty() }
+    if (sides.isEmpty()) return Precondition(BELOW_WALL, null, "no step to judge")
+    fun atWall(step: Triple<Double?, Boolean, Double?>) = step.second || (step.third ?: 0.0) > HEAVY_STEAL_PCT
+    val parts = sides.map { (side, steps) ->
+        val at = steps.count(::atWall)
+        val cpu = steps.mapNotNull { it.first }.maxOrNull()
+        "$side ${if (at == 0) "below it" else "$at of ${steps.size} step(s) at it"}" + (cpu?.let { " (system CPU up to ${formatNumber(it)}%)" } ?: "")
+    }
+    return Precondition(BELOW_WALL, sides.values.all { steps -> steps.none(::atWall) }, parts.joinToString("; "))
 }
 
 /**
@@ -46,57 +90,77 @@ fun belowWall(cpuBySide: Map<String, List<Double>>, cores: Int, stealBySide: Map
  * [sloMs] in each. A late driver offered less than the rate the step is labelled with, so its latency belongs to no rate.
  */
 fun driverOnTime(latenessP99MsByStep: Map<String, Double?>, sloMs: Double): Precondition {
-    val name = "driver on time"
     val known = latenessP99MsByStep.filterValues { it != null && !it.isNaN() }.mapValues { it.value!! }
-    if (known.isEmpty()) return Precondition(name, null, "no lateness recorded")
+    if (known.isEmpty()) return Precondition(DRIVER_ON_TIME, null, "no lateness recorded")
     val limit = LATENESS_SHARE_OF_SLO * sloMs
     val late = known.filterValues { it > limit }
-    return Precondition(name, late.isEmpty(), if (late.isEmpty())
+    return Precondition(DRIVER_ON_TIME, late.isEmpty(), if (late.isEmpty())
         "lateness p99 at most ${formatNumber(known.values.max())} ms in ${known.size} step(s) (limit ${formatNumber(limit)} ms, a tenth of the SLO)"
     else late.entries.joinToString(", ") { "${it.key} late by ${formatNumber(it.value)} ms at p99" } + " (limit ${formatNumber(limit)} ms, a tenth of the SLO)")
 }
 
-/** The steps pooled in one comparison were offered the same load, within [SAME_LOAD_TOLERANCE]. */
-fun sameOfferedLoad(rates: List<Double>, unit: String = "req/s"): Precondition {
-    val name = "same offered load"
-    if (rates.isEmpty()) return Precondition(name, null, "no offered rate recorded")
-    val spread = rates.max() / rates.min() - 1
-    return Precondition(name, spread <= SAME_LOAD_TOLERANCE,
-        "offered ${rates.distinct().sorted().joinToString(", ") { formatNumber(it) }} $unit " +
-            if (spread <= SAME_LOAD_TOLERANCE) "(within ${formatNumber(100 * SAME_LOAD_TOLERANCE)}%)"
-            else "(${formatNumber(100 * spread)}% apart, more than ${formatNumber(100 * SAME_LOAD_TOLERANCE)}%: pooled steps ran at different loads)")
+/** The steps compared with each other ([ratesByGroup]: the rates of each group of steps that are compared) were offered one load, within [SAME_LOAD_TOLERANCE]. */
+fun sameOfferedLoad(ratesByGroup: Map<String, List<Double>>, unit: String = "req/s"): Precondition {
+    val groups = ratesByGroup.filterValues { it.isNotEmpty() }
+    if (groups.isEmpty()) return Precondition(SAME_LOAD, null, "no offered rate recorded")
+    val apart = groups.filterValues { it.max() / it.min() - 1 > SAME_LOAD_TOLERANCE }
+    return Precondition(SAME_LOAD, apart.isEmpty(), if (apart.isEmpty())
+        "each comparison at one offered load: " + groups.entries.joinToString(", ") { "${it.key} ${formatNumber(it.value.first())} $unit" }
+    else apart.entries.joinToString(", ") { "${it.key} offered ${it.value.distinct().sorted().joinToString(" and ") { r -> formatNumber(r) }} $unit" } +
+        " (more than ${formatNumber(100 * SAME_LOAD_TOLERANCE)}% apart)")
 }
-
-/** A step's JIT per second judges its warmth only over at least this many seconds: shorter, it is one or two samples. */
-const val MIN_JIT_WINDOW_S = 5.0
 
 /**
- * Warmth, judged from the servers' JIT over the windows used ([windowsS], seconds). Over windows long enough to judge
- * ([MIN_JIT_WINDOW_S]) the steps a JIT flagged as cold are left out and the answer is [withoutCold]; over shorter ones a
- * flag rests on a sample or two, so no step is dropped on it and the answer is [withEvery], with warmth not checked.
+ * Warmth, judged from the JIT of the JVMs under test over the windows used ([windowsS], seconds):
+ * - over windows long enough to judge ([MIN_JIT_WINDOW_S]) the steps a JIT flagged as cold are left out, and the
+ *   answer is [withoutCold];
+ * - over shorter ones a flag rests on a sample or two, so no step is dropped on it and the answer is [withEvery], with
+ *   warmth not checked; but where the two answers disagree on a verdict (one of them "does not hold", or one "holds"
+ *   and the other "does not hold"), warmth decides it and the check fails: a refutation never rests on cold steps.
  * Either way [cold] lists the flagged steps with their numbers, and the other answer is said when it differs.
- * Returns the answer to give and the precondition to list.
+ * Returns the answer to give, whether it rests on the warm steps only, and the precondition to list.
  */
-fun judgeWarmth(withEvery: Answer, withoutCold: Answer, cold: List<String>, windowsS: List<Double>): Pair<Answer, Precondition> {
-    val name = "JVMs warm"
+fun judgeWarmth(withEvery: Answer, withoutCold: Answer, cold: List<String>, windowsS: List<Double>): Triple<Answer, Boolean, Precondition> {
     val jit = "the JIT above ${formatNumber(COLD_JIT_MS_PER_S)} ms/s"
-    if (cold.isEmpty()) return withoutCold to Precondition(name, true, "no step used ran with $jit")
+    if (cold.isEmpty()) return Triple(withoutCold, true, Precondition(WARM, true, "no step used ran with $jit"))
     val listed = cold.take(4).joinToString(", ") + if (cold.size > 4) " and ${cold.size - 4} more" else ""
-    val short = windowsS.isNotEmpty() && windowsS.min() < MIN_JIT_WINDOW_S
-    val span = if (windowsS.isEmpty() || windowsS.min() == windowsS.max()) "${formatNumber(windowsS.firstOrNull() ?: 0.0)} s" else "${formatNumber(windowsS.min())} to ${formatNumber(windowsS.max())} s"
-    return if (short) withEvery to Precondition(name, null, "steps of $span are too " +
-        "short to judge by their JIT (at least ${formatNumber(MIN_JIT_WINDOW_S)} s), so every valid fork is used; ${cold.size} showed $jit ($listed)" +
-        if (withoutCold != withEvery) "; without them the answer would be \"${withoutCold.words}\"" else "; without them the answer is the same")
-    else withoutCold to Precondition(name, true, "${cold.size} step(s) left out with $jit ($listed)" +
-        if (withoutCold != withEvery) "; with them the answer would be \"${withEvery.words}\"" else "; with them the answer is the same")
+    val other = { answer: Answer, with: String -> if (withoutCold != withEvery) "; $with them the answer would be \"${answer.words}\"" else "; $with them the answer is the same" }
+    if (windowsS.isNotEmpty() && windowsS.min() >= MIN_JIT_WINDOW_S)
+        return Triple(withoutCold, true, Precondition(WARM, true, "${cold.size} step(s) left out with $jit ($listed)" + other(withEvery, "with")))
+    val span = if (windowsS.isEmpty()) "of unknown length" else if (windowsS.min() == windowsS.max()) "of ${formatNumber(windowsS.min())} s"
+        else "of ${formatNumber(windowsS.min())} to ${formatNumber(windowsS.max())} s"
+    val refutes = withEvery != withoutCold && (Answer.DOES_NOT_HOLD == withEvery || Answer.DOES_NOT_HOLD == withoutCold)
+    return Triple(withEvery, false, Precondition(WARM, if (refutes) false else null, "steps $span are too short to judge by their JIT " +
+        "(at least ${formatNumber(MIN_JIT_WINDOW_S)} s), so every valid fork is used; ${cold.size} showed $jit ($listed)" + other(withoutCold, "without") +
+        if (refutes) ": warmth decides the verdict" else ""))
 }
 
-/** A step ran while a JVM under test compiled above this many ms per second of JIT: the warm rule. */
-const val COLD_JIT_MS_PER_S = 50.0
+/**
+ * [judgeWarmth] on a table: the answer [answerOf] gives on [every] valid step, or on those whose `warm` is not false
+ * where the windows (`seconds`, else [windowOf]) are long enough to judge; [describe] names a cold step. Returns the
+ * answer, the steps it rests on, and the warmth check.
+ */
+fun onWarmSteps(every: AnyFrame, describe: (DataRow<*>) -> String, windowOf: (DataRow<*>) -> Double? = { (it.opt("seconds") as? Number)?.toDouble() },
+                answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, Precondition> {
+    val warm = every.filter { it.opt("warm") != false }
+    val cold = every.rows().filter { it.opt("warm") == false }
+        .map { describe(it) + ((it.opt("jit_ms_per_s") as? Number)?.let { j -> " (JIT ${formatNumber(j.toDouble())} ms/s)" } ?: "") }
+    val (answer, warmOnly, check) = judgeWarmth(answerOf(every), answerOf(warm), cold, every.rows().mapNotNull(windowOf))
+    return Triple(answer, if (warmOnly) warm else every, check)
+}
 
-/** The JVMs' warmth where these forks record no JIT series: listed as not checked, with the warm-up rule they did follow. */
+/** The JVMs' warmth where it is not judged from the JIT: listed as not checked, with the warm-up rule they did follow. */
 fun warmthNotRecorded(warmup: String): Precondition =
-    Precondition("JVMs warm", null, "not judged from the JIT for these forks; warm-up ended by $warmup")
+    Precondition(WARM, null, "not judged from the JIT for these forks; warm-up ended by $warmup")
+
+/** Warm-up ended by a rule that settled in every step used (a step whose warm-up reached its limit is marked by the study). */
+fun warmupSettled(settledBySide: Map<String, List<Boolean?>>, rule: String): Precondition {
+    val all = settledBySide.values.flatten()
+    if (all.isEmpty() || all.all { it == null }) return warmthNotRecorded(rule)
+    val unsettled = settledBySide.mapValues { (_, s) -> s.count { it == false } }.filterValues { it > 0 }
+    return Precondition(WARM, unsettled.isEmpty(), if (unsettled.isEmpty()) "warm-up settled by its rule ($rule) in all ${all.size} step(s); not judged from the JIT"
+        else unsettled.entries.joinToString(", ") { "${it.key}: ${it.value} step(s) whose warm-up never settled" } + " ($rule)")
+}
 
 /**
  * The factor under test was live: on the sides compared it acted on what limited them, and its levels differed in what
@@ -104,30 +168,5 @@ fun warmthNotRecorded(warmup: String): Precondition =
  */
 fun factorLive(factor: String, live: Boolean?, detail: String): Precondition = Precondition("$factor live", live, detail)
 
-/**
- * [belowWall] from steps the harness already judged by the same rule (a sweep's `saturated`: system CPU at 90% of all
- * cores or more), each step as its system CPU (for the reader) and that flag.
- */
-fun belowWallJudged(stepsBySide: Map<String, List<Pair<Double?, Boolean>>>): Precondition {
-    val name = "below the machine's wall"
-    val sides = stepsBySide.filterValues { it.isNotEmpty() }
-    if (sides.isEmpty()) return Precondition(name, null, "no step to judge")
-    val parts = sides.map { (side, steps) ->
-        val at = steps.count { it.second }
-        val cpu = steps.mapNotNull { it.first }.maxOrNull()
-        "$side ${if (at == 0) "below it" else "$at of ${steps.size} step(s) at it"}" + (cpu?.let { " (system CPU up to ${formatNumber(it)}%)" } ?: "")
-    }
-    return Precondition(name, sides.values.all { steps -> steps.none { it.second } }, parts.joinToString("; "))
-}
-
-/** Warm-up ended by a rule that settled in every step used (a step whose warm-up reached its limit is marked by the study). */
-fun warmupSettled(settledBySide: Map<String, List<Boolean?>>, rule: String): Precondition {
-    val all = settledBySide.values.flatten()
-    if (all.isEmpty() || all.all { it == null }) return warmthNotRecorded(rule)
-    val unsettled = settledBySide.mapValues { (_, s) -> s.count { it == false } }.filterValues { it > 0 }
-    return Precondition("JVMs warm", unsettled.isEmpty(), if (unsettled.isEmpty()) "warm-up settled by its rule ($rule) in all ${all.size} step(s); not judged from the JIT"
-        else unsettled.entries.joinToString(", ") { "${it.key}: ${it.value} step(s) whose warm-up never settled" } + " ($rule)")
-}
-
 /** A column's value, or null where this row's table has no such column (runs recorded before it was one). */
-internal fun org.jetbrains.kotlinx.dataframe.DataRow<*>.opt(column: String): Any? = if (column in df().columnNames()) get(column) else null
+internal fun DataRow<*>.opt(column: String): Any? = if (column in df().columnNames()) get(column) else null

@@ -182,23 +182,15 @@ fun chainClaims(runs: List<RecordedRun>, pub: AnyFrame): Markdown {
 private fun AnyFrame.byVariant(vararg variants: String): Map<String, List<DataRow<*>>> =
     variants.associate { v -> "`$v`" to rows().filter { it["variant"] == v } }
 
-/** A cold step in words, with the number that dropped it: "`sync` fork 2 (JIT 66 ms/s)". */
-private fun DataRow<*>.coldStep() = "`${this["variant"]}` fork ${this["fork"]}" + (num(opt("jit_ms_per_s"))?.let { " (JIT ${formatNumber(it)} ms/s)" } ?: "")
-
 /**
- * A throughput ratio at saturation between [a] and [b], judged by [answerOf] on the steps warmth allows ([judgeWarmth]:
- * [warm] steps, or [every] valid one where windows are too short to judge), with its checks: forks, the machine's wall
- * over those steps, and warmth. Returns the answer, the steps it rests on, and the checks.
+ * A throughput ratio at saturation between [a] and [b], judged by [answerOf] on the steps warmth allows ([onWarmSteps]:
+ * the warm valid steps of [every], or every one where windows are too short to judge), with its checks: forks, the
+ * machine's wall over those steps, and warmth. Returns the answer, the steps it rests on, and the checks.
  */
-private fun saturationAnswer(warm: AnyFrame, every: AnyFrame, cores: Int, a: String, b: String, answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, List<Precondition>> {
-    val mine = every.rows().filter { it["variant"] in setOf(a, b) }
-    val (answer, warmth) = judgeWarmth(answerOf(every), answerOf(warm), mine.filter { it.opt("warm") == false }.map { it.coldStep() },
-        mine.mapNotNull { num(it.opt("seconds")) })
-    val steps = if (warmth.met == null) every else warm
+private fun saturationAnswer(every: AnyFrame, cores: Int, a: String, b: String, answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, List<Precondition>> {
+    val (answer, steps, warmth) = onWarmSteps(every.filter { it["variant"] in setOf(a, b) }, { "`${it["variant"]}` fork ${it["fork"]}" }, answerOf = answerOf)
     val sides = steps.byVariant(a, b)
-    return Triple(answer, steps, listOf(enoughForks(sides.mapValues { it.value.size }),
-        belowWall(sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("cpu_system_pct")) } }, cores,
-            sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("steal_pct")) } }), warmth))
+    return Triple(answer, steps, listOf(enoughForks(sides.mapValues { it.value.size }), belowWallOf(sides, cores), warmth))
 }
 
 /**
@@ -227,18 +219,18 @@ fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
         val free = { f: AnyFrame -> answerAbove(ratio(f, "freemarker", "plain"), STABLE_SHARE) }
         fun add(original: String, a: String, b: String, answerOf: (AnyFrame) -> Answer, why: (Answer, Estimate?) -> String) {
             val (answer, steps, checks) = if (every.isEmptyFrame()) Triple(Answer.CANNOT_TELL, templates, emptyList())
-                else saturationAnswer(templates, every, cores, a, b, answerOf)
+                else saturationAnswer(every, cores, a, b, answerOf)
             val e = ratio(steps, a, b)
             claims += claim(original, "${mdText(a)} / ${mdText(b)} ${ratioText(e)}", answer,
                 unjudged ?: if (e == null) "Not measured in the selected runs." else if (e.range) "${e.n} fork(s) give a range, not an interval: at least " +
                     "$MIN_REPETITIONS_FOR_CLAIM are needed to answer." else why(answer, e), checks)
         }
-        add("JSP renders at about ${formatNumber(jspPub)}× plain HTML's throughput: templates cost", "jsp", "plain", sized("jsp", "plain", jspPub)) { answer, _ ->
-            publishedRuleWhy(answer, jspPub, "The 95% Fieller interval") }
+        add("JSP renders at about ${formatNumber(jspPub)}× plain HTML's throughput: templates cost", "jsp", "plain", sized("jsp", "plain", jspPub)) { answer, e ->
+            publishedRuleWhy(answer, jspPub, e!!, "The 95% Fieller interval") }
         add("FreeMarker is almost free (${formatNumber(fmPub)}× plain)", "freemarker", "plain", free) { answer, e ->
             because(e, answer, "above ${formatNumber(STABLE_SHARE)}", "it straddles ${formatNumber(STABLE_SHARE)}") }
-        add("FreeMarker is faster than JSP (${formatNumber(fmOverJspPub)}×)", "freemarker", "jsp", sized("freemarker", "jsp", fmOverJspPub)) { answer, _ ->
-            publishedRuleWhy(answer, fmOverJspPub, "The 95% Fieller interval") }
+        add("FreeMarker is faster than JSP (${formatNumber(fmOverJspPub)}×)", "freemarker", "jsp", sized("freemarker", "jsp", fmOverJspPub)) { answer, e ->
+            publishedRuleWhy(answer, fmOverJspPub, e!!, "The 95% Fieller interval") }
     }
     val inserts = runs.roundRows("inserts.csv")
     if (!inserts.isEmptyFrame()) {
@@ -254,12 +246,13 @@ fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
             val answer = answerAgainstPublished(r, published)
             claims += claim("Cassandra inserts faster than PostgreSQL (${formatNumber(published)}×, against a \"tuned\" PostgreSQL): $what",
                 "Cassandra / PostgreSQL ${ratioText(r)}", answer,
-                (if (r.range) because(r, answer, "", "") else publishedRuleWhy(answer, published, "The 95% Fieller interval")) +
+                (if (r.range) because(r, answer, "", "") else publishedRuleWhy(answer, published, r, "The 95% Fieller interval")) +
                     " One embedded node on the host's shared cores, beside its own writers, is not Cassandra's home ground, while " +
                     "PostgreSQL serves 16 writers from one process tree.",
                 listOf(enoughForks(sides.mapValues { it.value.size }),
                     // the database's and the writers' CPU together: the machine is at least this busy
-                    belowWall(sides.mapValues { (_, rs) -> rs.mapNotNull { row -> num(row.opt("cpu_db_pct"))?.let { it + (num(row.opt("cpu_writers_pct")) ?: 0.0) } } }, cores),
+                    belowWall(sides.mapValues { (_, rs) -> rs.mapNotNull { row -> num(row.opt("cpu_db_pct"))?.let { it + (num(row.opt("cpu_writers_pct")) ?: 0.0) } } },
+                        cores, what = "database and writers' CPU"),
                     warmupSettled(sides.mapValues { (_, rs) -> rs.map { it.opt("warmup_settled") as? Boolean } }, "inserts per second steady")))
         }
     }
@@ -269,7 +262,7 @@ fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
         val publishedRatio = pub.publishedValue("async", "throughput") / pub.publishedValue("sync", "throughput")
         fun ratio(f: AnyFrame, a: String, b: String) = if (f.isEmptyFrame()) null else ratioOf(f, "variant", "throughput_rps", a, b)
         val answerOf = { f: AnyFrame -> answerAgainstPublished(ratio(f, "async", "sync"), publishedRatio) }
-        val (answer, steps, checks) = saturationAnswer(chain, every, cores, "async", "sync", answerOf)
+        val (answer, steps, checks) = saturationAnswer(every, cores, "async", "sync", answerOf)
         val asyncSync = ratio(steps, "async", "sync")
         val fluxSync = ratio(steps, "webflux", "sync")
         claims += claim("The async chain serves about ${formatNumber(publishedRatio)}× the sync chain's throughput at saturation",
@@ -278,40 +271,48 @@ fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
             when {
                 asyncSync == null -> "No sync or async step to judge."
                 asyncSync.range -> because(asyncSync, answer, "", "")
-                else -> publishedRuleWhy(answer, publishedRatio, "The 95% Fieller interval")
+                else -> publishedRuleWhy(answer, publishedRatio, asyncSync, "The 95% Fieller interval")
             } + (fluxSync?.let { " With Spring on both sides (webflux vs sync) the reactive style alone gives ${ratioText(it)}: the rest of async's lead is the framework's cost." } ?: ""),
             checks)
         val mixedOf = { f: AnyFrame -> answerBelow(ratio(f, "mixed", "async"), 1.0) }
-        val (mixedAnswer, mixedSteps, mixedChecks) = saturationAnswer(chain, every, cores, "mixed", "async", mixedOf)
+        val (mixedAnswer, mixedSteps, mixedChecks) = saturationAnswer(every, cores, "mixed", "async", mixedOf)
         val mixed = ratio(mixedSteps, "mixed", "async")
         if (mixed != null) claims += claim("Mixing (one sync hop in an async chain) does not help: the whole chain must be async",
             "mixed / async ${ratioText(mixed)}", mixedAnswer, because(mixed, mixedAnswer, "below 1", "it reaches 1"), mixedChecks)
-        // latency at one offered rate: valid steps, met or missed, each with a driver on time
+        // latency at one offered rate: each fork ran every variant at the rate it chose (half its slowest variant's
+        // capacity), so the comparison is paired, fork by fork: async's p95 over sync's in the same fork, an interval
+        // over the forks; each step valid, met or missed, with its driver on time
         val compare = runs.roundRows("open.csv", "chain", warmOnly = false).let { if (it.isEmptyFrame()) it else it.filter { r -> r["purpose"] == "compare" } }
-        fun p95(v: String) = if (compare.isEmptyFrame()) null else compare.filter { it["variant"] == v }.rows().mapNotNull { num(it["p95_ms"]) }.takeIf { it.isNotEmpty() }?.let { meanInterval(it) }
-        val a = p95("async"); val s = p95("sync")
-        val latencyAnswer = when {
-            a == null || s == null || a.range || s.range -> Answer.CANNOT_TELL
-            differs(a, s) && a.mean > s.mean -> Answer.HOLDS
-            differs(a, s) && a.mean < s.mean -> Answer.DOES_NOT_HOLD
-            else -> Answer.CANNOT_TELL
+        val used = if (compare.isEmptyFrame()) compare else compare.filter { it["variant"] in setOf("async", "sync") }
+        // a fork is named by its run too where runs are pooled, so two runs' fork 1 never stand for each other
+        val pooled = !used.isEmptyFrame() && used.rows().map { it.opt("run_id") }.distinct().size > 1
+        fun forkOf(r: DataRow<*>) = "${if (pooled) "${r.opt("run_id")} " else ""}fork ${r["fork"]}"
+        fun paired(f: AnyFrame): List<Double> = f.rows().groupBy(::forkOf).values.mapNotNull { rs ->
+            val a = rs.firstOrNull { it["variant"] == "async" }?.let { num(it.opt("p95_ms")) }
+            val s = rs.firstOrNull { it["variant"] == "sync" }?.let { num(it.opt("p95_ms")) }
+            if (a == null || s == null || s <= 0) null else a / s
         }
-        val used = if (compare.isEmptyFrame()) emptyList() else compare.rows().filter { it["variant"] in setOf("async", "sync") }
-        val slo = used.firstNotNullOfOrNull { num(it.opt("slo_ms")) }
-        claims += claim("Async answers with worse latency than sync (the original: worse mean and p95; judged here on p95)",
-            if (a != null && s != null) "p95 at the common rate: async ${a.text(" ms")}, sync ${s.text(" ms")}" else "no common-rate step",
-            latencyAnswer, when {
-                a == null || s == null -> "Both variants must run at one offered rate."
-                a.range || s.range -> "Fewer than 3 forks give a range, not an interval."
-                latencyAnswer == Answer.CANNOT_TELL -> welchTest(a, s).p.let { p ->
-                    if (p.isNaN()) "Every fork gave the same value on each side: there is no spread to test a difference against."
-                    else "A Welch t-test over forks cannot tell them apart (p = ${"%.2f".format(p)})."
-                }
-                else -> "At the same offered load, below every variant's capacity (Welch t-test over forks, p = ${"%.3f".format(welchTest(a, s).p)})."
-            }, if (used.isEmpty()) emptyList() else listOfNotNull(
-                enoughForks(mapOf("async" to (a?.n ?: 0), "sync" to (s?.n ?: 0))),
-                slo?.let { driverOnTime(used.associate { "`${it["variant"]}` fork ${it["fork"]}" to num(it.opt("lateness_p99_ms")) }, it) },
-                sameOfferedLoad(used.mapNotNull { num(it.opt("rate_rps")) })))
+        fun latencyOf(f: AnyFrame): Answer = paired(f).takeIf { it.isNotEmpty() }?.let { meanInterval(it) }.let { e ->
+            when { e == null || e.range -> Answer.CANNOT_TELL; e.low > 1 -> Answer.HOLDS; e.high < 1 -> Answer.DOES_NOT_HOLD; else -> Answer.CANNOT_TELL }
+        }
+        if (!used.isEmptyFrame()) {
+            val (latencyAnswer, steps, warmth) = onWarmSteps(used, ::forkOf, { r -> num(r.opt("requests"))?.let { q -> num(r.opt("achieved_rps"))?.takeIf { it > 0 }?.let { q / it } } }, ::latencyOf)
+            val ratios = paired(steps)
+            val e = ratios.takeIf { it.isNotEmpty() }?.let { meanInterval(it) }
+            val slo = steps.rows().firstNotNullOfOrNull { num(it.opt("slo_ms")) }
+            val pairedRows = steps.rows().groupBy(::forkOf).filterValues { rs -> rs.map { it["variant"] }.toSet() == setOf("async", "sync") }
+            claims += claim("Async answers with worse latency than sync (the original: worse mean and p95; judged here on p95)",
+                e?.let { "async p95 / sync p95, fork by fork at each fork's common rate: ${ratioText(it)}" } ?: "no fork ran both at a common rate",
+                latencyAnswer, when {
+                    e == null -> "Both variants must run at one offered rate in the same fork."
+                    e.range -> "${e.n} fork(s) give a range, not an interval: at least $MIN_REPETITIONS_FOR_CLAIM are needed."
+                    latencyAnswer == Answer.HOLDS -> "The whole interval lies above 1: async's p95 is the higher at the same offered load, below every variant's capacity."
+                    latencyAnswer == Answer.DOES_NOT_HOLD -> "The whole interval lies below 1: async's p95 is the lower at the same offered load."
+                    else -> "The interval reaches across 1."
+                }, listOfNotNull(enoughForks(mapOf("forks with both" to ratios.size)),
+                    slo?.let { driverOnTime(pairedRows.values.flatten().associate { "`${it["variant"]}` ${forkOf(it)}" to num(it.opt("lateness_p99_ms")) }, it) },
+                    sameOfferedLoad(pairedRows.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("rate_rps")) } }), warmth))
+        }
     }
     return claims
 }

@@ -84,17 +84,14 @@ private fun reactiveRace(steps: AnyFrame, c: Long): RaceAnswer {
 private fun AnyFrame.closedSteps(stack: String, calls: Long, users: Long) =
     rows().filter { it["stack"] == stack && (it["calls"] as Number).toLong() == calls && (it["users"] as Number).toLong() == users }
 
-/** A cold step in words, with the number that dropped it: "mvc fork 2 at N = 500 (JIT 140 ms/s)". */
-private fun DataRow<*>.coldStep() = "${this["stack"]} fork ${this["fork"]} at N = ${this["users"]}" +
-    (num(opt("jit_ms_per_s"))?.let { " (JIT ${formatNumber(it)} ms/s)" } ?: "")
-
 /**
  * The original's claims, with this host's answers:
  * - reactive answers faster than imperative as concurrency grows, with 1 and with 2 calls to the external service;
  * - past about [poolThreads] concurrent requests the imperative style queues behind its pool.
  * [closed] are the steps a claim may rest on ([measuredClosed]); [everyValid], when given, every valid step, cold ones
- * included: warmth is then judged by [judgeWarmth], which runs the race on every valid step where the windows are too
- * short for a JIT sample to judge, and says what dropping the flagged steps would have answered.
+ * included: warmth is then judged by [onWarmSteps], which runs the race on every valid step where the windows are too
+ * short for a JIT sample to judge, says what dropping the flagged steps would have answered, and lets no refutation
+ * rest on the cold steps.
  * [delayMs] is the external service's delay; [cores] the host's, for the machine's wall.
  */
 fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores: Int, everyValid: AnyFrame? = null): List<Claim> {
@@ -107,20 +104,16 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
     val claims = mutableListOf<Claim>()
     for (c in calls) {
         // warmth first: it decides which steps the race is run on (every valid one where windows are too short to judge)
-        val unfiltered = everyValid?.filter { it["valid"] == true && ("verdict" !in everyValid.columnNames() || it["verdict"] == "measured") }
-        val warmth = unfiltered?.let { every ->
-            val mine = every.rows().filter { (it["calls"] as Number).toLong() == c && it["stack"] in setOf("mvc", "webflux") }
-            judgeWarmth(reactiveRace(every, c).answer, reactiveRace(closed, c).answer, mine.filter { it.opt("warm") == false }.map { it.coldStep() },
-                mine.mapNotNull { num(it.opt("seconds")) })
-        }
-        val steps = if (warmth != null && unfiltered != null && warmth.second.met == null) unfiltered else closed
+        val unfiltered = everyValid?.filter { it["valid"] == true && ("verdict" !in everyValid.columnNames() || it["verdict"] == "measured") &&
+            (it["calls"] as Number).toLong() == c && it["stack"] in setOf("mvc", "webflux") }
+        val (_, steps, warmth) = if (unfiltered == null) Triple(null, closed, null)
+            else onWarmSteps(unfiltered, { "${it["stack"]} fork ${it["fork"]} at N = ${it["users"]}" }) { reactiveRace(it, c).answer }
         val race = reactiveRace(steps, c)
         val m = race.mvc; val w = race.webflux; val top = race.top
         val sides = mapOf("MVC" to steps.closedSteps("mvc", c, top), "WebFlux" to steps.closedSteps("webflux", c, top))
         val checks = listOfNotNull(enoughForks(sides.mapValues { it.value.size }),
-            belowWall(sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("cpu_system_pct")) } }, cores,
-                sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("steal_pct")) } }),
-            warmth?.second)
+            belowWallOf(sides, cores),
+            warmth)
         claims += claim("Reactive (WebFlux) answers faster than imperative (MVC) as concurrency grows, with $c call(s) to the external service",
             if (m != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC ${formatNumber(m.mean)} ms" else "N = $top not measured on both",
             race.answer, race.why, checks)
@@ -131,7 +124,8 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
     val atKnee = knee?.let { n -> closed.closedSteps("mvc", c, n) }.orEmpty()
     val cpuAtKnee = atKnee.mapNotNull { num(it.opt("cpu_system_pct")) }.takeIf { it.isNotEmpty() }?.average()
     // a knee on a machine at its wall is the machine's, not the pool's
-    val kneeChecks = if (knee == null) emptyList() else listOf(belowWall(mapOf("MVC at N = $knee" to atKnee.mapNotNull { num(it.opt("cpu_system_pct")) }), cores))
+    val kneeChecks = if (knee == null) emptyList() else listOf(enoughForks(mapOf("MVC at N = $knee" to atKnee.size)),
+        belowWallOf(mapOf("MVC at N = $knee" to atKnee), cores))
     claims += claim("Past about $poolThreads concurrent requests the imperative style queues behind its thread pool ($poolThreads threads)",
         knee?.let { "MVC's mean passes 1.25 x its external wait first at N = $it" + (cpuAtKnee?.let { u -> ", system CPU ${formatNumber(u)}% of ${cores * 100}%" } ?: "") }
             ?: "MVC's mean stays within 1.25 x its external wait up to N = ${users.last()}",

@@ -175,10 +175,11 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): L
     }
     val scaled = sharesRatio { it.steadyPct() }
     val wholeDrain = sharesRatio { num(it.opt("pct_of_max")) }
-    // a backlog under two batches per engine leaves some engines without a batch: that is the scale, not the engines
-    val jobs = if ("jobs" in fixed.columnNames()) fixed.rows().mapNotNull { num(it["jobs"]) }.minOrNull() else null
+    // a backlog under two batches per engine leaves some engines without a batch: that is the scale, not the engines;
     // an engine acquires at most its free queue places, so a queue smaller than the acquire size is the batch
-    val queue = if ("queue_size" in fixed.columnNames()) fixed.rows().mapNotNull { num(it.opt("queue_size"))?.toInt() }.minOrNull() else null
+    val sideRows = sides?.values?.flatten().orEmpty()
+    val jobs = sideRows.mapNotNull { num(it.opt("jobs")) }.minOrNull()
+    val queue = sideRows.mapNotNull { num(it.opt("queue_size"))?.toInt() }.minOrNull()
     val batch = best?.key?.second?.let { a -> queue?.let { minOf(a, it) } ?: a }
     val starved = best != null && most != null && jobs != null && jobs < 2.0 * most * batch!!
     val stableAnswer = answerAbove(scaled, STABLE_SHARE)
@@ -212,7 +213,7 @@ fun workflowClaims(cells: AnyFrame, pub: AnyFrame, engines: AnyFrame? = null): L
         val poll = if (onSettings.size > 1) on.removePrefix("on") else "" // ", polled every 100 ms"
         claims += claim("With the global acquire lock off, throughput falls to about 1/${formatNumber(onOverOff)} of lock on ($type jobs$poll)",
             lock?.let { (c, r) -> "lock on / off: ${ratioText(r)} at ${c.first} instance(s), acquire ${c.second}, steady rates" } ?: "not measured", lockAnswer,
-            whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: publishedRuleWhy(lockAnswer, onOverOff),
+            whyNot(e, "These runs do not drain $type jobs with the lock both on and off in one configuration.") ?: publishedRuleWhy(lockAnswer, onOverOff, e!!),
             lockSides?.let { listOfNotNull(acquisitionLive("lock", it), hoardCheck) + drainChecks(it) }.orEmpty())
     }
     val acquire = pairedRatio(valid, "fixed", { it.second > 32 }, { c -> c.copy(second = 32) })

@@ -21,13 +21,20 @@ class PreconditionsTest {
         // the same rule for a claim below 1, turned: "lock off falls to 1/6" is on/off about 6, or off/on about 1/6
         assertEquals(Answer.HOLDS, answerAgainstPublished(Estimate(3, 0.2, 0.15, 0.25), 1 / 6.0))
         assertEquals(Answer.DOES_NOT_HOLD, answerAgainstPublished(Estimate(3, 0.98, 0.95, 1.02), 1 / 6.0), "1.02x excludes 1/6")
-        assertEquals(answerAgainstPublished(Estimate(3, 5.0, 4.0, 6.0), 6.0), answerAgainstPublished(Estimate(3, 0.2, 1 / 6.0, 0.25), 1 / 6.0))
+        assertEquals(Answer.HOLDS, answerAgainstPublished(Estimate(3, 5.0, 4.0, 6.0), 6.0))
+        assertEquals(Answer.HOLDS, answerAgainstPublished(Estimate(3, 0.2, 1 / 6.0, 0.25), 1 / 6.0), "the same interval, turned")
+        assertEquals(Answer.DOES_NOT_HOLD, answerAgainstPublished(Estimate(3, 0.5, 0.4, 0.6), 1 / 6.0), "lock off at half of lock on: under half of 6x")
         // a small published ratio's band reaches below 1: then only the direction can be judged
         assertEquals(Answer.HOLDS, answerAgainstPublished(Estimate(3, 1.05, 1.02, 1.08), 1.28))
         assertEquals(Answer.DOES_NOT_HOLD, answerAgainstPublished(Estimate(3, 0.43, 0.38, 0.49), 1.28))
         assertEquals(Answer.CANNOT_TELL, answerAgainstPublished(Estimate(2, 2.7, 2.6, 2.8), 2.75), "two forks are a range")
-        assertTrue("within a factor of 2 of the original's 2.75x" in publishedRuleWhy(Answer.HOLDS, 2.75))
-        assertTrue("short of 1/3" in publishedRuleWhy(Answer.DOES_NOT_HOLD, 1 / 6.0))
+        assertEquals(Answer.CANNOT_TELL, answerAgainstPublished(Estimate(3, 2.0, 1.5, 2.5), Double.NaN), "no published figure answers nothing")
+        // the why names the limit that decided it: half the figure, or 1
+        assertTrue("reaches 1.38x, half the original's 2.75x or more" in publishedRuleWhy(Answer.HOLDS, 2.75, 2.2, 3.0))
+        assertTrue("short of 1.38x, half the original's 2.75x" in publishedRuleWhy(Answer.DOES_NOT_HOLD, 2.75, 1.1, 1.3))
+        assertTrue("at or beyond 1 on the other side" in publishedRuleWhy(Answer.DOES_NOT_HOLD, 2.75, 0.7, 0.9))
+        assertTrue("short of 1/3, half the original's 1/6" in publishedRuleWhy(Answer.DOES_NOT_HOLD, 1 / 6.0, 0.4, 0.6))
+        assertTrue("at or beyond 1" in publishedRuleWhy(Answer.DOES_NOT_HOLD, 1.28, 0.38, 0.49), "under 2 only the direction decides")
     }
 
     @Test
@@ -40,7 +47,11 @@ class PreconditionsTest {
         val stolen = belowWall(mapOf("a" to listOf(50.0), "b" to listOf(50.0)), cores = 2, stealBySide = mapOf("b" to listOf(35.0)))
         assertEquals(false, stolen.met, stolen.detail)
         assertNull(belowWall(mapOf("a" to emptyList()), cores = 2).met, "nothing recorded is not checked, not passed")
-        val judged = belowWallJudged(mapOf("Kafka" to listOf(198.9 to true), "Chronicle" to listOf(10.7 to false)))
+        assertNull(belowWall(mapOf("a" to listOf(50.0), "b" to emptyList()), cores = 2).met, "a side without CPU leaves the check open")
+        assertEquals(false, belowWall(mapOf("a" to listOf(190.0), "b" to emptyList()), cores = 2).met, "but a recorded wall fails it")
+        assertEquals(false, belowWallJudged(mapOf("a" to listOf(Triple(50.0, false, 35.0)))).met, "heavy steal is a wall too")
+        assertNull(belowWall(mapOf("a" to listOf(50.0)), cores = 0).met)
+        val judged = belowWallJudged(mapOf("Kafka" to listOf(Triple(198.9, true, 0.1)), "Chronicle" to listOf(Triple(10.7, false, 0.1))))
         assertEquals(false, judged.met)
         assertTrue("Kafka 1 of 1 step(s) at it (system CPU up to 199%)" in judged.detail, judged.detail)
     }
@@ -54,24 +65,30 @@ class PreconditionsTest {
         assertEquals(false, driverOnTime(mapOf("met" to 12.0), sloMs = 100.0).met, "a met step is judged the same way")
         assertEquals(true, driverOnTime(mapOf("a" to 9.0, "b" to 3.5), sloMs = 100.0).met)
         assertNull(driverOnTime(mapOf("a" to null), sloMs = 100.0).met)
-        assertEquals(false, sameOfferedLoad(listOf(902.0, 1035.0, 863.0)).met, "forks pooled at different rates")
-        assertEquals(true, sameOfferedLoad(listOf(900.0, 905.0)).met)
+        assertEquals(false, sameOfferedLoad(mapOf("all forks" to listOf(902.0, 1035.0, 863.0))).met, "forks pooled at different rates")
+        assertEquals(true, sameOfferedLoad(mapOf("fork 1" to listOf(902.0, 902.0), "fork 2" to listOf(1035.0, 1035.0))).met, "each pair at its own rate")
+        assertEquals(false, sameOfferedLoad(mapOf("fork 1" to listOf(902.0, 1035.0))).met)
     }
 
     @Test
     fun `a cold flag drops a step only over a window long enough to judge, and the other answer is said`() {
         val cold = listOf("`freemarker` fork 2 (JIT 111 ms/s)")
         // 10 s steps: the flag is ten samples, so the step is left out and the warm answer given
-        val (long, longCheck) = judgeWarmth(Answer.DOES_NOT_HOLD, Answer.CANNOT_TELL, cold, listOf(10.0, 10.02))
+        val (long, warmOnly, longCheck) = judgeWarmth(Answer.DOES_NOT_HOLD, Answer.CANNOT_TELL, cold, listOf(10.0, 10.02))
         assertEquals(Answer.CANNOT_TELL, long)
+        assertTrue(warmOnly)
         assertEquals(true, longCheck.met)
         assertTrue("JIT 111 ms/s" in longCheck.detail && "with them the answer would be \"does not hold\"" in longCheck.detail, longCheck.detail)
         // sub-second steps: one sample, so no step is dropped on it, and warmth is listed as not checked
-        val (short, shortCheck) = judgeWarmth(Answer.HOLDS, Answer.CANNOT_TELL, listOf("mvc fork 1 at N = 250 (JIT 99.6 ms/s)"), listOf(0.57, 2.7))
+        val (short, _, shortCheck) = judgeWarmth(Answer.HOLDS, Answer.CANNOT_TELL, listOf("mvc fork 1 at N = 250 (JIT 99.6 ms/s)"), listOf(0.57, 2.7))
         assertEquals(Answer.HOLDS, short)
         assertNull(shortCheck.met)
         assertTrue("too short to judge" in shortCheck.detail && "without them the answer would be \"cannot tell here\"" in shortCheck.detail, shortCheck.detail)
-        assertEquals(true, judgeWarmth(Answer.HOLDS, Answer.HOLDS, emptyList(), listOf(0.5)).second.met, "nothing flagged")
+        // but a refutation never rests on steps the JIT flagged: where warmth decides the verdict, the check fails
+        val (_, _, refuting) = judgeWarmth(Answer.DOES_NOT_HOLD, Answer.CANNOT_TELL, listOf("x"), listOf(0.6))
+        assertEquals(false, refuting.met, refuting.detail)
+        assertEquals(false, judgeWarmth(Answer.HOLDS, Answer.DOES_NOT_HOLD, listOf("x"), listOf(0.6)).third.met)
+        assertEquals(true, judgeWarmth(Answer.HOLDS, Answer.HOLDS, emptyList(), listOf(0.5)).third.met, "nothing flagged")
         assertNull(warmthNotRecorded("time").met)
         assertEquals(false, warmupSettled(mapOf("a" to listOf(true, false)), "rate stable").met)
     }

@@ -49,4 +49,28 @@ class ThreeTierTest {
         assertTrue("0.733" in claims.first().original, claims.first().original)
         assertTrue(claims.all { it.answer == Answer.CANNOT_TELL && "JIT still compiled" in it.why }, claims.joinToString { it.why })
     }
+
+    @Test
+    fun `latency is compared fork by fork at each fork's rate, and a late driver in a pair used stops the answer`() {
+        // the reference: each fork chose its own common rate (902, 1,035, 863 req/s); sync's fork 2 is invalid, so
+        // forks 1 and 3 pair up, and in fork 1 the driver ran sync 21.7 ms late at p99 against a 10 ms limit
+        val latency = threeTierClaims(listOf(loadRun(reference)), published("three-tier", repoData)).single { "worse latency" in it.original }
+        assertEquals(Answer.CANNOT_TELL, latency.answer, latency.why)
+        val checks = latency.checks.associateBy { it.name }
+        assertEquals(false, checks.getValue(ENOUGH_FORKS).met, checks.getValue(ENOUGH_FORKS).detail)
+        assertTrue("forks with both 2" in checks.getValue(ENOUGH_FORKS).detail)
+        assertEquals(false, checks.getValue(DRIVER_ON_TIME).met)
+        assertTrue("`sync` fork 1 late by 21.7 ms" in checks.getValue(DRIVER_ON_TIME).detail, checks.getValue(DRIVER_ON_TIME).detail)
+        assertEquals(true, checks.getValue(SAME_LOAD).met, "within a fork both ran at one rate: " + checks.getValue(SAME_LOAD).detail)
+        assertTrue("fork by fork" in latency.here, latency.here)
+    }
+
+    @Test
+    fun `a throughput ratio at the machine's wall cannot be told, with what the interval alone said`() {
+        // the reference's chain ran every saturation step at 195 to 199% of 200%: a ratio of two walls
+        val mixed = threeTierClaims(listOf(loadRun(reference)), published("three-tier", repoData)).single { "Mixing" in it.original }
+        assertEquals(Answer.CANNOT_TELL, mixed.answer)
+        assertEquals(false, mixed.checks.single { it.name == BELOW_WALL }.met)
+        assertTrue(mixed.checks.single { it.name == WARM }.met == true, "10 s steps judge warmth: the cold ones are left out")
+    }
 }

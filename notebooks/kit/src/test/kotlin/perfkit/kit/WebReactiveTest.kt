@@ -72,4 +72,21 @@ class WebReactiveTest {
         assertTrue("1 step(s) measured while a server's JIT still compiled and 1 step(s) with steal above 20% of a core" in said, said)
         assertTrue(said.endsWith("a longer one lets the JIT finish."), said)
     }
+
+    @Test
+    fun `over sub-second steps a JIT flag drops no fork, and the flagged steps are listed`() {
+        // three forks a stack at N = 100 and 500, steps of 0.6 s; one MVC fork at N = 500 flagged cold
+        val rows = listOf(100L, 500L).flatMap { n -> listOf("mvc", "webflux").flatMap { stack -> (1..3).map { f ->
+            val mean = if (stack == "mvc") (if (n == 500L) 270.0 else 110.0) + f else 102.0 + f
+            listOf(stack, 1L, n, f, mean, 150.0, 0.0, 0.6, true, !(stack == "mvc" && n == 500L && f == 2), "measured", if (stack == "mvc" && n == 500L && f == 2) 180.0 else 10.0)
+        } } }
+        val every = dataFrameOf("stack", "calls", "users", "fork", "mean_ms", "cpu_system_pct", "steal_pct", "seconds", "valid", "warm", "verdict", "jit_ms_per_s")(
+            *rows.flatten().toTypedArray<Any?>())
+        val claim = webReactiveClaims(every.measuredClosed(), 100.0, 200, 2, everyValid = every).first()
+        assertEquals(Answer.HOLDS, claim.answer, claim.why)
+        val warm = claim.checks.single { it.name == WARM }
+        assertEquals(null, warm.met, warm.detail)
+        assertTrue("mvc fork 2 at N = 500 (JIT 180 ms/s)" in warm.detail && "too short to judge" in warm.detail, warm.detail)
+        assertEquals(true, claim.checks.single { it.name == BELOW_WALL }.met)
+    }
 }
