@@ -97,10 +97,8 @@ private fun AnyFrame.closedSteps(stack: String, calls: Long, users: Long) =
 fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores: Int, everyValid: AnyFrame? = null): List<Claim> {
     if (closed.rowsCount() == 0) return listOf(Claim("Reactive wins as concurrency grows", "no measured closed-model step",
         Answer.CANNOT_TELL, "Every closed-model step was invalid, cold or stolen."))
-    val est = estimates(closed, listOf("stack", "calls", "users"), "mean_ms")
     val calls = closed.rows().map { (it["calls"] as Number).toLong() }.distinct().sorted()
     val users = closed.rows().map { (it["users"] as Number).toLong() }.distinct().sorted()
-    fun e(stack: String, c: Long, n: Long) = est[listOf(stack, c, n)]
     val claims = mutableListOf<Claim>()
     for (c in calls) {
         // warmth first: it decides which steps the race is run on (every valid one where windows are too short to judge)
@@ -118,23 +116,33 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
             if (m != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC ${formatNumber(m.mean)} ms" else "N = $top not measured on both",
             race.answer, race.why, checks)
     }
-    // the knee: the first N at which MVC's mean response time is more than 25% above the external service's wait
+    // the knee: the first N at which MVC's mean response time is more than 25% above the external service's wait, on
+    // the steps warmth allows, as the race above
     val c = calls.first()
-    val knee = users.firstOrNull { n -> (e("mvc", c, n)?.mean ?: 0.0) > 1.25 * c * delayMs }
-    val atKnee = knee?.let { n -> closed.closedSteps("mvc", c, n) }.orEmpty()
+    fun kneeIn(f: AnyFrame): Long? {
+        val mvc = estimates(f, listOf("stack", "calls", "users"), "mean_ms")
+        return users.firstOrNull { n -> (mvc[listOf("mvc", c, n)]?.mean ?: 0.0) > 1.25 * c * delayMs }
+    }
+    fun kneeAnswer(knee: Long?) = when {
+        knee == null && users.last() < poolThreads -> Answer.CANNOT_TELL
+        knee == null -> Answer.DOES_NOT_HOLD
+        knee >= poolThreads -> Answer.HOLDS
+        else -> Answer.DOES_NOT_HOLD
+    }
+    val mvcSteps = everyValid?.filter { it["valid"] == true && ("verdict" !in everyValid.columnNames() || it["verdict"] == "measured") &&
+        it["stack"] == "mvc" && (it["calls"] as Number).toLong() == c }
+    val (_, kneeSteps, kneeWarmth) = if (mvcSteps == null) Triple(null, closed, null)
+        else onWarmSteps(mvcSteps, { "mvc fork ${it["fork"]} at N = ${it["users"]}" }) { kneeAnswer(kneeIn(it)) }
+    val knee = kneeIn(kneeSteps)
+    val atKnee = knee?.let { n -> kneeSteps.closedSteps("mvc", c, n) }.orEmpty()
     val cpuAtKnee = atKnee.mapNotNull { num(it.opt("cpu_system_pct")) }.takeIf { it.isNotEmpty() }?.average()
     // a knee on a machine at its wall is the machine's, not the pool's
-    val kneeChecks = if (knee == null) emptyList() else listOf(enoughForks(mapOf("MVC at N = $knee" to atKnee.size)),
-        belowWallOf(mapOf("MVC at N = $knee" to atKnee), cores))
+    val kneeChecks = if (knee == null) listOfNotNull(kneeWarmth) else listOfNotNull(enoughForks(mapOf("MVC at N = $knee" to atKnee.size)),
+        belowWallOf(mapOf("MVC at N = $knee" to atKnee), cores), kneeWarmth)
     claims += claim("Past about $poolThreads concurrent requests the imperative style queues behind its thread pool ($poolThreads threads)",
         knee?.let { "MVC's mean passes 1.25 x its external wait first at N = $it" + (cpuAtKnee?.let { u -> ", system CPU ${formatNumber(u)}% of ${cores * 100}%" } ?: "") }
             ?: "MVC's mean stays within 1.25 x its external wait up to N = ${users.last()}",
-        when {
-            knee == null && users.last() < poolThreads -> Answer.CANNOT_TELL
-            knee == null -> Answer.DOES_NOT_HOLD
-            knee >= poolThreads -> Answer.HOLDS
-            else -> Answer.DOES_NOT_HOLD
-        },
+        kneeAnswer(knee),
         when {
             knee == null && users.last() < poolThreads -> "The sweep stopped at N = ${users.last()}, below the pool's $poolThreads threads."
             knee == null -> "No queueing showed up to N = ${users.last()}."
