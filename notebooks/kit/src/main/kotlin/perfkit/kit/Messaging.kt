@@ -102,7 +102,9 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
     // a bracket from fewer than 3 searches is an observation, not an answer (as an interval needs 3 forks)
     fun tooFew(c: CapacityBracket?) = c != null && c.forks.size < MIN_REPETITIONS_FOR_CLAIM
     val fewWhy = "Only ${capacity.rows().groupBy { it["cell"] }.values.minOfOrNull { it.size } ?: 0} search(es) per cell: a claim needs $MIN_REPETITIONS_FOR_CLAIM."
-    for (cell in kafkaCells.filter { it == KAFKA_ORIGINAL || it == baseline }) {
+    // the one-chain claims are asked of the original's pairing and of the baseline
+    val pairings = kafkaCells.filter { it == KAFKA_ORIGINAL || it == baseline }
+    for (cell in pairings) {
         val kafka = inChains[cell]
         val breaksAtTwo = when {
             kafka == null || tooFew(kafka) -> Answer.CANNOT_TELL
@@ -142,7 +144,7 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
     val chronicleCpu = pub.publishedValue("chronicle-n1", "cpu_pct")
     val cpuRatio = kafkaCpu / chronicleCpu
     val oneChainValid = { cell: String? -> sweep.stepsAt(cell, 1.0).filter { it["valid"] == true } }
-    for (cell in kafkaCells.filter { it == KAFKA_ORIGINAL || it == baseline }) {
+    for (cell in pairings) {
         val kafkaSteps = oneChainValid(cell); val chronicleSteps = oneChainValid("chronicle/original")
         val kafkaUs = kafkaSteps.mapNotNull { num(it["cpu_us_per_msg"]) }
         val chronicleUs = chronicleSteps.mapNotNull { num(it["cpu_us_per_msg"]) }

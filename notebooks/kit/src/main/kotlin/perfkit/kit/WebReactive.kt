@@ -80,6 +80,10 @@ private fun reactiveRace(steps: AnyFrame, c: Long): RaceAnswer {
     return RaceAnswer(answer, top, m, w, why)
 }
 
+/** The valid steps of [every] that the steal rule kept (cold ones included) and [keep] picks; null without [every]. */
+private fun measuredOf(every: AnyFrame?, keep: (DataRow<*>) -> Boolean): AnyFrame? =
+    every?.filter { it["valid"] == true && ("verdict" !in every.columnNames() || it["verdict"] == "measured") && keep(it) }
+
 /** The closed steps of [stack] at [calls] and [users], as rows. */
 private fun AnyFrame.closedSteps(stack: String, calls: Long, users: Long) =
     rows().filter { it["stack"] == stack && (it["calls"] as Number).toLong() == calls && (it["users"] as Number).toLong() == users }
@@ -102,8 +106,7 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
     val claims = mutableListOf<Claim>()
     for (c in calls) {
         // warmth first: it decides which steps the race is run on (every valid one where windows are too short to judge)
-        val unfiltered = everyValid?.filter { it["valid"] == true && ("verdict" !in everyValid.columnNames() || it["verdict"] == "measured") &&
-            (it["calls"] as Number).toLong() == c && it["stack"] in setOf("mvc", "webflux") }
+        val unfiltered = measuredOf(everyValid) { (it["calls"] as Number).toLong() == c && it["stack"] in setOf("mvc", "webflux") }
         val (_, steps, warmth) = if (unfiltered == null) Triple(null, closed, null)
             else onWarmSteps(unfiltered, { "${it["stack"]} fork ${it["fork"]} at N = ${it["users"]}" }) { reactiveRace(it, c).answer }
         val race = reactiveRace(steps, c)
@@ -129,8 +132,7 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
         knee >= poolThreads -> Answer.HOLDS
         else -> Answer.DOES_NOT_HOLD
     }
-    val mvcSteps = everyValid?.filter { it["valid"] == true && ("verdict" !in everyValid.columnNames() || it["verdict"] == "measured") &&
-        it["stack"] == "mvc" && (it["calls"] as Number).toLong() == c }
+    val mvcSteps = measuredOf(everyValid) { it["stack"] == "mvc" && (it["calls"] as Number).toLong() == c }
     val (_, kneeSteps, kneeWarmth) = if (mvcSteps == null) Triple(null, closed, null)
         else onWarmSteps(mvcSteps, { "mvc fork ${it["fork"]} at N = ${it["users"]}" }) { kneeAnswer(kneeIn(it)) }
     val knee = kneeIn(kneeSteps)
