@@ -14,10 +14,11 @@ from conftest import run_once, port_open, bench, decode_hlog, free_port, interru
 
 USERS = [10, 50]
 RATES = [100, 200]
-REPEATS = 5
+STEP_SECONDS = 1  # at the 100 ms delay: 1-call cells repeat 10 times (--step-seconds), 2-call cells 5 (--repeats)
+REPEATS = {1: 10, 2: 5}
 CELLS = ["mvc/1call", "mvc/2call", "webflux/1call", "webflux/2call"]
 QUICK = ["--quick", "--variants", "mvc,webflux", "--users", ",".join(map(str, USERS)), "--rates", ",".join(map(str, RATES)),
-         "--warmup", "2", "--measure", "2", "--server-warmup-max", "3"]  # a quick warm-up never settles (its JIT window is 10 s)
+         "--warmup", "2", "--measure", "2", "--server-warmup-max", "3", "--step-seconds", str(STEP_SECONDS)]  # a quick warm-up never settles (its JIT window is 10 s)
 
 
 def peer_rows(run_dir, tool):
@@ -37,7 +38,8 @@ def test_quick_sweep_has_every_cell_and_exact_closed_counts(quick_run):
     assert sorted((r["cell"], int(r["users"])) for r in rows) == sorted((c, n) for c in CELLS for n in USERS)
     for r in rows:
         # the siege shape: every one of the N users made exactly R requests, all answered
-        assert int(r["requests"]) == int(r["users"]) * REPEATS == int(r["expected_requests"]), r
+        assert int(r["repeats"]) == REPEATS[int(r["calls"])], "a step lasts --step-seconds at least, and never repeats under --repeats"
+        assert int(r["requests"]) == int(r["users"]) * int(r["repeats"]) == int(r["expected_requests"]), r
         assert int(r["responses"]) == int(r["requests"]) and r["errors"] == "0", r
         assert r["cell"] == f"{r['stack']}/{r['calls']}call" and r["valid"] == "true", r
         # each step says how busy its servers' JIT was, and whether steal made it the host's number
@@ -142,7 +144,7 @@ def test_every_hlog_decodes_and_holds_its_step(quick_run):
         step = f["series"].split("/")[-1]
         assert f["series"] == f"{f['cell']}/{step}"
         if step.startswith("n"):
-            assert merged.get_total_count() == int(closed[(f["cell"], step[1:])]["responses"]) == int(step[1:]) * REPEATS
+            assert merged.get_total_count() == int(closed[(f["cell"], step[1:])]["responses"]) == int(step[1:]) * REPEATS[int(f["cell"][-5])]
 
 
 def test_driver_yaml_is_kept_and_avoids_hyperfoils_pitfalls(quick_run):
@@ -160,7 +162,7 @@ def test_driver_yaml_is_kept_and_avoids_hyperfoils_pitfalls(quick_run):
         assert connections >= max(users + sessions), "as many connections as the largest concurrency"
         name = os.path.basename(path)
         if ".closed." in name:  # the sweep
-            assert "repeats: 5" in text and "atOnce:" in text
+            assert f"repeats: {REPEATS[1 if '1call' in name else 2]}" in text and "atOnce:" in text
         elif ".r" in name:  # an open step: a rising warm-up, then the fixed schedule the driver times requests against
             assert "increasingRate:" in text and "constantRate:" in text and "variance: false" in text and "variance: true" not in text
     for result in (quick_run / "load").glob("*.result.json"):
@@ -206,9 +208,10 @@ def test_siege_and_wrk_run_beside_the_driver_when_installed(quick_run):
         siege = [r for r in rows if r["cell"] == cell and r["tool"] == "siege"]
         assert sorted(int(r["users"]) for r in siege) == USERS, "the original's command at a few N"
         for r in siege:
-            # siege -b -c N -r 5: N users x 5 requests, the same count the driver's closed step makes
-            assert int(r["requests"]) + int(r["failed"]) == int(r["users"]) * REPEATS, r
-            assert r["command"] == f"siege -b -c {r['users']} -r {REPEATS} <url>"
+            # siege -b -c N -r R: N users x R requests, the same count the driver's closed step makes
+            repeats = REPEATS[int(cell[-5])]
+            assert int(r["requests"]) + int(r["failed"]) == int(r["users"]) * repeats, r
+            assert r["command"] == f"siege -b -c {r['users']} -r {repeats} <url>"
         (wrk,) = [r for r in rows if r["cell"] == cell and r["tool"] == "wrk"]
         assert int(wrk["users"]) == max(USERS) and float(wrk["throughput_rps"]) > 0
         assert abs(float(wrk["driver_ratio"]) - float(wrk["driver_throughput_rps"]) / float(wrk["throughput_rps"])) < 1e-3

@@ -1,6 +1,7 @@
 """The workflow study on a real PostgreSQL: each job type drains exactly once, completions are counted as committed
 in the database, database CPU is measured, bad input fails before a run folder exists, secrets stay out of command
 lines and files, and no database, schema or engine outlives a run."""
+import math
 import glob
 import json
 import pathlib
@@ -52,9 +53,9 @@ def test_each_job_type_commits_every_job_exactly_once(each_job_type):
     assert [r["job_type"] for r in rows] == ["fixed", "timer", "noop"]
     for r in rows:
         assert r["valid"] == "true", r["invalid_reason"]
-        assert r["committed"] == r["commit_events"] == r["wait_arrivals"] == r["at_wait_state"] == r["jobs"] == "300", r
+        assert r["committed"] == r["commit_events"] == r["wait_arrivals"] == r["at_wait_state"] == r["jobs"], r
         assert r["left"] == r["dead_letters"] == r["failed"] == "0"
-    assert rows[0]["body_runs"] == "300" and rows[1]["body_runs"] == rows[2]["body_runs"] == ""
+    assert rows[0]["body_runs"] == rows[0]["jobs"] and rows[1]["body_runs"] == rows[2]["body_runs"] == ""
     assert all(r["lock_poll_ms"] == "" for r in rows), "the lock's poll plays no part with the lock off"
 
 
@@ -70,6 +71,10 @@ def test_threads_come_from_the_calibration_rule(each_job_type):
     # --queue-size auto: 64 places per thread, the original's 8192 for 128 threads
     assert int(fixed["queue_size"]) == 64 * cal["threads"] and int(row["queue_size"]) == 64 * cal["calibrationThreads"]
     assert float(fixed["theoretical_max_per_s"]) == cal["threads"] * 1000 / 100
+    # --min-drain 2: each backlog lasts 2 s at the rate expected of it, --jobs 300 at least
+    expected = {"fixed": float(fixed["theoretical_max_per_s"]), "timer": cal["noopJobsPerS"], "noop": cal["noopJobsPerS"]}
+    for r in read_csv(each_job_type / "throughput.csv"):
+        assert int(r["jobs"]) == max(300, math.ceil(min(expected[r["job_type"]], cal["noopJobsPerS"]) * 2)), r
     assert float(fixed["pct_of_max"]) == pytest.approx(100 * float(fixed["jobs_per_s"]) / float(fixed["theoretical_max_per_s"]), rel=1e-6)
     assert fixed["bottleneck"].split(":")[0] in ("cpu", "database-locks", "executor-threads", "acquisition")
 
@@ -110,7 +115,8 @@ def test_latency_logs_exclude_warm_up_as_the_manifest_says(each_job_type):
 def test_database_and_engines_are_gone_after_the_run(each_job_type):
     assert_nothing_left(each_job_type)
     rows = read_csv(each_job_type / "engines.csv")
-    assert len(rows) == 3 and all(int(r["commit_events"]) == 300 for r in rows)
+    jobs = {r["cell"]: r["jobs"] for r in read_csv(each_job_type / "throughput.csv")}
+    assert len(rows) == 3 and all(e["commit_events"] == jobs[e["cell"]] for e in rows)
 
 
 def test_two_engines_share_the_backlog_with_the_lock_on_at_each_poll(tmp_path):
@@ -185,9 +191,11 @@ def test_a_completed_run_on_a_users_database_leaves_no_schema(tmp_path, users_da
     db = users_database
     monkeypatch.setenv("PERFKIT_JDBC_PASSWORD", db["password"])
     run = run_dir_of(bench("run", "workflow", "--quick", "--jobs", "300", "--job-types", "noop", "--threads", "4", "--instances", "1",
-                           "--locks", "off", "--acquire-sizes", "32", "--repetitions", "2", "--jdbc-url", db["url"], "--out", str(tmp_path)))
+                           "--locks", "off", "--acquire-sizes", "200", "--repetitions", "2", "--jdbc-url", db["url"], "--out", str(tmp_path)))
     m = manifest(run)
-    assert m["status"] == "complete" and len(read_csv(run / "throughput.csv")) == 2, "two cells, each in a schema of its own"
+    rows = read_csv(run / "throughput.csv")
+    assert m["status"] == "complete" and len(rows) == 2, "two cells, each in a schema of its own"
+    assert all(r["queue_size"] == "400" for r in rows), "--queue-size auto: 64 a thread, yet twice the largest acquire size"
     assert perfkit_schemas(db) == [], "each cell drops its schema when it ends"
 
 

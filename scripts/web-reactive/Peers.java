@@ -21,8 +21,8 @@ import java.util.regex.Pattern;
 /**
  * siege and wrk beside the driver, both optional at run time (when missing, the run says so in its notes):
  * <ul>
- * <li>siege runs the original's exact command, {@code siege -b -c N -r 5 URL}, for a few N, as a cross-check of the
- *     closed model. Its own defaults stay (a new connection per request, as the original had), except the user
+ * <li>siege runs the original's command, {@code siege -b -c N -r R URL}, for a few N, as a cross-check of the
+ *     closed model, with the driver's R for the cell (the original's 5 unless --step-seconds asked for more). Its own defaults stay (a new connection per request, as the original had), except the user
  *     limit (255 in Debian's siegerc), raised so large N run as asked, and its log file, which is off.</li>
  * <li>wrk loads the same endpoint at the sweep's largest N connections for a few seconds: the most this host serves
  *     to a lean C client. The driver then loads it the same way (N users looping as long, after its own warm-up);
@@ -67,10 +67,12 @@ final class Peers {
         return table;
     }
 
-    /** The cross-checks for one cell; {@code driverRps(N)} is the driver's closed-model throughput at N (NaN when not measured). */
-    void cell(String cell, int fork, String url, java.util.function.IntToDoubleFunction driverRps) throws Exception {
+    /**
+     * The cross-checks for one cell; {@code driverRps(N)} is the driver's closed-model throughput at N (NaN when not
+     * measured), whose steps made {@code repeats} requests per user: siege makes as many, so the shapes match.
+     */
+    void cell(String cell, int fork, String url, int repeats, java.util.function.IntToDoubleFunction driverRps) throws Exception {
         List<Integer> users = o.users();
-        int repeats = o.repeats();
         if (siege) {
             // siege writes a config template into $HOME/.siege on first use (and names that folder in its output): a home
             // of its own in the run's scratch, with the config already there, keeps the user's home untouched

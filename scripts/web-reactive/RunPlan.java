@@ -116,7 +116,7 @@ final class RunPlan {
         peers = new Peers(run, o);
         closed = new Table(run, "closed.csv", "closed model (siege -c N -r R shape): one row per cell, fork and N: requests, errors, "
                 + "throughput, response time, the external service's own latency, CPU per process, JIT of the servers, verdict",
-                "cell", "stack", "calls", "fork", "users", "requests", "expected_requests", "responses", "errors", "blocked_ms", "seconds",
+                "cell", "stack", "calls", "fork", "users", "repeats", "requests", "expected_requests", "responses", "errors", "blocked_ms", "seconds",
                 "throughput_rps", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "backend_p50_ms", "backend_p99_ms", "backend_calls",
                 "cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct", "jit_ms_per_s", "warm", "verdict", "valid", "invalid_reason");
         open = new Table(run, "open.csv", "open model: one row per cell, fork and offered rate: response time from the scheduled start and as "
@@ -133,7 +133,7 @@ final class RunPlan {
             for (int fork = 1; fork <= o.forks(); fork++) {
                 ServerWarmup.warm(run, "target", fork, List.of(target), Map.of(), warmupRule(16));
                 closedSweep("target", "target", 0, fork, null);
-                if (fork == 1) peers.cell("target", 1, target, n -> driverRps("target", 1, n));
+                if (fork == 1) peers.cell("target", 1, target, o.repeatsFor(0), n -> driverRps("target", 1, n));
                 openModel("target", "target", 0, fork, null);
             }
         } else {
@@ -159,7 +159,7 @@ final class RunPlan {
                             // thread pools as the sweeps left them; then the peers, on the first calls count
                             (notes.has("apps") ? (ObjectNode) notes.get("apps") : notes.putObject("apps")).set(stack, info(app));
                             int c = calls.get(0);
-                            peers.cell(cell(stack, c), 1, url(app) + "?calls=" + c, n -> driverRps(cell(stack, c), 1, n));
+                            peers.cell(cell(stack, c), 1, url(app) + "?calls=" + c, o.repeatsFor(c), n -> driverRps(cell(stack, c), 1, n));
                         }
                     }
                 } finally {
@@ -262,9 +262,11 @@ final class RunPlan {
                 + " ms/s over 10 s and the throughput is steady, at most --server-warmup-max " + Cli.plain(o.serverWarmupMax())
                 + " s (notes.serverWarmup says how each ended); every step records the servers' JIT during it (jit_ms_per_s, warm)");
         n.put("order", "stacks, calls counts and the N of the closed model run in an order rotated by one per fork, so order and age effects spread");
-        n.put("closedModel", "Hyperfoil atOnce: N users, each doing " + o.repeats() + " requests back to back (a loop), the shape of siege -b -c N -r "
-                + o.repeats() + "; one driver run per cell, its steps one after another after a driver warm-up of " + Cli.plain(o.warmup()) + " s with up to "
-                + WARMUP_USERS + " users looping; each step's requests must equal N x " + o.repeats() + "; a step with steal above "
+        String perCell = o.calls().stream().map(c -> c + " call" + (c == 1 ? "" : "s") + ": " + o.repeatsFor(c)).collect(java.util.stream.Collectors.joining(", "));
+        n.put("closedModel", "Hyperfoil atOnce: N users, each doing R requests back to back (a loop), the shape of siege -b -c N -r R; R is --repeats "
+                + o.repeats() + ", or more where a step would last under --step-seconds " + Cli.plain(o.stepSeconds()) + " s at the external service's delay ("
+                + perCell + "; closed.csv repeats); one driver run per cell, its steps one after another after a driver warm-up of " + Cli.plain(o.warmup())
+                + " s with up to " + WARMUP_USERS + " users looping; each step's requests must equal N x R; a step with steal above "
                 + (int) StepVerdict.Rule.DEFAULT.maxStealPct() + "% of a core is not measurable on this host");
         n.put("openModel", "Hyperfoil constantRate on a fixed schedule (arrival k at k / rate), one driver run per offered rate: a warm-up of "
                 + Cli.plain(o.warmup()) + " s at the rate, then the window, without a gap; latency from each arrival's scheduled start (the driver times it, "
@@ -339,7 +341,7 @@ final class RunPlan {
     /** One driver run per cell: a warm-up of the driver itself, then the N steps in an order rotated per fork. */
     private void closedSweep(String cell, String stack, int calls, int fork, HttpService app) throws Exception {
         if (!o.closedModel()) return;
-        int repeats = o.repeats();
+        int repeats = o.repeatsFor(calls);
         List<Integer> users = rotated(o.users(), fork - 1);
         double warmup = o.warmup(), delay = o.backendDelayMs() / 1000.0;
         HttpLoad.Plan plan = new HttpLoad.Plan("web-reactive " + cell + " closed model fork " + fork, url(app));
@@ -369,7 +371,7 @@ final class RunPlan {
         String verdict = !problems.isEmpty() ? StepVerdict.Status.INVALID.label
                 : steal != null && steal > StepVerdict.Rule.DEFAULT.maxStealPct() ? StepVerdict.Status.NOT_MEASURABLE.label : "measured";
         closed.write(Table.row().set("cell", cell).set("stack", stack).set("calls", calls).set("fork", fork).set("users", users)
-                .set("requests", requests).set("expected_requests", expected).set("responses", responses).set("errors", ph.path("errors").asLong())
+                .set("repeats", repeats).set("requests", requests).set("expected_requests", expected).set("responses", responses).set("errors", ph.path("errors").asLong())
                 .set("blocked_ms", ph.path("blockedTimeNs").asLong() / 1e6).set("seconds", seconds).set("throughput_rps", responses / seconds)
                 .set("mean_ms", num(lat, "mean")).set("p50_ms", num(lat, "p50")).set("p90_ms", num(lat, "p90")).set("p99_ms", num(lat, "p99"))
                 .set("max_ms", num(lat, "max")).set("backend_p50_ms", num(be, "p50Ms")).set("backend_p99_ms", num(be, "p99Ms"))

@@ -43,8 +43,8 @@ public class WebReactive {
     static final String SERVICE = "--service";
 
     static final Cli CLI = new Cli("web-reactive", "Spring MVC (Tomcat, 200 threads, blocking RestClient) vs WebFlux (Reactor Netty, WebClient), each\n"
-            + "calling an external service that answers after --backend-delay-ms, 1 or 2 times per request. Closed model: N users x 5 requests\n"
-            + "(siege -b -c N -r 5) over --users. Open model: constant arrival rate, capacity at a p99 SLO by doubling then bisecting.\n"
+            + "calling an external service that answers after --backend-delay-ms, 1 or 2 times per request. Closed model: N users x R requests\n"
+            + "(siege -b -c N -r R; R = 5, or more so a step lasts --step-seconds) over --users. Open model: constant arrival rate, capacity at a p99 SLO by doubling then bisecting.\n"
             + "Load driver: Hyperfoil 0.25.2 in its own JVM; its benchmark YAML is kept in the run's load/ folder.")
             .choices("variants", RunPlan.STACKS, "mvc,webflux,mvc-virtual", "mvc,webflux",
                     "stacks: mvc = Tomcat with its default 200 threads; webflux = Reactor Netty event loops; mvc-virtual = MVC on virtual threads "
@@ -52,7 +52,9 @@ public class WebReactive {
             .integers("calls", "1,2", null, 1, 4, "external calls per request, made one after the other (the original's two categories: 1 and 2)")
             .choices("models", List.of("closed", "open"), "closed,open", "closed = the original's siege shape over --users; open = constant rate, capacity at --slo-ms")
             .integers("users", "10,25,50,100,150,200,250,500,1000", "10,50", 1, 10_000, "closed model: concurrent users per step (siege -c N)")
-            .integer("repeats", 5, null, 1, 10_000, "closed model: requests each user makes back to back per step (siege -r)")
+            .integer("repeats", 5, null, 1, 10_000, "closed model: requests each user makes back to back per step (siege -r), at least")
+            .seconds("step-seconds", 10, 0.0, "closed model: least time a step lasts at the external service's delay: a cell whose --repeats x calls "
+                    + "x delay is shorter repeats more, so a step is long enough to judge warmth over it (0 = always --repeats)")
             .millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no thread while waiting)")
             .seconds("warmup", 10, 1.0, "the driver's own warm-up before each closed sweep and each open-model step (at the step's rate), seconds; "
                     + "also the least time the servers are warmed up by rule")
@@ -89,15 +91,24 @@ public class WebReactive {
 
     /** A run's options, read once from the checked command line: nothing below reads an option by name. */
     record Options(List<String> stacks, List<Integer> calls, boolean closedModel, boolean openModel, List<Integer> users, int repeats,
-                   int backendDelayMs, double warmup, double serverWarmupMax, double measure, long sloMs, List<Double> rates, int rateStep,
+                   double stepSeconds, int backendDelayMs, double warmup, double serverWarmupMax, double measure, long sloMs, List<Double> rates, int rateStep,
                    int maxRate, double budget, int forks, List<String> appJvmArgs, String appJava, String runJava, String targetUrl, boolean peers,
                    java.util.Map<String, Ssh> placement) {
         static Options of(Params p) {
             return new Options(p.list("variants"), p.ints("calls"), p.list("models").contains("closed"), p.list("models").contains("open"),
-                    p.ints("users"), p.intValue("repeats"), p.intValue("backend-delay-ms"), p.seconds("warmup"), p.seconds("server-warmup-max"),
+                    p.ints("users"), p.intValue("repeats"), p.seconds("step-seconds"), p.intValue("backend-delay-ms"), p.seconds("warmup"), p.seconds("server-warmup-max"),
                     p.seconds("measure"), p.integer("slo-ms"), p.numbers("rates"), p.intValue("rate-step"), p.intValue("max-rate"), p.seconds("budget"),
                     p.intValue("forks"), Sys.jvmArgs(p.text("app-jvm-args")), p.text("app-java").trim(), p.text("java").trim(),
                     p.text("target-url").trim(), !p.text("peers").equals("off"), p.placement());
+        }
+
+        /**
+         * Requests per user in a closed step of a cell making {@code calls} external calls: --repeats, or more when
+         * that many would last under --step-seconds at the external service's delay (a target's cell, 0 calls, keeps --repeats).
+         */
+        int repeatsFor(int calls) {
+            double perRequest = calls * backendDelayMs / 1000.0;
+            return perRequest <= 0 ? repeats : Math.max(repeats, (int) Math.ceil(stepSeconds / perRequest - 1e-9));
         }
 
         /** The open model searches for the capacity, unless --rates fixed the rates to measure. */

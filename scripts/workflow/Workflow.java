@@ -45,7 +45,9 @@ public class Workflow {
     static final Cli CLI = new Cli("workflow", "Flowable's Async Executor draining a backlog of jobs: fixed-time jobs, due timers or no-op jobs,\n"
             + "scaled by engine instances (separate JVMs) and acquire size, with the global acquire lock on and off.")
             .choices("job-types", Engine.JOB_TYPES, "fixed,timer,noop", "job types, comma-separated: fixed (sleeps --job-ms), timer (already due), noop (${true})")
-            .integer("jobs", 1_000_000, 1000L, 1, 100_000_000, "jobs in the backlog per cell (the original: 1,000,000)")
+            .integer("jobs", 1_000_000, 1000L, 1, 100_000_000, "jobs in the backlog per cell, at least (the original: 1,000,000)")
+            .seconds("min-drain", 150, 0.0, "a cell's backlog grows above --jobs until its drain, at the rate expected of it (fixed jobs: the theoretical "
+                    + "maximum; timers and no-op jobs: the calibrated no-op rate), lasts this long, so start-up and tail stay a small part of it (0 = --jobs)")
             .integers("instances", "1,2,4", "1", 1, 64, "engine instances (JVMs) per cell, comma-separated")
             .integers("acquire-sizes", "32,512", "32", 1, 100_000, "jobs fetched per acquisition, comma-separated")
             .choices("locks", List.of("off", "on"), "off,on", "off", "global acquire lock, comma-separated: off, on")
@@ -56,7 +58,8 @@ public class Workflow {
             .integer("headroom", 50, null, 1, 100, "with --threads auto: percent of the calibrated no-op rate that the theoretical maximum may ask for")
             .integer("calibration-jobs", 4000, 1000L, 100, 1_000_000, "with --threads auto: no-op jobs in the calibration drain")
             .integerOrAuto("queue-size", "auto", 1, 1_000_000, "executor queue per instance: a number (the original: 8192), or auto: " + QUEUE_PER_THREAD
-                    + " per executor thread, the original's 8192 for 128, so a full queue holds as many seconds of an engine's work as there")
+                    + " per executor thread, the original's 8192 for 128, so a full queue holds as many seconds of an engine's work as there, and at least "
+                    + "twice the largest --acquire-sizes, so a larger acquire size can take more jobs than a smaller one")
             .integer("job-ms", 100, null, 1, 3_600_000, "duration of a fixed job in ms")
             .integer("repetitions", 1, null, 1, 100, "repetitions of every cell")
             .seconds("warmup", 5, 1.0, "seconds at the start of each drain that are warm-up: not in the latency logs or the steady rate")
@@ -107,13 +110,13 @@ public class Workflow {
 
     /** A run's options, read once from the checked command line: nothing below reads an option by name. */
     record Options(List<String> jobTypes, int jobs, List<Integer> instances, List<Integer> acquireSizes, List<String> locks,
-                   List<Integer> lockPollMs, Integer threads, int headroomPct, int calibrationJobs, Integer queueSize, int jobMs,
+                   List<Integer> lockPollMs, Integer threads, int headroomPct, int calibrationJobs, Integer queueSize, int jobMs, double minDrain,
                    int repetitions, double warmup, double maxDrain, boolean h2, Database.Credentials usersDatabase, Ssh dbHost,
                    List<Ssh> engineHosts, boolean indexFix, List<String> forkJvmArgs) {
         static Options of(Params p) {
             return new Options(p.list("job-types"), p.intValue("jobs"), p.ints("instances"), p.ints("acquire-sizes"), p.list("locks"),
                     p.ints("lock-poll-ms"), p.integerOrAuto("threads"), p.intValue("headroom"), p.intValue("calibration-jobs"),
-                    p.integerOrAuto("queue-size"), p.intValue("job-ms"), p.intValue("repetitions"), p.seconds("warmup"), p.seconds("max-drain"),
+                    p.integerOrAuto("queue-size"), p.intValue("job-ms"), p.seconds("min-drain"), p.intValue("repetitions"), p.seconds("warmup"), p.seconds("max-drain"),
                     usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.placement().get("db"),
                     Params.hostsOf(p.placement(), "engines"), p.text("index-fix").equals("on"), Sys.jvmArgs(p.text("fork-jvm-args")));
         }
@@ -128,8 +131,26 @@ public class Workflow {
             return RemoteJvm.forkHost(i == 0 ? "engines" : "engines" + (i + 1), engineHosts.get(i));
         }
 
-        /** The executor queue per instance: --queue-size, or with auto {@link #QUEUE_PER_THREAD} per executor thread. */
-        int queueSizeFor(int threads) { return queueSize == null ? threads * QUEUE_PER_THREAD : queueSize; }
+        /**
+         * The executor queue per instance: --queue-size, or with auto {@link #QUEUE_PER_THREAD} per executor thread and
+         * at least twice the largest acquire size: an engine acquires at most its free places, so a queue under the
+         * acquire size makes the larger size take no more than the smaller (the factor would be inert).
+         */
+        int queueSizeFor(int threads) {
+            return queueSize != null ? queueSize : Math.max(threads * QUEUE_PER_THREAD, 2 * Collections.max(acquireSizes));
+        }
+
+        /**
+         * The backlog of a cell of {@code type} at {@code instances} engines: --jobs, or more so that the drain lasts
+         * --min-drain at the rate expected of it (fixed jobs: their theoretical maximum, capped by the no-op rate;
+         * timers and no-op jobs: the no-op rate, NaN when not calibrated, which keeps --jobs).
+         */
+        int jobsFor(String type, int instances, int threads, double noopPerSecond) {
+            double rate = type.equals("fixed") ? Math.min(theoreticalMax(instances, threads), Double.isNaN(noopPerSecond) ? Double.MAX_VALUE : noopPerSecond)
+                    : noopPerSecond;
+            if (!(minDrain > 0) || Double.isNaN(rate)) return jobs;
+            return (int) Math.min(100_000_000L, Math.max(jobs, (long) Math.ceil(rate * minDrain)));
+        }
 
         /** Fixed jobs' theoretical maximum of {@code instances} engines of {@code threads} each, in jobs/s. */
         double theoreticalMax(int instances, int threads) { return instances * threads * 1000.0 / jobMs; }
@@ -175,8 +196,9 @@ public class Workflow {
                 "failed", "wait_arrivals", "body_runs", "left", "dead_letters", "at_wait_state", "valid", "invalid_reason",
                 "cpu_engines_pct", "cpu_db_pct", "cpu_system_pct", "cpu_other_pct", "cores", "threads_busy_pct", "queued_mean",
                 "db_active_mean", "db_lock_waiters_mean", "bottleneck", "latency_samples", "drain_end_source"};
-        int threads = o.threads() != null ? o.threads() : calibrate(run, o, db, o.acquireSizes().get(0), Collections.max(o.instances()), columns);
-        int queue = o.queueSizeFor(threads);
+        Calibration cal = o.threads() != null ? new Calibration(o.threads(), Double.NaN)
+                : calibrate(run, o, db, o.acquireSizes().get(0), Collections.max(o.instances()), columns);
+        int threads = cal.threads(), queue = o.queueSizeFor(threads);
         try (Table cells = new Table(run, "throughput.csv", "one row per cell: drain time, committed jobs/s overall and steady, "
                 + "% of the theoretical maximum, exact-once checks, CPU of engines, database and machine, and the bottleneck", columns);
              Table engines = new Table(run, "engines.csv", "jobs each engine instance committed per cell, its CPU and how busy its threads were",
@@ -192,7 +214,8 @@ public class Workflow {
                                 for (Integer poll : lock.equals("on") ? polls : Collections.<Integer>singletonList(null)) {
                                     // one poll keeps the names runs had before the poll was a factor, so compare still pairs them
                                     String name = type + "-k" + k + "-a" + acquire + "-lock" + lock + (poll == null || polls.size() == 1 ? "" : "-p" + poll) + "-r" + rep;
-                                    Cell cell = new Cell(run, o, db, ++index, name, rep, type, k, acquire, lock, poll, threads, queue, o.jobs());
+                                    Cell cell = new Cell(run, o, db, ++index, name, rep, type, k, acquire, lock, poll, threads, queue,
+                                            o.jobsFor(type, k, threads, cal.noopPerSecond()));
                                     Cell.Outcome outcome = cell.drain();
                                     outcome.write(cells, engines);
                                     // a failed check means jobs were lost or ran twice: the run cannot be trusted
@@ -201,13 +224,16 @@ public class Workflow {
         }
     }
 
+    /** What the no-op calibration found: the executor threads per instance, and the no-op jobs/s one engine drained. */
+    record Calibration(int threads, double noopPerSecond) {}
+
     /**
      * threads = floor(no-op rate x job seconds x headroom / the most instances): the fixed jobs' theoretical maximum
      * at the largest instance count then asks for a known share of what this host completes when jobs cost nothing
      * but their bookkeeping (see DrainRate.threadsFor). So "stable as instances are added" is a question the host can
      * answer: adding engines asks for more of the same CPU, never for more than it serves.
      */
-    static int calibrate(Run run, Options opts, Database db, int acquire, int mostInstances, String[] columns) throws Exception {
+    static Calibration calibrate(Run run, Options opts, Database db, int acquire, int mostInstances, String[] columns) throws Exception {
         Cell.Outcome o;
         try (Table t = new Table(run, "calibration.csv", "the no-op drain that sized --threads auto (same columns as throughput.csv)", columns)) {
             o = new Cell(run, opts, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", null, CALIBRATION_THREADS,
@@ -236,7 +262,7 @@ public class Workflow {
         run.progress().say(String.format(Locale.ROOT, "calibration: %.0f no-op jobs/s -> %d threads per instance (theoretical maximum %.0f jobs/s "
                 + "per instance, %.0f at %d instances)", rate, threads, opts.theoreticalMax(1, threads),
                 opts.theoreticalMax(mostInstances, threads), mostInstances));
-        return threads;
+        return new Calibration(threads, rate);
     }
 
     static void describe(Run run, Database db, Options o) {
@@ -249,8 +275,12 @@ public class Workflow {
                     + "at its first engine's start and end, in the placement); each engine's latency log, its window included, keeps its own host's clock");
         n.put("process", "start -> job -> receive task (wait state) -> end; history level none; a fresh schema per cell");
         n.put("jobs", "fixed: async service task sleeping --job-ms; timer: intermediate timer due in the past; noop: async service task ${true}");
+        n.put("backlog", o.minDrain() > 0 ? "--jobs " + o.jobs() + " or more per cell, so that its drain lasts --min-drain " + Cli.plain(o.minDrain())
+                + " s at the rate expected of it (fixed: the theoretical maximum, capped by the calibrated no-op rate; timer and noop: the calibrated no-op rate, "
+                + "or --jobs without a calibration); the jobs column gives each cell's" : "--jobs " + o.jobs() + " per cell");
         n.put("executor", "queue per instance " + (o.queueSize() == null ? "auto: " + QUEUE_PER_THREAD + " per executor thread "
-                + "(the original's 8192 for 128), so a full queue holds as many seconds of work as the original's" : "set by --queue-size")
+                + "(the original's 8192 for 128), so a full queue holds as many seconds of work as the original's, and at least twice the largest "
+                + "acquire size, so the larger size can take more" : "set by --queue-size")
                 + " (queue_size per cell; an engine acquires at most its free places); acquire and timer wait 100 ms, queue-full wait 100 ms (Flowable's defaults of 10 s and 5 s make a drain crawl); "
                 + "global acquire lock wait time at Flowable's default (1 min), its poll rate --lock-poll-ms (lock_poll_ms per lock-on cell)");
         n.put("completions", "committed completions, counted from the database by a separate connection: jobs minus the rows left in "

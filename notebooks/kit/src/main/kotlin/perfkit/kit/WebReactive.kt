@@ -49,6 +49,23 @@ fun AnyFrame.nothingToPlot(): String {
     }
 }
 
+/**
+ * The requests each user made back to back in these closed steps ([this]: closed.csv), for an axis label: "5", or
+ * "100 with 1 call, 50 with 2" where --step-seconds lengthened the cells differently. Runs without the repeats
+ * column made [runRepeats] (--repeats) everywhere.
+ */
+fun AnyFrame.closedRepeats(runRepeats: Int): String {
+    if ("repeats" !in columnNames()) return "$runRepeats"
+    val byCalls = rows().groupBy { num(it["calls"])?.toLong() ?: 0L }
+        .mapValues { (_, rs) -> rs.mapNotNull { num(it["repeats"])?.toLong() }.distinct().sorted() }.toSortedMap()
+    val all = byCalls.values.flatten().distinct()
+    return when {
+        all.isEmpty() -> "$runRepeats"
+        all.size == 1 -> "${all.single()}"
+        else -> byCalls.entries.joinToString(", ") { (c, r) -> "${r.joinToString("/")} with $c call${if (c == 1L) "" else "s"}" }
+    }
+}
+
 /** Reactive against imperative at [calls] calls, judged on [steps]: the answer, the N it was judged at, and the two means. */
 private class RaceAnswer(val answer: Answer, val top: Long, val mvc: Estimate?, val webflux: Estimate?, val why: String)
 

@@ -32,6 +32,49 @@ fun AnyFrame.withLockPoll(pollMsByRun: Map<String, Double> = emptyMap()): AnyFra
     return (if (has) remove("lock_poll_ms") else this).add(polls.toColumn("lock_poll_ms"))
 }
 
+/**
+ * [jit_ms_per_s] and [jit_window_s] on every drain: the JIT of its busiest engine over the drain after its warm-up
+ * (each engine's `jvm:<cell>/engine<i>` series in phase `execute`, its first --warmup seconds left out: they are not
+ * in the steady rate either), and how many seconds that was. Empty for runs whose engines reported no JIT (before
+ * 2026-11-28); rows need `run_id`, as [runs] tables give.
+ */
+fun AnyFrame.withEngineJit(runs: List<RecordedRun>): AnyFrame {
+    val byRun = runs.associate { run ->
+        val warmup = run.param("warmup")?.toDoubleOrNull() ?: 0.0
+        val perEngine = if (!run.has("timeseries.csv")) emptyMap() else run.table("timeseries.csv").rows()
+            .filter { it["phase"] == "execute" && it["metric"] == "jit_ms_per_s" && (it["series"] as? String)?.let { s -> s.startsWith("jvm:") && "/engine" in s } == true }
+            .groupBy { (it["series"] as String).removePrefix("jvm:") }
+            .mapValues { (_, rs) -> rs.sortedBy { num(it["epoch_ms"]) ?: 0.0 }.drop(kotlin.math.ceil(warmup).toInt()).mapNotNull { num(it["value"]) } }
+        // per cell: the busiest engine's mean, over the shortest engine's window
+        run.id to perEngine.entries.groupBy { it.key.substringBeforeLast("/engine") }.mapValues { (_, es) ->
+            es.filter { it.value.isNotEmpty() }.let { w -> if (w.isEmpty()) null else w.maxOf { it.value.average() } to w.minOf { it.value.size } }
+        }
+    }
+    val found = rows().map { r -> byRun[r.opt("run_id")]?.get(r["cell"]) }
+    val base = listOf("jit_ms_per_s", "jit_window_s").fold(this) { f, c -> if (c in f.columnNames()) f.remove(c) else f }
+    return base.add(found.map { it?.first }.toColumn("jit_ms_per_s")).add(found.map { it?.second?.toDouble() }.toColumn("jit_window_s"))
+}
+
+/**
+ * The engines were warm over the drains compared: no engine's JIT above [COLD_JIT_MS_PER_S] after the warm-up
+ * ([withEngineJit]). Over windows under [MIN_JIT_WINDOW_S] nothing is judged; drains without the series fall back to
+ * the warm-up by time. A cold drain fails the check, so no verdict rests on it.
+ */
+internal fun drainsWarm(sides: Map<String, List<DataRow<*>>>): Precondition {
+    val all = sides.values.flatten()
+    val judged = all.filter { num(it.opt("jit_ms_per_s")) != null }
+    if (judged.isEmpty() || judged.size < all.size) return warmthNotRecorded("time (--warmup seconds of each drain)")
+    val jit = "the JIT above ${formatNumber(COLD_JIT_MS_PER_S)} ms/s"
+    val shortest = judged.minOf { num(it.opt("jit_window_s")) ?: 0.0 }
+    if (shortest < MIN_JIT_WINDOW_S) return Precondition(WARM, null, "drains whose steady part lasted ${formatNumber(shortest)} s are too short " +
+        "to judge by their engines' JIT (at least ${formatNumber(MIN_JIT_WINDOW_S)} s)")
+    val cold = sides.flatMap { (side, rs) -> rs.filter { num(it.opt("jit_ms_per_s"))!! > COLD_JIT_MS_PER_S }
+        .map { "$side, ${it["cell"]} (JIT ${formatNumber(num(it.opt("jit_ms_per_s"))!!)} ms/s)" } }
+    return Precondition(WARM, cold.isEmpty(), if (cold.isEmpty()) "no engine ran with $jit after its warm-up in the ${judged.size} drain(s) used"
+        else "${cold.size} drain(s) had an engine with $jit after its warm-up: " + cold.take(4).joinToString(", ") +
+            (if (cold.size > 4) " and ${cold.size - 4} more" else "") + " (a longer --warmup, or more --jobs, lets the JIT finish first)")
+}
+
 /** The lock setting "on" at one poll interval, as [lockSetting] names it. */
 private fun lockOn(pollMs: Int) = "on, polled every $pollMs ms"
 
@@ -115,13 +158,13 @@ internal fun acquireSizeLive(larger: List<DataRow<*>>, smaller: Int): Preconditi
         "larger size had little to add (a --queue-size well above the largest acquire size gives it room)")
 }
 
-/** The checks every drain comparison makes: forks, the machine's wall, the drains' length, and warmth (not recorded). */
+/** The checks every drain comparison makes: forks, the machine's wall, the drains' length, and the engines' warmth. */
 private fun drainChecks(sides: Map<String, List<DataRow<*>>>): List<Precondition> {
     val cores = sides.values.flatten().firstNotNullOfOrNull { num(it.opt("cores"))?.toInt() } ?: 0
     return listOf(enoughForks(sides.mapValues { it.value.size }),
         belowWall(sides.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("cpu_system_pct")) } }, cores),
         drainsLongEnough(sides),
-        warmthNotRecorded("time (--warmup seconds of each drain)"))
+        drainsWarm(sides))
 }
 
 private fun Estimate.pct() = formatNumber(mean) + "% (" + (if (range) "range, $n repetition(s)" else "95% t") +

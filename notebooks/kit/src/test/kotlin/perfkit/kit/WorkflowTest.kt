@@ -32,6 +32,51 @@ class WorkflowTest {
         assertTrue("threads per instance: **2**" in lines[0] && "queue **128** per instance (auto: 64 places per thread" in lines[0], lines[0])
         assertTrue("threads set by hand (--threads 4)" in lines[1] && "queue 8192 per instance (--queue-size)" in lines[1], lines[1])
     }
+    @Test
+    fun `each drain carries its busiest engine's JIT after the warm-up, from the run's own series`() {
+        val dir = Files.createDirectories(root.resolve("runs/workflow/20261128T000000Z-h1-cccccc"))
+        Files.writeString(dir.resolve("throughput.csv"), "cell,job_type\nfixed-k2-r1,fixed\nnoop-k1-r1,noop\n")
+        // engine1 compiles hard for the 2 s of warm-up, then settles at 10 ms/s; engine2 keeps compiling at 90 ms/s
+        val series = (0 until 8).flatMap { i -> listOf(
+            "${1000L * i},$i,execute,jvm:fixed-k2-r1/engine1,jit_ms_per_s,${if (i < 2) 400 else 10}",
+            "${1000L * i},$i,execute,jvm:fixed-k2-r1/engine2,jit_ms_per_s,90",
+            "${1000L * i},$i,generate,jvm:noop-k1-r1/engine1,jit_ms_per_s,500") }
+        Files.writeString(dir.resolve("timeseries.csv"), "epoch_ms,elapsed_s,phase,series,metric,value\n" + series.joinToString("\n") + "\n")
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"workflow","runId":"20261128T000000Z-h1-cccccc","mode":"drain",
+            "params":{"warmup":"2"},"files":[{"path":"throughput.csv","kind":"table","description":"t"},
+            {"path":"timeseries.csv","kind":"timeseries","description":"t"}]}"""))
+        val run = loadRun(dir)
+        val rows = listOf(run).table("throughput.csv").withEngineJit(listOf(run)).rows().toList()
+        assertEquals(90.0, rows[0]["jit_ms_per_s"], "the busiest engine decides")
+        assertEquals(6.0, rows[0]["jit_window_s"], "8 s of drain less 2 s of warm-up")
+        assertEquals(null, rows[1]["jit_ms_per_s"], "no drain-phase report: not judged")
+    }
+
+    /** Drains of one side with their engines' JIT after warm-up (ms/s) over a window of [window] seconds. */
+    private fun warmth(jit: List<Double?>, window: Double) = mapOf("side" to dataFrameOf("cell", "jit_ms_per_s", "jit_window_s")(
+        *jit.mapIndexed { i, j -> listOf<Any?>("fixed-r$i", j, if (j == null) null else window) }.flatten().toTypedArray()).rows().toList())
+
+    @Test
+    fun `a drain whose engines still compiled after warm-up fails the warmth check, and a short or unrecorded one is not judged`() {
+        assertEquals(true, drainsWarm(warmth(listOf(10.0, 20.0, 30.0), 60.0)).met)
+        val cold = drainsWarm(warmth(listOf(10.0, 120.0, 30.0), 60.0))
+        assertEquals(false, cold.met)
+        assertTrue("fixed-r1 (JIT 120 ms/s)" in cold.detail, cold.detail)
+        assertEquals(null, drainsWarm(warmth(listOf(10.0, 120.0, 30.0), 3.0)).met, "3 s is too short to judge")
+        val unrecorded = drainsWarm(warmth(listOf(null, null, null), 60.0))
+        assertEquals(null, unrecorded.met)
+        assertTrue("not judged from the JIT" in unrecorded.detail, unrecorded.detail)
+    }
+
+    @Test
+    fun `a share of the maximum measured on compiling engines is not answered`() {
+        val t = dataFrameOf("cell", "job_type", "instances", "acquire_size", "lock", "jobs_per_s", "pct_of_max", "valid", "jit_ms_per_s", "jit_window_s")(
+            *(1..3).flatMap { r -> listOf<Any?>("fixed-k1-r$r", "fixed", 1, 32, "on", 176.0 + r, 88.0 + r / 2.0, true, if (r == 2) 150.0 else 5.0, 80.0) }.toTypedArray())
+        val claim = workflowClaims(t, pub)[0]
+        assertEquals(Answer.CANNOT_TELL, claim.answer, claim.why)
+        assertTrue("JVMs warm" in claim.why && "fixed-k1-r2" in claim.why, claim.why)
+    }
+
     private val pub = dataFrameOf("study", "source", "variant", "metric", "value")(
         "workflow", "original write-up", "fixed", "pct_of_theoretical_max", 82.0,
         "workflow", "original write-up", "lock-off/lock-on", "throughput_ratio", 1 / 6.0)
