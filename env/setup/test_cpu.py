@@ -1,19 +1,30 @@
 """Prints where the pytest suite's CPU went, per test file, from the `cpu_s` property scripts/tests/suite.py gives
-every test in the JUnit XML (its own CPU and that of the processes it started and waited for).
+every test in the JUnit XML (its own CPU and that of the processes it started and waited for), with each shared run
+(shared_runs.py) on a line of its own rather than charged to the test that asked for it first.
 
-On two cores the suite cannot take less wall time than half its CPU time: the files at the top of this list are
-where a faster suite has to come from.
+On two cores the suite cannot take less wall time than half its CPU time: the lines at the top of this list are
+where a faster suite has to come from. Not counted: processes that no test waits for, such as those a placed
+test host's own sshd starts.
 """
 import collections
 import sys
 import xml.etree.ElementTree as ET
 
 by_file = collections.Counter()
+shared = {}
 for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
     for prop in case.iter("property"):
-        if prop.get("name") == "cpu_s":
-            by_file[case.get("classname", "?").rsplit(".", 1)[-1]] += float(prop.get("value"))
-if by_file:
-    total = sum(by_file.values())
-    top = ", ".join(f"{name} {seconds / 60:.1f}" for name, seconds in by_file.most_common(8))
-    print(f"pytest CPU: {total / 60:.1f} min in all (on 2 cores no less than {total / 120:.1f} min of wall time); by file, in min: {top}")
+        name, value = prop.get("name"), prop.get("value")
+        if name == "cpu_s":
+            by_file[case.get("classname", "?").rsplit(".", 1)[-1]] += float(value)
+        elif name.startswith("shared_run:"):
+            cpu, wall = (float(v) for v in value.split(","))
+            shared[name.split(":", 1)[1]] = (cpu, wall)
+if by_file or shared:
+    total = sum(by_file.values()) + sum(cpu for cpu, _ in shared.values())
+    lines = [(f"shared {study} run", cpu) for study, (cpu, _) in shared.items()] + list(by_file.items())
+    top = ", ".join(f"{name} {seconds / 60:.1f}" for name, seconds in sorted(lines, key=lambda l: -l[1])[:10])
+    print(f"pytest CPU: {total / 60:.1f} min in all (on 2 cores no less than {total / 120:.1f} min of wall time); in min: {top}")
+    if shared:
+        print("shared runs (made once, read by many tests): " + ", ".join(
+            f"{study} {cpu / 60:.1f} min CPU in {wall / 60:.1f} min" for study, (cpu, wall) in sorted(shared.items())))

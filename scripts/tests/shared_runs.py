@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from suite import file_lock, workers_share
+from suite import charge_shared_run, cpu_seconds, file_lock, workers_share
 from support import descendants
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -24,7 +24,8 @@ QUICK = {
     # every variant and quick strategy with tiny windows; the notebooks' test of a new run copies it into data/runs
     "queues": ["--quick", "--warmup", "0.5", "--measure", "1", "--tag", "e2e"],
     "messaging": ["--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10"],
-    "workflow": ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32", "--instances", "1", "--locks", "off"],
+    # --min-drain 2 grows the no-op and timer backlogs above --jobs at the calibrated rate, and leaves the fixed jobs' (20 jobs/s a thread)
+    "workflow": ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32", "--instances", "1", "--locks", "off", "--min-drain", "2"],
     # all three rounds; open steps at half the saturation throughput, so the chain's compare step runs
     # the servers' warm-up by rule is cut at 3 s: a quick run's never settles anyway (its JIT window alone is 10 s)
     "three-tier": ["--quick", "--warmup", "1", "--measure", "2", "--server-warmup-max", "3", "--open-rates", "0.5", "--durability", "strict,relaxed",
@@ -64,7 +65,11 @@ def _make(tmp_path_factory, study, record=None):
     """Makes the run and returns it; a failure is raised, and kept as text for the tests after. With record, the
     run or the failure is also written there as JSON, for the other worker."""
     try:
-        made = watched_run(tmp_path_factory.mktemp(study), study, QUICK[study], TIMEOUT[study])
+        cpu, wall = cpu_seconds(), time.monotonic()
+        try:
+            made = watched_run(tmp_path_factory.mktemp(study), study, QUICK[study], TIMEOUT[study])
+        finally:
+            charge_shared_run(study, cpu_seconds() - cpu, time.monotonic() - wall)
         if record:
             record.write_text(json.dumps({"dir": str(made.dir), "cmdlines": [[pid, c] for (pid, c) in made.cmdlines],
                                           "stderr": made.stderr}))

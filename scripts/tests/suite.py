@@ -16,6 +16,12 @@ Two tests at a time, on two pytest-xdist workers (outside xdist none of this doe
   test's whole protocol, so the module and session fixtures set up for it (a shared run) are inside the lock too.
 - A shared run (shared_runs.py) is made once per session, not once per worker: the first worker to ask makes it,
   holding a file lock; the other waits on that lock and then reads what was recorded.
+
+Cheapest first, and an early stop (docs/tests.md): the files run in TIERS order, the contracts and refusals before
+one run of each study, and kills, placement and notebooks last. Once a contract test fails (a file of CONTRACTS), or
+FAIL_LIMIT tests have failed, the session stops there: it still ends non-zero, with pytest's closing line and the
+reason. (Under --workers 2 ./bench orders the files slowest first, so both workers end together, and the early stop
+is pytest-xdist's own --maxfail.)
 """
 import contextlib
 import fcntl
@@ -37,6 +43,56 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "alone: no other test runs beside this one (see scripts/tests/suite.py)")
 
 
+# the files in the order they run; a file not named here runs with the studies. Within a file the order is its own.
+TIERS = [
+    # contracts: the committed data against its declarations, the launcher's one-line refusals, the suite itself
+    ["test_reference.py", "test_launcher.py", "test_suite.py"],
+    # one run of each study, and what is asserted of it
+    ["test_queues.py", "test_overhead.py", "test_messaging.py", "test_workflow.py", "test_web_reactive.py",
+     "test_three_tier_templates.py", "test_three_tier_inserts.py", "test_three_tier_chain.py"],
+    # kills and interrupts, other hosts, then the notebooks over everything
+    ["test_interrupt.py", "test_kills.py", "test_remote.py", "test_placement.py"],
+    ["test_notebooks.py", "test_compare.py"],
+]
+CONTRACTS = {"test_reference.py", "test_launcher.py"}
+FAIL_LIMIT = 5
+
+
+def tier_of(filename):
+    for i, files in enumerate(TIERS):
+        if filename in files:
+            return i, files.index(filename)
+    return 1, len(TIERS[1])
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # on xdist workers ./bench orders the files slowest first instead, so that both workers finish together
+    if getattr(config.option, "dist", "no") != "no":
+        return
+    # a stable sort by file keeps each file's tests together, so its module fixtures are made once
+    items.sort(key=lambda item: tier_of(item.path.name))
+
+
+_failures = []
+_session = {}
+
+
+def pytest_sessionstart(session):
+    _session["it"] = session
+
+
+def pytest_runtest_logreport(report):
+    # on an xdist worker the controller decides (--maxfail): a worker stopping on its own would orphan its tests
+    if not report.failed or "it" not in _session or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    _failures.append(report.nodeid)
+    session, filename = _session["it"], report.nodeid.split("::")[0].rsplit("/", 1)[-1]
+    if filename in CONTRACTS:
+        session.shouldfail = f"stopping early: a contract test failed ({report.nodeid}); every later test would test against a broken contract"
+    elif len(_failures) >= FAIL_LIMIT:
+        session.shouldfail = f"stopping early: {len(_failures)} tests failed ({', '.join(_failures)})"
+
+
 @contextlib.contextmanager
 def file_lock(path, mode=fcntl.LOCK_EX):
     with open(path, "a+") as f:
@@ -54,6 +110,13 @@ def cpu_seconds():
 
 
 CPU_AT_START = pytest.StashKey[float]()
+# shared runs made during the current test, as (study, CPU seconds, wall seconds): charged to a line of their own,
+# not to the test that happened to ask first
+_shared_runs = []
+
+
+def charge_shared_run(study, cpu_s, wall_s):
+    _shared_runs.append((study, cpu_s, wall_s))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -67,7 +130,11 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     if call.when == "teardown" and CPU_AT_START in item.stash:  # the JUnit XML takes a test's properties from its teardown report
-        outcome.get_result().user_properties.append(("cpu_s", round(cpu_seconds() - item.stash[CPU_AT_START], 1)))
+        props = outcome.get_result().user_properties
+        shared = sum(cpu for _, cpu, _ in _shared_runs)
+        props.append(("cpu_s", round(cpu_seconds() - item.stash[CPU_AT_START] - shared, 1)))
+        props.extend((f"shared_run:{study}", f"{cpu:.1f},{wall:.1f}") for study, cpu, wall in _shared_runs)
+        _shared_runs.clear()
 
 
 @contextlib.contextmanager

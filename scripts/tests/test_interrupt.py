@@ -48,4 +48,6 @@ def test_interrupted_run_is_marked_flushed_and_cleaned_up(tmp_path, how):
     assert intervals >= 1 and merged.get_total_count() > 0
     time.sleep(0.5)
     assert forks_alive(run_dir) == [], "no fork JVM outlives its run"
+    assert not (run_dir / "scratch").exists(), "scratch folder left"
+    assert not [l for l in err.splitlines() if l.startswith("\tat ") or "Exception" in l], "no stack trace reaches the terminal"
     assert m["measurement"]["repetitions"] == 1

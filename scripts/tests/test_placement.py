@@ -207,7 +207,7 @@ def test_an_unreachable_host_or_a_bad_placement_fails_in_one_line_before_anythin
 def test_a_three_tier_run_places_its_postgresql_clusters_on_another_host(hosts, tmp_path):
     """Each inserts cell and each chain fork starts its cluster on pk-db; each is measured there and gone after."""
     before = part_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "inserts,chain", "--stores", "postgres", "--durability", "strict",
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "inserts,chain", "--stores", "postgres", "--durability", "strict",
                            "--chains", "sync", "--measure", "2", "--warmup", "1", "--open-rates", "0.5", "--place", "db=pk-db", "--out", str(tmp_path),
                            env=hosts.env(), timeout=900))
     m = manifest(run)
@@ -226,7 +226,8 @@ def test_a_three_tier_run_places_its_postgresql_clusters_on_another_host(hosts, 
 # ---- JVM parts: web-reactive's load driver, app and external service on three hosts ------------------------------
 
 JVM_FOLDERS = "/tmp/perfkit-part-jvm-*"
-WEB = ["--quick", "--variants", "webflux", "--calls", "1", "--forks", "1", "--peers", "off"]
+# a test checks where parts ran, not a settled JIT: the servers' warm-up by rule is cut at 2 s (quick mode's is 10 s)
+WEB = ["--quick", "--variants", "webflux", "--calls", "1", "--forks", "1", "--peers", "off", "--server-warmup-max", "2"]
 
 
 def jvm_folders():
@@ -363,7 +364,7 @@ def test_a_killed_run_leaves_no_jvm_on_its_part_hosts(lan, tmp_path):
     """SIGKILL for the run's JVM and for the watchdogs of its SSH sessions at once: each session closes, and each
     agent stops its JVM and removes its folder."""
     before = jvm_folders()
-    proc = subprocess.Popen([str(ROOT / "bench"), "run", "web-reactive", *WEB, "--models", "closed", "--users", "10,20,50,100", "--server-warmup-max", "300",
+    proc = subprocess.Popen([str(ROOT / "bench"), "run", "web-reactive", *WEB[:-2], "--models", "closed", "--users", "10,20,50,100", "--server-warmup-max", "300",
                              "--place", PLACE_ALL, "--out", str(tmp_path)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=dict(os.environ, **lan.env()))
     try:
@@ -451,7 +452,7 @@ def test_a_three_tier_chain_spreads_its_tiers_driver_and_database_over_three_hos
     """A, B and C each on a host, the load driver on a third with the database: the tiers start C first, each calls
     the next across the links, C writes to the placed cluster, and each tier's step CPU comes from its host."""
     before_jvm, before_db = jvm_folders(), part_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "chain", "--chains", "sync", "--measure", "2", "--warmup", "1",
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "chain", "--chains", "sync", "--measure", "2", "--warmup", "1",
                            "--open-rates", "0.5", "--place", "driver=pk-drv,a=pk-app,b=pk-be,c=pk-be,db=pk-drv", "--out", str(tmp_path),
                            env=lan.env(), timeout=900))
     m = manifest(run)
@@ -487,7 +488,7 @@ def test_the_templates_server_and_the_driver_run_on_hosts_of_their_own(lan, tmp_
     """--place templates=pk-app,driver=pk-drv: the server renders its pages from its work folder there, bound to its
     host's address; the driver there loads it across the link; the server's CPU per step comes from its host."""
     before = jvm_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "templates", "--engines", "plain", "--forks", "1", "--measure", "2",
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "templates", "--engines", "plain", "--forks", "1", "--measure", "2",
                            "--warmup", "1", "--place", "templates=pk-app,driver=pk-drv", "--out", str(tmp_path), env=lan.env(), timeout=900))
     m = manifest(run)
     validate(m)
@@ -571,7 +572,7 @@ def test_the_inserts_rounds_cassandra_node_runs_on_a_host_of_its_own(hosts, tmp_
     that host's address, the run's password reaching it on stdin; the writers here insert across the link, every
     acknowledged row is counted, the node's CPU comes from its host, and nothing of it stays there."""
     before = jvm_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--rounds", "inserts", "--stores", "cassandra", "--durability", "relaxed",
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "inserts", "--stores", "cassandra", "--durability", "relaxed",
                            "--forks", "1", "--place", "cassandra=pk-db", "--out", str(tmp_path), env=hosts.env(), timeout=900))
     m = manifest(run)
     validate(m)

@@ -1,6 +1,7 @@
 """The suite's own machinery on two xdist workers (scripts/tests/suite.py, as ./bench test runs it): a test marked
 `alone` overlaps no other test, a shared run is made once per session, not once per worker, and each test's CPU,
-its children's included, reaches the JUnit XML."""
+its children's included, reaches the JUnit XML, with shared runs on lines of their own; and on one worker the
+cheapest files run first and a broken contract, or five failures, stop the session."""
 import json
 import os
 import subprocess
@@ -44,6 +45,8 @@ SHARED = """
 import os, shared_runs
 
 def fake_run(out, study, args, timeout):
+    import subprocess, sys  # a second of CPU in a child, as a real run's JVMs would spend
+    subprocess.run([sys.executable, "-c", "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 1: pass"], check=True)
     with open(os.path.join(os.environ["SPANS"], "made"), "a") as f:
         f.write(study + "\\n")
     return shared_runs.SharedRun(out, {(1, "java x"): "java x"}, "stderr of " + study)
@@ -85,3 +88,31 @@ def test_alone_tests_overlap_no_other_and_a_shared_run_is_made_once_per_session(
     summary = subprocess.run([sys.executable, str(ROOT / "env/setup/test_cpu.py"), str(tmp_path / "junit.xml")],
                              capture_output=True, text=True, check=True).stdout
     assert summary.startswith("pytest CPU: ") and "test_others " in summary, summary
+    # the shared run's second is on a line of its own, not charged to the test that made it
+    assert "shared queues run" in summary and "shared runs (made once, read by many tests): queues" in summary, summary
+    assert all(v < 0.9 for k, v in cpu.items() if "test_shared" in k), cpu
+
+
+def test_cheapest_files_run_first_and_a_broken_contract_stops_the_suite(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    # written in the order a plain pytest would run them: alphabetical
+    (tests / "test_kills.py").write_text("def test_kill(): open('ran', 'a').write('kills\\n')\n")
+    (tests / "test_queues.py").write_text("def test_run(): open('ran', 'a').write('queues\\n')\n")
+    (tests / "test_reference.py").write_text("def test_ok(): open('ran', 'a').write('reference\\n')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(PYTHONPATH=str(ROOT / "scripts/tests"))
+    pytest_cmd = [sys.executable, "-m", "pytest", "-p", "suite", "-p", "no:cacheprovider", "-q", str(tests)]
+    r = subprocess.run(pytest_cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and (tmp_path / "ran").read_text().split() == ["reference", "queues", "kills"], r.stdout
+    (tmp_path / "ran").unlink()
+    (tests / "test_reference.py").write_text("def test_broken(): assert False, 'a declaration broke'\n")
+    r = subprocess.run(pytest_cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and not (tmp_path / "ran").exists(), "nothing runs after a broken contract"
+    assert "stopping early: a contract test failed (" in r.stdout and "1 failed" in r.stdout.splitlines()[-1], r.stdout[-2000:]
+    # several failures anywhere stop it too
+    (tests / "test_reference.py").write_text("")
+    (tests / "test_queues.py").write_text("".join(f"def test_{i}(): assert False\n" for i in range(8)))
+    r = subprocess.run(pytest_cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "stopping early: 5 tests failed" in r.stdout and "5 failed" in r.stdout.splitlines()[-1], r.stdout[-2000:]
+    assert not (tmp_path / "ran").exists(), "the kills never ran"

@@ -20,7 +20,7 @@ from conftest import (port_open, ROOT, assert_failed_run_with_one_line, bench, d
 from shared_runs import shared_quick_run
 
 # an option is given once (a repeat is refused), so tests that pick their own warm-up or durability start from BASE
-BASE = ["--quick", "--rounds", "inserts", "--measure", "2"]
+BASE = ["--quick", "--rounds", "inserts", "--measure", "2", "--server-warmup-max", "2"]  # behaviour, not a settled JIT: warm-up by rule cut at 2 s
 QUICK = [*BASE, "--warmup", "1", "--durability", "strict,relaxed"]
 CELLS = ["inserts/postgres/strict", "inserts/postgres/relaxed", "inserts/cassandra/strict", "inserts/cassandra/relaxed"]
 
