@@ -19,7 +19,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts/tests"))
-from support import descendants, free_port, listening_ports, listening_sockets, processes  # noqa: E402  (one definition for both test trees)
+from support import descendants, free_port, listening_ports, listening_sockets  # noqa: E402  (one definition for both test trees)
 from shared_runs import shared_quick_run  # noqa: E402  (one quick run per study for both test trees)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -66,11 +66,32 @@ def test_committed_notebooks_are_stripped_and_described():
 
 
 @pytest.fixture(scope="module")
-def executed_reference(tmp_path_factory):
+def reference_execution(tmp_path_factory):
+    """Every notebook against the reference runs, once for the module: the folder of executed notebooks, every kernel
+    JVM seen while they ran (pid -> command line, listening ports, whether it mapped the class archive), and stderr."""
     out = tmp_path_factory.mktemp("executed")
-    r = bench("notebooks", "--runs", "reference", "--out", str(out))
-    assert r.returncode == 0, r.stderr[-4000:]
-    return out
+    proc = subprocess.Popen([str(ROOT / "bench"), "notebooks", "--runs", "reference", "--out", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = {}
+    try:
+        deadline = time.time() + 900
+        while proc.poll() is None and time.time() < deadline:
+            for pid, cmd in kernel_jvms(proc.pid).items():
+                try:
+                    seen[pid] = (cmd, listening_ports(pid), seen.get(pid, (0, 0, False))[2] or mapped_archive(pid))
+                except OSError:
+                    pass
+            time.sleep(0.5)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-4000:]
+    return out, seen, err
+
+
+@pytest.fixture(scope="module")
+def executed_reference(reference_execution):
+    return reference_execution[0]
 
 
 def test_every_notebook_runs_against_the_reference_data(executed_reference):
@@ -150,7 +171,7 @@ def test_a_bad_slo_in_the_environment_is_the_users_error_before_any_kernel_start
         assert not list(tmp_path.iterdir()), "nothing executed"
 
 
-# ---- processes: no debugger port, no compile daemon, lab as root ---------------------------------------
+# ---- processes: no debugger port, lab as root ---------------------------------------
 
 
 def kernel_jvms(pid):
@@ -163,46 +184,16 @@ def mapped_archive(pid):
         return any(line.rstrip().endswith("/kernel-classes.jsa") for line in maps)
 
 
-def test_the_kernel_opens_no_debugger_port_and_starts_from_the_class_archive(tmp_path):
-    proc = subprocess.Popen([str(ROOT / "bench"), "notebooks", "--out", str(tmp_path), str(ROOT / "notebooks/overhead.ipynb")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen = {}
-    try:
-        deadline = time.time() + 600
-        while proc.poll() is None and time.time() < deadline:
-            for pid, cmd in kernel_jvms(proc.pid).items():
-                try:
-                    seen[pid] = (cmd, listening_ports(pid), seen.get(pid, (0, 0, False))[2] or mapped_archive(pid))
-                except OSError:
-                    pass
-            time.sleep(0.5)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == 0, err[-3000:]
+def test_the_kernel_opens_no_debugger_port_and_starts_from_the_class_archive(reference_execution):
+    out, seen, err = reference_execution
     assert seen, "never saw the kernel's JVM"
     for pid, (cmd, ports, archived) in seen.items():
         assert "jdwp" not in cmd and "-debugPort" not in cmd, cmd
         assert 1044 not in ports, ports
         assert archived, f"the kernel JVM never mapped the class archive ./bench made for it: {cmd}"
     assert "dt_socket" not in err and "Debugger failed" not in err
-    nb = executed_ok(tmp_path / "overhead.ipynb")
+    nb = executed_ok(out / "overhead.ipynb")
     assert "dt_socket" not in json.dumps(nb.dict())
-
-
-def daemons():
-    return {p for p, (_, cmd) in processes().items() if "KotlinCompileDaemon" in cmd}
-
-
-def test_building_the_kit_leaves_no_compile_daemon(tmp_path):
-    shutil.copytree(ROOT / "notebooks/kit", tmp_path / "kit", ignore=shutil.ignore_patterns("target"))
-    before = daemons()
-    r = subprocess.run(["mvn", "-q", "-B", "-o", "-Dstyle.color=never", "-f", str(tmp_path / "kit/pom.xml"), "compile"],
-                       capture_output=True, text=True, timeout=900, env=dict(os.environ, MAVEN_OPTS="-Djansi.noreset=true"))
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    assert list((tmp_path / "kit/target/classes/perfkit/kit").glob("*.class")), "it compiled Kotlin"
-    assert daemons() - before == set(), "a KotlinCompileDaemon outlived the build"
-    assert "\x1b[" not in r.stdout + r.stderr, "Maven printed colour codes"
 
 
 def api(port, token, method, path, body=None):

@@ -56,6 +56,25 @@ def run_once(tmp_path_factory, study, *args, timeout=900):
     return run_dir_of(bench("run", study, *args, "--out", str(out), timeout=timeout))
 
 
+_refusals = {}
+
+
+def refusal(study, args, tmp_path_factory, cases):
+    """The one error line study's option table and rules give args (None when they accept them), checked in one JVM
+    for all of a module's cases (`--perfkit-check-options`, harness Study): a refusal is a parse, and 130 JVMs
+    that only refuse an option cost minutes. One end-to-end case per study still checks exit 2 and the folder."""
+    key = (study, tuple(tuple(c) for c in cases))
+    if key not in _refusals:
+        f = tmp_path_factory.mktemp("refusals") / f"{study}.json"
+        f.write_text(json.dumps([list(c) for c in cases]))
+        r = bench("run", study, "--perfkit-check-options", str(f), timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        answers = [json.loads(line)["error"] for line in r.stdout.splitlines() if line.startswith("{")]
+        assert len(answers) == len(cases), r.stdout[-3000:]
+        _refusals[key] = dict(zip(key[1], answers))
+    return _refusals[key][tuple(args)]
+
+
 def manifest(run_dir):
     return json.loads((run_dir / "run.json").read_text())
 
@@ -208,9 +227,10 @@ PG_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 # ---- a user's own database: a throwaway PostgreSQL started here, with a password ------------------------------
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def users_database():
-    """A PostgreSQL server standing in for the user's own, with scram-sha-256 and a random password."""
+    """A PostgreSQL server standing in for the user's own, with scram-sha-256 and a random password: one for the
+    session, since every test that uses it checks it leaves no schema of its own (or anyone's) behind."""
     if not (PG_BIN / "initdb").exists():
         pytest.skip("PostgreSQL server binaries not installed")
     root = pathlib.Path(tempfile.mkdtemp(prefix="perfkit-userdb-"))  # directly in /tmp: user postgres must reach it

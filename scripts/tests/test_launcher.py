@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, bench
+from conftest import refusal, ROOT, bench
 
 
 def assert_one_line_error(result, *needles):
@@ -132,6 +132,14 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize("args,needle", BAD_INPUTS, ids=[" ".join(a) for a, _ in BAD_INPUTS])
+def test_bad_input_is_refused_in_one_line(tmp_path_factory, args, needle):
+    # each study's cases in one JVM (conftest.refusal); the two below go through the launcher end to end
+    study = args[0]
+    error = refusal(study, args[1:], tmp_path_factory, [a[1:] for a, _ in BAD_INPUTS if a[0] == study])
+    assert error and error.startswith("error: ") and needle in error and "\n" not in error, error
+
+
+@pytest.mark.parametrize("args,needle", [BAD_INPUTS[0], BAD_INPUTS[-2]], ids=["capacity", "tag"])
 def test_bad_input_is_one_line_and_leaves_no_run(tmp_path, args, needle):
     r = bench("run", *args, "--out", str(tmp_path / "runs"))
     assert_one_line_error(r, needle)

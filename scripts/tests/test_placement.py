@@ -204,23 +204,39 @@ def test_an_unreachable_host_or_a_bad_placement_fails_in_one_line_before_anythin
     assert hosts.processes("pk-db") == []
 
 
-def test_a_three_tier_run_places_its_postgresql_clusters_on_another_host(hosts, tmp_path):
-    """Each inserts cell and each chain fork starts its cluster on pk-db; each is measured there and gone after."""
-    before = part_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "inserts,chain", "--stores", "postgres", "--durability", "strict",
-                           "--chains", "sync", "--measure", "2", "--warmup", "1", "--open-rates", "0.5", "--place", "db=pk-db", "--out", str(tmp_path),
-                           env=hosts.env(), timeout=900))
+def test_a_three_tier_run_places_its_databases_on_another_host(hosts, tmp_path):
+    """--place db=pk-db,cassandra=pk-db: each PostgreSQL inserts cell and each chain fork starts its cluster on pk-db,
+    and the embedded Cassandra node starts there under the part's agent, picks its ports there and binds that host's
+    address, the run's password reaching it on stdin. The writers here insert across the link, every acknowledged row
+    is counted, each database's CPU comes from its host, and nothing of either stays there."""
+    before, jvms_before = part_folders(), jvm_folders()
+    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "inserts,chain", "--stores", "postgres,cassandra",
+                           "--durability", "relaxed", "--forks", "1", "--chains", "sync", "--measure", "2", "--warmup", "1", "--open-rates", "0.5",
+                           "--place", "db=pk-db,cassandra=pk-db", "--out", str(tmp_path), env=hosts.env(), timeout=900))
     m = manifest(run)
     validate(m)
     assert m["status"] == "complete", m.get("error")
-    parts = m["placement"]
-    assert len(parts) == 2, "one cluster for the inserts cell, one for the chain's fork"
-    assert all(p["part"] == "db" and p["address"] == hosts.address["pk-db"] and p["leftBehind"] is False for p in parts)
-    (insert,) = read_csv(run / "inserts.csv")
-    assert insert["valid"] == "true" and float(insert["cpu_db_pct"]) > 0, "the inserts' database CPU, from its own host"
+    clusters = [p for p in m["placement"] if p["part"] == "db"]
+    assert len(clusters) == 2, "one cluster for the PostgreSQL inserts cell, one for the chain's fork"
+    assert all(p["address"] == hosts.address["pk-db"] and p["leftBehind"] is False for p in clusters)
+    (node,) = [p for p in m["placement"] if p["part"] == "cassandra"]
+    assert (node["host"], node["address"], node["fingerprint"]["hostname"]) == ("pk-db", hosts.address["pk-db"], "pk-db")
+    assert node["service"].startswith("Cassandra 5.0.9 (relaxed-fork1)") and node["leftBehind"] is False
+    rows = {r["store"]: r for r in read_csv(run / "inserts.csv")}
+    assert set(rows) == {"postgres", "cassandra"}
+    for row in rows.values():
+        assert row["valid"] == "true" and float(row["cpu_db_pct"]) > 0, ("each database's CPU, from its own host", row)
+    assert int(rows["cassandra"]["rows_counted"]) == int(rows["cassandra"]["acknowledged"]) > 0
+    assert "on pk-db" in rows["cassandra"]["settings"] and hosts.address["pk-db"] in rows["cassandra"]["settings"], "the writers reached it across the link"
     assert hosts.address["pk-db"] in m["notes"]["inserts"]["postgres"] or "pk-db" in m["notes"]["inserts"]["postgres"]
     assert all(r["valid"] == "true" for r in read_csv(run / "chain.csv"))
+    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    assert ("proc:cassandra@cassandra", "cpu_pct") in series and ("host:cassandra", "cpu_pct") in series
     assert_nothing_left_on(hosts, "pk-db", before, seconds=10)
+    deadline = time.time() + 10
+    while time.time() < deadline and (hosts.processes("pk-db") or jvm_folders() - jvms_before):
+        time.sleep(0.5)
+    assert hosts.processes("pk-db") == [] and jvm_folders() - jvms_before == set()
 
 
 # ---- JVM parts: web-reactive's load driver, app and external service on three hosts ------------------------------
@@ -505,34 +521,11 @@ def test_the_templates_server_and_the_driver_run_on_hosts_of_their_own(lan, tmp_
     assert_no_jvm_left(lan, before, seconds=10)
 
 
-def test_a_messaging_run_places_its_kafka_broker_on_another_host(hosts, tmp_path):
-    """The embedded broker on pk-db, its ports chosen there, the chains here reaching it across the link with the
-    run's SASL login; its CPU per step comes from its host, and nothing of it stays there."""
-    before = jvm_folders()
-    run = run_dir_of(bench("run", "messaging", "--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10", "--systems", "kafka",
-                           "--kafka-poll", "blocking", "--rate-per-chain", "100", "--max-instances", "2", "--place", "broker=pk-db",
-                           "--out", str(tmp_path), env=hosts.env(), timeout=900))
-    m = manifest(run)
-    validate(m)
-    assert m["status"] == "complete", m.get("error")
-    (part,) = m["placement"]
-    assert (part["part"], part["host"], part["address"]) == ("broker", "pk-db", hosts.address["pk-db"])
-    assert part["service"].startswith("Kafka broker for kafka/blocking (") and part["leftBehind"] is False
-    assert m["notes"]["kafkaBroker"].startswith(f"on pk-db at {hosts.address['pk-db']}:")
-    steps = read_csv(run / "sweep.csv")
-    assert steps and all(float(r["cpu_broker_pct"]) > 0 for r in steps), "the broker's CPU, from its own host"
-    assert any(r["valid"] == "true" for r in steps)
-    assert ("proc:kafka-broker@broker", "cpu_pct") in {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
-    deadline = time.time() + 10
-    while time.time() < deadline and (hosts.processes("pk-db") or jvm_folders() - before):
-        time.sleep(0.5)
-    assert hosts.processes("pk-db") == [] and jvm_folders() - before == set()
-
-
 def test_messaging_chains_and_their_broker_run_on_hosts_of_their_own(lan, tmp_path):
-    """--place broker=pk-be,chains=pk-app: each step's JVM (services and driver) runs on pk-app, reaching the broker on
-    pk-be across the links with the run's SASL login; its latency logs come back and merge into the step; the step's
-    system CPU is its host's; nothing stays on either host."""
+    """--place broker=pk-be,chains=pk-app: each step's JVM (services and driver) runs on pk-app, reaching the embedded
+    broker on pk-be (its ports chosen there) across the links with the run's SASL login; its latency logs come back
+    and merge into the step; the step's system CPU is its host's, the broker's its own host's; nothing stays on either
+    host. (A broker placed alone is the same path with the chains here.)"""
     before = jvm_folders()
     run = run_dir_of(bench("run", "messaging", "--quick", "--warmup", "1", "--measure", "2", "--drain-timeout", "10", "--systems", "kafka,chronicle",
                            "--kafka-poll", "blocking", "--rate-per-chain", "100", "--max-instances", "2", "--chronicle-grid", "1,2",
@@ -544,6 +537,9 @@ def test_messaging_chains_and_their_broker_run_on_hosts_of_their_own(lan, tmp_pa
     assert ("chains", "pk-app", "pk-app") in parts and ("broker", "pk-be", "pk-be") in parts
     assert sum(p["part"] == "chains" for p in m["placement"]) == 1, "one entry for the part, not one per step"
     assert all(p["leftBehind"] is False for p in m["placement"])
+    (broker,) = [p for p in m["placement"] if p["part"] == "broker"]
+    assert broker["address"] == lan.address["pk-be"] and broker["service"].startswith("Kafka broker for kafka/blocking (")
+    assert m["notes"]["kafkaBroker"].startswith(f"on pk-be at {lan.address['pk-be']}:")
     assert "pk-app" in m["notes"]["chains"]
     steps = read_csv(run / "sweep.csv")
     assert {r["system"] for r in steps} == {"kafka", "chronicle"}
@@ -555,6 +551,7 @@ def test_messaging_chains_and_their_broker_run_on_hosts_of_their_own(lan, tmp_pa
     assert hlogs and all((run / f["path"]).stat().st_size > 0 for f in hlogs), "each step's latency logs came back from pk-app"
     series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
     assert ("host:chains", "cpu_pct") in series and any(s.endswith("@chains") for s, _ in series)
+    assert ("proc:kafka-broker@broker", "cpu_pct") in series
     assert_no_jvm_left(lan, before, seconds=10)
 
 
@@ -565,29 +562,3 @@ def test_messaging_chains_elsewhere_need_a_broker_they_can_reach(lan, tmp_path):
         r = bench("run", "messaging", "--quick", *args, "--out", str(tmp_path), env=lan.env(), timeout=120)
         assert r.returncode == 2 and expected in one_error_line(r), (args, r.stderr)
     assert not any(tmp_path.rglob("run.json")), "no run folder"
-
-
-def test_the_inserts_rounds_cassandra_node_runs_on_a_host_of_its_own(hosts, tmp_path):
-    """--place cassandra=pk-db: the embedded node starts there under the part's agent, picks its ports there and binds
-    that host's address, the run's password reaching it on stdin; the writers here insert across the link, every
-    acknowledged row is counted, the node's CPU comes from its host, and nothing of it stays there."""
-    before = jvm_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "inserts", "--stores", "cassandra", "--durability", "relaxed",
-                           "--forks", "1", "--place", "cassandra=pk-db", "--out", str(tmp_path), env=hosts.env(), timeout=900))
-    m = manifest(run)
-    validate(m)
-    assert m["status"] == "complete", m.get("error")
-    (part,) = m["placement"]
-    assert (part["part"], part["host"], part["address"], part["fingerprint"]["hostname"]) == ("cassandra", "pk-db", hosts.address["pk-db"], "pk-db")
-    assert part["service"].startswith("Cassandra 5.0.9 (relaxed-fork1)") and part["leftBehind"] is False
-    (row,) = read_csv(run / "inserts.csv")
-    assert row["valid"] == "true", row["reason"]
-    assert int(row["rows_counted"]) == int(row["acknowledged"]) > 0
-    assert float(row["cpu_db_pct"]) > 0, "the node's CPU, from its own host"
-    assert "on pk-db" in row["settings"] and hosts.address["pk-db"] in row["settings"], "the writers reached it across the link"
-    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
-    assert ("proc:cassandra@cassandra", "cpu_pct") in series and ("host:cassandra", "cpu_pct") in series
-    deadline = time.time() + 10
-    while time.time() < deadline and (hosts.processes("pk-db") or jvm_folders() - before):
-        time.sleep(0.5)
-    assert hosts.processes("pk-db") == [] and jvm_folders() - before == set()

@@ -3,7 +3,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_once, ROOT, bench, decode_hlog, hdr_jar, manifest, read_csv, run_dir_of, validate
+from conftest import refusal, run_once, ROOT, bench, decode_hlog, hdr_jar, manifest, read_csv, run_dir_of, validate
 
 JBANG = ROOT / "env/setup/jbang"
 
@@ -249,7 +249,7 @@ def test_hlogs_decode_with_hdrhistograms_own_log_processor(fixed_rate_run):
     assert total == expected.get_total_count() > 0
 
 
-@pytest.mark.parametrize("args, needle", [
+BAD_OPTIONS = [
     (["--capacity", "2147483648"], "--capacity"),   # overflowed an int in the fork
     (["--capacity", "1"], "--capacity"),
     (["--measure", "0"], "--measure"),              # a "complete" run with an empty window
@@ -262,8 +262,17 @@ def test_hlogs_decode_with_hdrhistograms_own_log_processor(fixed_rate_run):
     (["--wait-strategy", "yielding,spin"], "--wait-strategy"),
     (["--variants", "disruptor-3"], "--variants"),
     (["--keep-warmup"], "--keep-warmup"),           # latency is only recorded at a fixed rate
-])
-def test_bad_input_is_one_line_and_exit_2_before_any_run_folder(tmp_path, args, needle):
+]
+
+
+@pytest.mark.parametrize("args, needle", BAD_OPTIONS)
+def test_bad_input_is_refused_in_one_line(tmp_path_factory, args, needle):
+    error = refusal("queues", ["--quick", *args], tmp_path_factory, [["--quick", *a] for a, _ in BAD_OPTIONS])
+    assert error and error.startswith("error: ") and needle in error and "\n" not in error, error
+
+
+def test_bad_input_is_one_line_and_exit_2_before_any_run_folder(tmp_path):
+    args, needle = BAD_OPTIONS[0]
     r = bench("run", "queues", "--quick", *args, "--out", str(tmp_path))
     assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
     lines = [l for l in r.stderr.splitlines() if l.strip() and not l.startswith("[jbang]")]

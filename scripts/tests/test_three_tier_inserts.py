@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import (port_open, ROOT, assert_failed_run_with_one_line, bench, decode_hlog, descendants, interrupt_run, leftovers, manifest, perfkit_schemas,
+from conftest import (refusal, port_open, ROOT, assert_failed_run_with_one_line, bench, decode_hlog, descendants, interrupt_run, leftovers, manifest, perfkit_schemas,
                       read_csv, validate)
 from shared_runs import shared_quick_run
 
@@ -255,17 +255,21 @@ def test_users_postgres_sets_durability_per_session_and_keeps_its_password_secre
 # ---- bad input ----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args,needle", [
-    (["--stores", "postgres", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere"], "cannot connect to jdbc:postgresql://127.0.0.1:1/nowhere"),
+    # credentials in the URL: the error, the output and the run's files name the database without them
+    (["--stores", "postgres", "--jdbc-url", "jdbc:postgresql://bench:hunter2@127.0.0.1:1/nowhere"], "cannot connect to jdbc:postgresql://127.0.0.1:1/nowhere"),
     (["--stores", "cassandra", "--cassandra-contact-points", "127.0.0.1:1"], "cannot connect to Cassandra at 127.0.0.1:1"),
 ], ids=["postgres", "cassandra"])
 def test_unreachable_database_fails_the_run_in_one_line(tmp_path, args, needle):
     r = bench("run", "three-tier", *QUICK, *args, "--out", str(tmp_path), timeout=300)
     m = assert_failed_run_with_one_line(r, tmp_path, "three-tier", needle)
-    assert_nothing_left(pathlib.Path(glob.glob(str(tmp_path / "three-tier" / "*"))[0]))
+    run_dir = pathlib.Path(glob.glob(str(tmp_path / "three-tier" / "*"))[0])
+    assert_nothing_left(run_dir)
     assert m["status"] == "failed"
+    assert "hunter2" not in r.stderr + r.stdout
+    assert not [f for f in run_dir.rglob("*") if f.is_file() and b"hunter2" in f.read_bytes()]
 
 
-@pytest.mark.parametrize("args,needle", [
+BAD_OPTIONS = [
     (["--cassandra-contact-points", "localhost"], "--cassandra-contact-points"),
     (["--cassandra-user", "bob"], "need --cassandra-contact-points"),
     (["--cassandra-truststore", "/etc/hostname"], "are for a cluster of yours (--cassandra-contact-points)"),
@@ -274,8 +278,17 @@ def test_unreachable_database_fails_the_run_in_one_line(tmp_path, args, needle):
     (["--stores", "cassandra", "--place", "db=nowhere"], "this run has neither"),
     (["--place", "db=nowhere", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x"], "--place db and --jdbc-url exclude each other"),
     (["--stores", "mysql"], "--stores"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
-def test_bad_options_are_one_line_and_exit_2(tmp_path, args, needle):
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD_OPTIONS, ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_bad_options_are_refused_in_one_line(tmp_path_factory, args, needle):
+    error = refusal("three-tier", [*QUICK, *args], tmp_path_factory, [[*QUICK, *a] for a, _ in BAD_OPTIONS])
+    assert error and error.startswith("error: ") and needle in error and "\n" not in error, error
+
+
+def test_bad_options_are_one_line_and_exit_2(tmp_path):
+    args, needle = BAD_OPTIONS[-1]
     r = bench("run", "three-tier", *QUICK, *args, "--out", str(tmp_path), timeout=120)
     assert r.returncode == 2, r.stderr
     errors = [l for l in r.stderr.splitlines() if l.startswith("error:")]

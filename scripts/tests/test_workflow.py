@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate, validate_notes
+from conftest import refusal, port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate, validate_notes
 from shared_runs import shared_quick_run
 
 QUICK = ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32"]
@@ -142,7 +142,7 @@ def one_error_line(result):
     return errors[0]
 
 
-@pytest.mark.parametrize("args,expected", [
+BAD_OPTIONS = [
     (["--job-types", "noop,bogus"], "--job-types"),
     (["--jobs", "0"], "--jobs"),
     (["--jobs", "1.5"], "--jobs"),
@@ -169,12 +169,21 @@ def one_error_line(result):
     (["--jdbc-password-file", "/nonexistent/pw"], "--jdbc-password-file"),
     (["--index-fix", "maybe"], "--index-fix"),
     (["--fork-jvm-args", "Xmx1g"], "--fork-jvm-args"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
-def test_a_typo_in_any_option_is_one_line_exit_2_and_no_run_folder(tmp_path, args, expected):
+]
+
+
+def test_a_typo_is_one_line_exit_2_and_no_run_folder(tmp_path):
+    args, expected = BAD_OPTIONS[0]
     r = bench("run", "workflow", "--quick", *args, "--out", str(tmp_path), timeout=120)
     assert r.returncode == 2, r.stderr
     assert expected in one_error_line(r)
     assert not (tmp_path / "workflow").exists() or not any((tmp_path / "workflow").iterdir()), "no run folder is left behind"
+
+
+@pytest.mark.parametrize("args,expected", BAD_OPTIONS, ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_a_typo_in_any_option_is_refused_in_one_line(tmp_path_factory, args, expected):
+    error = refusal("workflow", ["--quick", *args], tmp_path_factory, [["--quick", *a] for a, _ in BAD_OPTIONS])
+    assert error and error.startswith("error: ") and expected in error and "\n" not in error, error
 
 
 def test_unreachable_database_is_refused_before_the_run_and_keeps_the_password_out(tmp_path):

@@ -13,6 +13,12 @@ public final class Study {
     public interface Body { void run(Run run) throws Exception; }
 
     static final String JANITOR_FLAG = "--perfkit-janitor";
+    /**
+     * The tests' refusal check: every command line in a file (a JSON array of arrays of arguments) through this
+     * study's option table and rules, in one JVM, each answer a JSON line: {"error": the one line a user would see}
+     * or {"error": null}. It runs nothing. One end-to-end refusal per study still checks exit 2 and the run folder.
+     */
+    static final String CHECK_OPTIONS_FLAG = "--perfkit-check-options";
 
     private Study() {}
 
@@ -24,6 +30,10 @@ public final class Study {
         if (args.length == 2 && args[0].equals(JANITOR_FLAG)) { // ./bench list: tidy up after dead runs, then list
             Janitor.sweep(Path.of(args[1]));
             Janitor.sweepClusters();
+            return;
+        }
+        if (args.length == 2 && args[0].equals(CHECK_OPTIONS_FLAG)) {
+            checkOptions(cli, Path.of(args[1]));
             return;
         }
         Run run = null;
@@ -56,6 +66,28 @@ public final class Study {
                 System.err.println("error: " + cli.study() + " failed: " + reason + " (run marked failed: " + run.dir() + ")");
             }
             System.exit(1);
+        }
+    }
+
+    private static void checkOptions(Cli cli, Path cases) {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        try {
+            for (var c : json.readTree(cases.toFile())) {
+                String[] args = new String[c.size()];
+                for (int i = 0; i < args.length; i++) args[i] = c.get(i).asText();
+                String error = null;
+                try {
+                    cli.parse(args);
+                } catch (UserError e) {
+                    error = "error: " + e.getMessage();
+                } catch (RuntimeException e) {
+                    error = "not a user error: " + Errors.oneLine(e); // a refusal must be a UserError, never a crash
+                }
+                System.out.println(json.createObjectNode().put("error", error));
+            }
+        } catch (java.io.IOException e) {
+            System.err.println("error: cannot read " + cases + ": " + e.getMessage());
+            System.exit(2);
         }
     }
 

@@ -93,4 +93,26 @@ class CliBadInputTest {
                 .getMessage().startsWith("demo: cannot read --db-password-file"));
         assertEquals("***", Manifest.redactedParams(p).get("db-password").asText(), "the manifest masks it");
     }
+
+    @org.junit.jupiter.api.Test
+    void theTestsRefusalCheckAnswersEveryCommandLineInOneJvmAndRunsNothing(@TempDir Path dir) throws Exception {
+        Path cases = Files.writeString(dir.resolve("cases.json"), "[[\"--rate\", \"-5\"], [\"--measure\", \"2\"], [\"--warmup\", \"4000\", \"--measure\", \"0.5\"]]");
+        var out = new java.io.ByteArrayOutputStream();
+        var stdout = System.out;
+        System.setOut(new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            Study.main(new String[]{"--perfkit-check-options", cases.toString()}, CLI, CliBadInputTest.class,
+                    run -> fail("a refusal check runs nothing"), fork -> fail("a refusal check starts no fork"));
+        } finally {
+            System.setOut(stdout);
+        }
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var answers = out.toString(java.nio.charset.StandardCharsets.UTF_8).lines().map(l -> {
+            try { return json.readTree(l).get("error"); } catch (Exception e) { throw new AssertionError(l, e); }
+        }).toList();
+        assertEquals(3, answers.size(), answers.toString());
+        assertTrue(answers.get(0).asText().startsWith("error: demo: option --rate expects"), answers.get(0).asText());
+        assertTrue(answers.get(1).isNull(), "a good command line is accepted");
+        assertEquals("error: demo: a long warm-up with a tiny window is a typo", answers.get(2).asText(), "the study's rules are checked too");
+    }
 }
