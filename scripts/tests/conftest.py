@@ -75,6 +75,12 @@ def refusal(study, args, tmp_path_factory, cases):
     return _refusals[key][tuple(args)]
 
 
+def assert_refused(study, args, needle, tmp_path_factory, cases):
+    """args are refused with one `error:` line holding needle (see refusal; cases: the module's argument lists)."""
+    error = refusal(study, args, tmp_path_factory, cases)
+    assert error and error.startswith("error: ") and needle in error and "\n" not in error, (args, error)
+
+
 def manifest(run_dir):
     return json.loads((run_dir / "run.json").read_text())
 

@@ -20,8 +20,8 @@ Two tests at a time, on two pytest-xdist workers (outside xdist none of this doe
 Cheapest first, and an early stop (docs/tests.md): the files run in TIERS order, the contracts and refusals before
 one run of each study, and kills, placement and notebooks last. Once a contract test fails (a file of CONTRACTS), or
 FAIL_LIMIT tests have failed, the session stops there: it still ends non-zero, with pytest's closing line and the
-reason. (Under --workers 2 ./bench orders the files slowest first, so both workers end together, and the early stop
-is pytest-xdist's own --maxfail.)
+reason. On two xdist workers (the default of ./bench test) the order is the same, each worker stops on its own
+contract failure or its own five, and the controller then stops the other; pytest-xdist's --maxfail 5 counts both.
 """
 import contextlib
 import fcntl
@@ -66,10 +66,8 @@ def tier_of(filename):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    # on xdist workers ./bench orders the files slowest first instead, so that both workers finish together
-    if getattr(config.option, "dist", "no") != "no":
-        return
-    # a stable sort by file keeps each file's tests together, so its module fixtures are made once
+    # a stable sort by file keeps each file's tests together, so its module fixtures are made once; every xdist
+    # worker sorts alike, so they agree on the order, and --dist loadfile hands out whole files in it
     items.sort(key=lambda item: tier_of(item.path.name))
 
 
@@ -82,8 +80,9 @@ def pytest_sessionstart(session):
 
 
 def pytest_runtest_logreport(report):
-    # on an xdist worker the controller decides (--maxfail): a worker stopping on its own would orphan its tests
-    if not report.failed or "it" not in _session or os.environ.get("PYTEST_XDIST_WORKER"):
+    # on xdist a worker that stops reports why when it finishes, and the controller then stops the other one; the
+    # controller sees the reports too, where setting shouldfail changes nothing (xdist's --maxfail counts there)
+    if not report.failed or "it" not in _session:
         return
     _failures.append(report.nodeid)
     session, filename = _session["it"], report.nodeid.split("::")[0].rsplit("/", 1)[-1]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import refusal, ROOT, bench
+from conftest import assert_refused, ROOT, bench
 
 
 def assert_one_line_error(result, *needles):
@@ -135,8 +135,7 @@ BAD_INPUTS = [
 def test_bad_input_is_refused_in_one_line(tmp_path_factory, args, needle):
     # each study's cases in one JVM (conftest.refusal); the two below go through the launcher end to end
     study = args[0]
-    error = refusal(study, args[1:], tmp_path_factory, [a[1:] for a, _ in BAD_INPUTS if a[0] == study])
-    assert error and error.startswith("error: ") and needle in error and "\n" not in error, error
+    assert_refused(study, args[1:], needle, tmp_path_factory, [a[1:] for a, _ in BAD_INPUTS if a[0] == study])
 
 
 @pytest.mark.parametrize("args,needle", [BAD_INPUTS[0], BAD_INPUTS[-2]], ids=["capacity", "tag"])

@@ -116,3 +116,9 @@ def test_cheapest_files_run_first_and_a_broken_contract_stops_the_suite(tmp_path
     r = subprocess.run(pytest_cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "stopping early: 5 tests failed" in r.stdout and "5 failed" in r.stdout.splitlines()[-1], r.stdout[-2000:]
     assert not (tmp_path / "ran").exists(), "the kills never ran"
+    # on two xdist workers, as ./bench test runs it: the worker that saw it stops, and the controller stops the session
+    (tests / "test_reference.py").write_text("def test_broken(): assert False, 'a declaration broke'\n")
+    (tests / "test_queues.py").write_text("def test_run(): pass\n")
+    r = subprocess.run([*pytest_cmd[:3], "-n", "2", "--dist", "loadfile", *pytest_cmd[3:]], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode != 0 and "stopping early: a contract test failed (" in r.stdout, r.stdout[-2000:]

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import refusal, port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate, validate_notes
+from conftest import assert_refused, port_open, bench, decode_hlog, descendants, interrupt_run, manifest, perfkit_schemas, read_csv, run_dir_of, validate, validate_notes
 from shared_runs import shared_quick_run
 
 QUICK = ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32"]
@@ -182,8 +182,7 @@ def test_a_typo_is_one_line_exit_2_and_no_run_folder(tmp_path):
 
 @pytest.mark.parametrize("args,expected", BAD_OPTIONS, ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_a_typo_in_any_option_is_refused_in_one_line(tmp_path_factory, args, expected):
-    error = refusal("workflow", ["--quick", *args], tmp_path_factory, [["--quick", *a] for a, _ in BAD_OPTIONS])
-    assert error and error.startswith("error: ") and expected in error and "\n" not in error, error
+    assert_refused("workflow", ["--quick", *args], expected, tmp_path_factory, [["--quick", *a] for a, _ in BAD_OPTIONS])
 
 
 def test_unreachable_database_is_refused_before_the_run_and_keeps_the_password_out(tmp_path):

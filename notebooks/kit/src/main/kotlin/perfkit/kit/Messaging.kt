@@ -89,8 +89,10 @@ fun messagingClaims(sweep: AnyFrame, capacity: AnyFrame, pub: AnyFrame): List<Cl
     val claims = mutableListOf<Claim>()
     val rateWords = rate?.let { "${formatNumber(it)} msg/s per chain" } ?: "this run's rate"
     val searches = { cell: String? -> capacity.rows().count { it["cell"] == cell } }
-    fun warm(vararg sides: Pair<String, List<DataRow<*>>>) =
-        warmupSettled(sides.toMap().mapValues { (_, rs) -> rs.map { it.opt("warmup_settled") as? Boolean } }, MESSAGING_WARMUP)
+    // warm-up ended by its rule in every step used, and (where the run recorded it) no JIT above the line while measured
+    fun warm(vararg sides: Pair<String, List<DataRow<*>>>) = sides.toMap().let { bySide ->
+        warmByJit(bySide, "steps", warmupSettled(bySide.mapValues { (_, rs) -> rs.map { it.opt("warmup_settled") as? Boolean } }, MESSAGING_WARMUP))
+    }
     // a capacity is this host's wall, not the system's, when the step that closed its bracket ran at the wall
     fun capacityChecks(cell: String?): List<Precondition> {
         val kafkaSteps = closingSteps(sweep, capacity, cell); val chronicleSteps = closingSteps(sweep, capacity, "chronicle/original")

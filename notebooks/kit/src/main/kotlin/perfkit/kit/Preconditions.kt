@@ -2,14 +2,19 @@ package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.DataRow
+import org.jetbrains.kotlinx.dataframe.api.add
 import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.filter
+import org.jetbrains.kotlinx.dataframe.api.remove
 import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.toColumn
 
 // The preconditions a claim is checked against before any interval is read (docs/method.md, "Preconditions"). Each
 // takes plain numbers from the run's own tables, so each study states what it checks and the rule stays in one place.
 
 /** The machine's wall: system CPU at or above this share of all its cores (the harness's saturation rule, StepVerdict). */
+private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
+
 const val WALL_SHARE = 0.9
 
 /** Steal above this, in % of one core, is heavy: the hypervisor, not the system, decides the step (the harness's rule). */
@@ -152,6 +157,53 @@ fun onWarmSteps(every: AnyFrame, describe: (DataRow<*>) -> String, windowOf: (Da
 /** The JVMs' warmth where it is not judged from the JIT: listed as not checked, with the warm-up rule they did follow. */
 fun warmthNotRecorded(warmup: String): Precondition =
     Precondition(WARM, null, "not judged from the JIT for these forks; warm-up ended by $warmup")
+
+/**
+ * The JVMs were warm over the [what] compared, judged from their JIT: each row's `jit_ms_per_s` over a window of
+ * `jit_window_s` seconds (a study adds both). A row above [COLD_JIT_MS_PER_S] fails the check, since these comparisons
+ * pool whole steps and have no fork to leave out; windows under [MIN_JIT_WINDOW_S] are not judged. Where any row lacks
+ * the JIT (runs before 2026-11-28), the study's [fallback] stands.
+ */
+fun warmByJit(sides: Map<String, List<DataRow<*>>>, what: String, fallback: Precondition): Precondition {
+    val all = sides.values.flatten()
+    if (all.isEmpty() || all.any { (it.opt("jit_ms_per_s") as? Number) == null }) return fallback
+    val jit = { r: DataRow<*> -> (r.opt("jit_ms_per_s") as Number).toDouble() }
+    val shortest = all.minOf { (it.opt("jit_window_s") as? Number)?.toDouble() ?: 0.0 }
+    if (shortest < MIN_JIT_WINDOW_S) return Precondition(WARM, if (fallback.met == false) false else null,
+        "$what of ${formatNumber(shortest)} s are too short to judge by the JIT (at least ${formatNumber(MIN_JIT_WINDOW_S)} s); " + fallback.detail)
+    val cold = sides.flatMap { (side, rs) -> rs.filter { jit(it) > COLD_JIT_MS_PER_S }
+        .map { "$side, ${it.opt("cell") ?: "?"} (JIT ${formatNumber(jit(it))} ms/s)" } }
+    val label = "the JIT above ${formatNumber(COLD_JIT_MS_PER_S)} ms/s"
+    return if (cold.isEmpty()) Precondition(WARM, fallback.met != false, "no JVM ran with $label in the ${all.size} $what used" +
+            if (fallback.met == false) "; but " + fallback.detail else "")
+        else Precondition(WARM, false, "${cold.size} of the ${all.size} $what ran with $label: " + cold.take(4).joinToString(", ") +
+            (if (cold.size > 4) " and ${cold.size - 4} more" else "") + " (a longer warm-up lets the JIT finish first)")
+}
+
+/**
+ * Each fork's JIT over its measured window: the mean of its `jvm:<series>` jit_ms_per_s rows in phase `measure`
+ * (timeseries.csv), with the window's length in seconds (one row a second), by fork series (`abq-3/fork2`). Empty for
+ * runs whose forks reported no JIT (before 2026-11-28). Shared by every study whose forks are named by a series.
+ */
+fun RecordedRun.forkJit(): Map<String, Pair<Double, Int>> {
+    if (!has("timeseries.csv")) return emptyMap()
+    return table("timeseries.csv").rows()
+        .filter { it["phase"] == "measure" && it["metric"] == "jit_ms_per_s" && (it["series"] as? String)?.startsWith("jvm:") == true }
+        .groupBy { (it["series"] as String).removePrefix("jvm:") }
+        .mapValues { (_, rs) -> rs.mapNotNull { num(it["value"]) }.let { v -> (if (v.isEmpty()) Double.NaN else v.average()) to v.size } }
+}
+
+/**
+ * `jit_ms_per_s` and `jit_window_s` on every row of a table from [runs] (it needs `run_id`): its fork's JIT over the
+ * measured window ([RecordedRun.forkJit]), found by [seriesOf] (the row's cell by default); empty where not recorded.
+ */
+fun AnyFrame.withForkJit(runs: List<RecordedRun>, seriesOf: (DataRow<*>) -> String? = { it.opt("cell") as? String }): AnyFrame {
+    val byRun = runs.associate { it.id to it.forkJit() }
+    val found = rows().map { r -> seriesOf(r)?.let { byRun[r.opt("run_id")]?.get(it) } }
+    val base = listOf("jit_ms_per_s", "jit_window_s").fold(this) { f, c -> if (c in f.columnNames()) f.remove(c) else f }
+    return base.add(found.map { it?.first?.takeIf { j -> !j.isNaN() } }.toColumn("jit_ms_per_s"))
+        .add(found.map { it?.second?.toDouble() }.toColumn("jit_window_s"))
+}
 
 /** Warm-up ended by a rule that settled in every step used (a step whose warm-up reached its limit is marked by the study). */
 fun warmupSettled(settledBySide: Map<String, List<Boolean?>>, rule: String): Precondition {

@@ -117,19 +117,6 @@ fun queueCells(runs: List<RecordedRun>): AnyFrame = frameOf(
     })
 
 /**
- * Each fork's JIT over its measured window: the mean of its `jvm:<series>` jit_ms_per_s rows in phase `measure`
- * (timeseries.csv), with the window's length in seconds (one row a second), by fork series (`abq-3/fork2`). Empty for
- * runs whose forks reported no JIT (before 2026-11-28).
- */
-fun RecordedRun.forkJit(): Map<String, Pair<Double, Int>> {
-    if (!has("timeseries.csv")) return emptyMap()
-    return table("timeseries.csv").rows()
-        .filter { it["phase"] == "measure" && it["metric"] == "jit_ms_per_s" && (it["series"] as? String)?.startsWith("jvm:") == true }
-        .groupBy { (it["series"] as String).removePrefix("jvm:") }
-        .mapValues { (_, rs) -> rs.mapNotNull { num(it["value"]) }.let { v -> (if (v.isEmpty()) Double.NaN else v.average()) to v.size } }
-}
-
-/**
  * The original's claims with this host's answers, for one label's [throughput] rows ([queueCells]: events_per_s per
  * cell and fork):
  * - adding consumers to the queue lowers its total throughput (1 beat 3, 3 beat 5);

@@ -55,25 +55,9 @@ fun AnyFrame.withEngineJit(runs: List<RecordedRun>): AnyFrame {
     return base.add(found.map { it?.first }.toColumn("jit_ms_per_s")).add(found.map { it?.second?.toDouble() }.toColumn("jit_window_s"))
 }
 
-/**
- * The engines were warm over the drains compared: no engine's JIT above [COLD_JIT_MS_PER_S] after the warm-up
- * ([withEngineJit]). Over windows under [MIN_JIT_WINDOW_S] nothing is judged; drains without the series fall back to
- * the warm-up by time. A cold drain fails the check, so no verdict rests on it.
- */
-internal fun drainsWarm(sides: Map<String, List<DataRow<*>>>): Precondition {
-    val all = sides.values.flatten()
-    val judged = all.filter { num(it.opt("jit_ms_per_s")) != null }
-    if (judged.isEmpty() || judged.size < all.size) return warmthNotRecorded("time (--warmup seconds of each drain)")
-    val jit = "the JIT above ${formatNumber(COLD_JIT_MS_PER_S)} ms/s"
-    val shortest = judged.minOf { num(it.opt("jit_window_s")) ?: 0.0 }
-    if (shortest < MIN_JIT_WINDOW_S) return Precondition(WARM, null, "drains whose steady part lasted ${formatNumber(shortest)} s are too short " +
-        "to judge by their engines' JIT (at least ${formatNumber(MIN_JIT_WINDOW_S)} s)")
-    val cold = sides.flatMap { (side, rs) -> rs.filter { num(it.opt("jit_ms_per_s"))!! > COLD_JIT_MS_PER_S }
-        .map { "$side, ${it["cell"]} (JIT ${formatNumber(num(it.opt("jit_ms_per_s"))!!)} ms/s)" } }
-    return Precondition(WARM, cold.isEmpty(), if (cold.isEmpty()) "no engine ran with $jit after its warm-up in the ${judged.size} drain(s) used"
-        else "${cold.size} drain(s) had an engine with $jit after its warm-up: " + cold.take(4).joinToString(", ") +
-            (if (cold.size > 4) " and ${cold.size - 4} more" else "") + " (a longer --warmup, or more --jobs, lets the JIT finish first)")
-}
+/** The engines were warm over the drains compared, by their JIT after warm-up ([withEngineJit], [warmByJit]). */
+internal fun drainsWarm(sides: Map<String, List<DataRow<*>>>): Precondition =
+    warmByJit(sides, "drains", warmthNotRecorded("time (--warmup seconds of each drain)"))
 
 /** The lock setting "on" at one poll interval, as [lockSetting] names it. */
 private fun lockOn(pollMs: Int) = "on, polled every $pollMs ms"

@@ -135,4 +135,24 @@ class PreconditionsTest {
     }
 
     private fun AnyFrame.rowsList() = rows().toList()
+
+    /** Steps of one side: cell, JIT over the measured window (ms/s, null = not recorded) and the window's seconds. */
+    private fun jitSteps(window: Double, vararg jit: Double?) = mapOf("kafka" to dataFrameOf("cell", "jit_ms_per_s", "jit_window_s")(
+        *jit.mapIndexed { i, j -> listOf<Any?>("kafka/blocking/n${i + 1}", j, if (j == null) null else window) }.flatten().toTypedArray()).rows().toList())
+
+    @Test
+    fun `warmth by the JIT fails on a compiling step, leaves short windows unjudged, and keeps the rule where nothing was recorded`() {
+        val settled = Precondition(WARM, true, "warm-up settled by its rule")
+        val warm = warmByJit(jitSteps(30.0, 4.0, 12.0), "steps", settled)
+        assertEquals(true, warm.met, warm.detail)
+        val cold = warmByJit(jitSteps(30.0, 4.0, 180.0), "steps", settled)
+        assertEquals(false, cold.met)
+        assertTrue("kafka, kafka/blocking/n2 (JIT 180 ms/s)" in cold.detail, cold.detail)
+        val short = warmByJit(jitSteps(2.0, 4.0, 180.0), "steps", settled)
+        assertNull(short.met, "two samples judge nothing")
+        assertTrue("too short to judge" in short.detail && "warm-up settled" in short.detail, short.detail)
+        assertEquals(settled, warmByJit(jitSteps(30.0, null, 180.0), "steps", settled), "a step without the series keeps the study's rule")
+        val unsettled = Precondition(WARM, false, "kafka: 1 step(s) whose warm-up never settled")
+        assertEquals(false, warmByJit(jitSteps(30.0, 4.0, 12.0), "steps", unsettled).met, "a warm JIT does not excuse a warm-up that never settled")
+    }
 }
