@@ -282,6 +282,7 @@ def spread_run(lan, tmp_path_factory):
                             "--place", PLACE_ALL, "--out", str(tmp_path_factory.mktemp("spread")), env=lan.env(), timeout=900))
 
 
+@pytest.mark.alone  # makes spread_run, whose open step must find the driver on time: a second test on 2 cores makes it late
 def test_a_web_reactive_run_spreads_over_three_hosts(lan, spread_run):
     """The driver on pk-drv, the app on pk-app, the external service on pk-be: each server binds its host's address,
     the driver loads the app and the app calls the service across the links, each part's CPU comes from its own host,
