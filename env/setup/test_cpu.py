@@ -3,8 +3,9 @@ every test in the JUnit XML (its own CPU and that of the processes it started an
 (shared_runs.py) on a line of its own rather than charged to the test that asked for it first.
 
 On two cores the suite cannot take less wall time than half its CPU time: the lines at the top of this list are
-where a faster suite has to come from. Not counted: processes that no test waits for, such as those a placed
-test host's own sshd starts.
+where a faster suite has to come from. A placed test host's processes (nethosts.py), which no test waits for, are
+counted from their sshd when the host is removed, on a line of their own. Not counted: what a kill test leaves
+behind, if anything (the kill tests fail then).
 """
 import collections
 import sys
@@ -12,6 +13,7 @@ import xml.etree.ElementTree as ET
 
 by_file = collections.Counter()
 shared = {}
+hosts = collections.Counter()  # placed test hosts' processes, under their own sshds
 for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
     for prop in case.iter("property"):
         name, value = prop.get("name"), prop.get("value")
@@ -20,11 +22,18 @@ for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
         elif name.startswith("shared_run:"):
             cpu, wall = (float(v) for v in value.split(","))
             shared[name.split(":", 1)[1]] = (cpu, wall)
+        elif name.startswith("placed_host:"):
+            hosts[name.split(":", 1)[1]] += float(value)
 if by_file or shared:
-    total = sum(by_file.values()) + sum(cpu for cpu, _ in shared.values())
+    total = sum(by_file.values()) + sum(cpu for cpu, _ in shared.values()) + sum(hosts.values())
     lines = [(f"shared {study} run", cpu) for study, (cpu, _) in shared.items()] + list(by_file.items())
+    if hosts:
+        lines.append(("placed test hosts", sum(hosts.values())))
     top = ", ".join(f"{name} {seconds / 60:.1f}" for name, seconds in sorted(lines, key=lambda l: -l[1])[:10])
     print(f"pytest CPU: {total / 60:.1f} min in all (on 2 cores no less than {total / 120:.1f} min of wall time); in min: {top}")
+    if hosts:
+        print("placed test hosts (processes under their own sshds, no test's child): " + ", ".join(
+            f"{name} {cpu / 60:.1f} min" for name, cpu in sorted(hosts.items())))
     if shared:
         print("shared runs (made once, read by many tests): " + ", ".join(
             f"{study} {cpu / 60:.1f} min CPU in {wall / 60:.1f} min" for study, (cpu, wall) in sorted(shared.items())))

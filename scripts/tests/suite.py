@@ -118,6 +118,15 @@ def charge_shared_run(study, cpu_s, wall_s):
     _shared_runs.append((study, cpu_s, wall_s))
 
 
+# CPU of a placed test host's processes (nethosts.py), which no test waits for: reported when the host is removed,
+# on a line of its own, and never subtracted from a test's own
+_placed_hosts = []
+
+
+def charge_placed_host(name, cpu_s):
+    _placed_hosts.append((name, cpu_s))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     item.stash[CPU_AT_START] = cpu_seconds()
@@ -133,7 +142,9 @@ def pytest_runtest_makereport(item, call):
         shared = sum(cpu for _, cpu, _ in _shared_runs)
         props.append(("cpu_s", round(cpu_seconds() - item.stash[CPU_AT_START] - shared, 1)))
         props.extend((f"shared_run:{study}", f"{cpu:.1f},{wall:.1f}") for study, cpu, wall in _shared_runs)
+        props.extend((f"placed_host:{name}", f"{cpu:.1f}") for name, cpu in _placed_hosts)
         _shared_runs.clear()
+        _placed_hosts.clear()
 
 
 @contextlib.contextmanager

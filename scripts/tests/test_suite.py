@@ -122,3 +122,17 @@ def test_cheapest_files_run_first_and_a_broken_contract_stops_the_suite(tmp_path
     r = subprocess.run([*pytest_cmd[:3], "-n", "2", "--dist", "loadfile", *pytest_cmd[3:]], cwd=tmp_path, env=env, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode != 0 and "stopping early: a contract test failed (" in r.stdout, r.stdout[-2000:]
+
+
+def test_placed_hosts_cpu_has_a_line_of_its_own(tmp_path):
+    """A placed test host's processes (nethosts.py) are no test's children: their CPU comes as a property of its own,
+    counted in the total and never inside a file's line."""
+    (tmp_path / "junit.xml").write_text("""<testsuites><testsuite name="pytest" tests="2">
+<testcase classname="scripts.tests.test_placement" name="a"><properties><property name="cpu_s" value="30"/>
+<property name="placed_host:pk-db" value="60.0"/><property name="placed_host:pk-app" value="30.0"/></properties></testcase>
+<testcase classname="scripts.tests.test_queues" name="b"><properties><property name="cpu_s" value="60"/></properties></testcase>
+</testsuite></testsuites>""")
+    out = subprocess.run([sys.executable, str(ROOT / "env/setup/test_cpu.py"), str(tmp_path / "junit.xml")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.startswith("pytest CPU: 3.0 min in all") and "placed test hosts 1.5" in out and "test_placement 0.5" in out, out
+    assert "placed test hosts (processes under their own sshds, no test's child): pk-app 0.5 min, pk-db 1.0 min" in out, out

@@ -211,12 +211,26 @@ final class Supervisor {
     }
 
     /** Stops every child at once (each gets its grace period in parallel), then anything still below this JVM. */
+    /** How long stopAll lets the JVMs it asked to stop go quiet before it stops the servers they use. */
+    static final long QUIET_BEFORE_STOP_MS = 300;
+
     void stopAll() {
         java.util.Map<Child, List<ProcessHandle>> trees = new java.util.LinkedHashMap<>();
+        // the JVMs first: a closed stdin makes each go quiet at once (ChildProcess), before the database or broker
+        // they use is stopped under them, so their threads' failures against it never reach the terminal
         for (Child c : children) {
             trees.put(c, new ArrayList<>(c.process().descendants().toList()));
-            closeQuietly(c.stdin());
-            if (!c.wrapped()) c.process().destroy();
+            if (!c.wrapped()) closeQuietly(c.stdin());
+        }
+        long quietBy = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(QUIET_BEFORE_STOP_MS);
+        for (Child c : children) {
+            if (c.wrapped()) continue;
+            try { c.process().waitFor(Math.max(0, quietBy - System.nanoTime()), TimeUnit.NANOSECONDS); }
+            catch (InterruptedException e) { Thread.currentThread().interrupt(); break; }
+        }
+        for (Child c : children) {
+            if (c.wrapped()) closeQuietly(c.stdin());
+            else c.process().destroy();
         }
         trees.forEach((c, tree) -> {
             try {
