@@ -210,10 +210,13 @@ final class Supervisor {
         writeLive();
     }
 
-    /** Stops every child at once (each gets its grace period in parallel), then anything still below this JVM. */
     /** How long stopAll lets the JVMs it asked to stop go quiet before it stops the servers they use. */
     static final long QUIET_BEFORE_STOP_MS = 300;
 
+    /**
+     * Stops every child: the JVMs are asked first (stdin closed) and given {@link #QUIET_BEFORE_STOP_MS} to go quiet,
+     * then all are stopped at once (each gets its grace period in parallel), then anything still below this JVM.
+     */
     void stopAll() {
         java.util.Map<Child, List<ProcessHandle>> trees = new java.util.LinkedHashMap<>();
         // the JVMs first: a closed stdin makes each go quiet at once (ChildProcess), before the database or broker
