@@ -9,8 +9,6 @@ import org.jetbrains.kotlinx.dataframe.api.rows
 // The web-reactive post's evidence, from closed.csv and open.csv (data/README.md): which closed-model steps a claim
 // may rest on, and the original's claims with this host's answers.
 
-private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
-
 /**
  * The closed-model steps a claim may rest on: valid, measured on warm servers (every JIT under 50 ms/s during the
  * step), and measurable on this host (steal under 20% of a core). Older runs without those columns keep every valid row.
@@ -177,9 +175,11 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
  * Per number of calls, two questions, judged at the largest N both stacks measured with enough warm forks:
  * - does WebFlux still answer faster than MVC on virtual threads (the original's thesis, with the pool taken away)?
  * - does MVC on virtual threads stay within 1.25 x its external wait where platform-thread MVC queued?
+ * Each answer is checked first ([claim]): enough forks on both sides, and neither side at the machine's wall ([cores]),
+ * where a queue is the CPU's, not a pool's, and the race is the machine's ratio.
  * Empty when no `mvc-virtual` step was measured (a JDK under 21 ran the apps, or the variant was not selected).
  */
-fun virtualThreadClaims(closed: AnyFrame, delayMs: Double): List<Claim> {
+fun virtualThreadClaims(closed: AnyFrame, delayMs: Double, cores: Int): List<Claim> {
     if (closed.rows().none { it["stack"] == "mvc-virtual" }) return emptyList()
     val est = estimates(closed, listOf("stack", "calls", "users"), "mean_ms")
     val calls = closed.rows().map { (it["calls"] as Number).toLong() }.distinct().sorted()
@@ -190,7 +190,8 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double): List<Claim> {
             ?: users.lastOrNull { n -> e("mvc-virtual", c, n) != null && e("webflux", c, n) != null }
         val v = top?.let { e("mvc-virtual", c, it) }
         val w = top?.let { e("webflux", c, it) }
-        val race = Claim("WebFlux still answers faster than MVC on virtual threads, with $c call(s)",
+        val raceSides = top?.let { n -> mapOf("MVC on virtual threads" to closed.closedSteps("mvc-virtual", c, n), "WebFlux" to closed.closedSteps("webflux", c, n)) }
+        val race = claim("WebFlux still answers faster than MVC on virtual threads, with $c call(s)",
             if (v != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC on virtual threads ${formatNumber(v.mean)} ms"
             else "not measured on both at any N",
             when {
@@ -205,12 +206,15 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double): List<Claim> {
                 differs(w, v) && w.mean < v.mean -> "WebFlux is faster at N = $top with a Welch t-test's support (5%)."
                 differs(w, v) -> "MVC on virtual threads is faster at N = $top with a Welch t-test's support (5%)."
                 else -> "The forks support no difference at N = $top (Welch, 5%): virtual threads close the gap the pool opened, as far as this host can tell."
-            })
+            }, raceSides?.let { s -> listOf(enoughForks(s.mapValues { it.value.size }), belowWallOf(s, cores)) }.orEmpty())
         val wait = c * delayMs
         val queued = users.firstOrNull { n -> (e("mvc-virtual", c, n)?.mean ?: 0.0) > 1.25 * wait }
         val platformQueued = users.firstOrNull { n -> (e("mvc", c, n)?.mean ?: 0.0) > 1.25 * wait }
         val last = users.lastOrNull { n -> e("mvc-virtual", c, n) != null }
-        val noPool = Claim("MVC on virtual threads does not queue where MVC on its thread pool did, with $c call(s)",
+        // where each style first queued, it must have queued on a machine below its wall: there a queue is the CPU's
+        val queueSides = listOfNotNull(queued?.let { "MVC on virtual threads at N = $it" to closed.closedSteps("mvc-virtual", c, it) },
+            platformQueued?.let { "MVC on its pool at N = $it" to closed.closedSteps("mvc", c, it) }).toMap()
+        val noPool = claim("MVC on virtual threads does not queue where MVC on its thread pool did, with $c call(s)",
             listOf(queued?.let { "virtual threads pass 1.25 x the ${formatNumber(wait)} ms wait first at N = $it" }
                 ?: last?.let { "virtual threads stay within 1.25 x the ${formatNumber(wait)} ms wait up to N = $it" } ?: "not measured",
                 platformQueued?.let { "the pool first at N = $it" } ?: "the pool within it throughout").joinToString("; "),
@@ -225,7 +229,7 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double): List<Claim> {
                 queued == null -> "Up to N = $last no request waited for a thread; the host's CPU is the next limit."
                 queued > platformQueued -> "They queue too, but later (N = $queued against $platformQueued): a limit other than the pool, the host's CPU or the external service."
                 else -> "They queue no later than the pool did (N = $queued against $platformQueued): what limits them is not a pool."
-            })
+            }, if (queueSides.isEmpty()) emptyList() else listOf(belowWallOf(queueSides, cores)))
         listOf(race, noPool)
     }
 }

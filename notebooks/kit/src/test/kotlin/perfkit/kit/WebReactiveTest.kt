@@ -33,7 +33,7 @@ class WebReactiveTest {
             ("mvc" to 100L) to three.map { 104 + it }, ("webflux" to 100L) to three.map { 103 + it }, ("mvc-virtual" to 100L) to three.map { 103 + it },
             ("mvc" to 500L) to three.map { 260 + it }, ("webflux" to 500L) to three.map { 140 + it }, ("mvc-virtual" to 500L) to three.map { 120 + it },
         )
-        val (race, noPool) = virtualThreadClaims(df, 100.0)
+        val (race, noPool) = virtualThreadClaims(df, 100.0, 2)
         assertEquals(Answer.DOES_NOT_HOLD, race.answer, race.why) // virtual threads are the faster ones at N = 500
         assertTrue("N = 500" in race.here, race.here)
         assertEquals(Answer.HOLDS, noPool.answer, noPool.why)
@@ -46,18 +46,35 @@ class WebReactiveTest {
             ("mvc" to 100L) to three.map { 104 + it }, ("webflux" to 100L) to three.map { 103 + it }, ("mvc-virtual" to 100L) to three.map { 150 + it },
             ("mvc" to 500L) to three.map { 260 + it }, ("webflux" to 500L) to three.map { 140 + it }, ("mvc-virtual" to 500L) to three.map { 300 + it },
         )
-        val (race, noPool) = virtualThreadClaims(df, 100.0)
+        val (race, noPool) = virtualThreadClaims(df, 100.0, 2)
         assertEquals(Answer.HOLDS, race.answer, race.why)
         assertEquals(Answer.DOES_NOT_HOLD, noPool.answer, noPool.why)
         assertTrue("N = 100" in noPool.why, noPool.why)
     }
 
     @Test
+    fun `virtual threads judged at the machine's wall answer neither question`() {
+        // the same forks as a refutation, but every step at N = 500 ran at 195% of 200%: the CPU, not a pool, queued them
+        val rows = listOf(100L to 150.0, 500L to 195.0).flatMap { (n, cpu) -> listOf("mvc" to 260.0, "webflux" to 140.0, "mvc-virtual" to 300.0).flatMap { (stack, at500) ->
+            three.map { listOf(stack, 1L, n, (if (n == 500L) at500 else if (stack == "mvc-virtual") 150.0 else 104.0) + it, cpu) } } }
+        val df = dataFrameOf("stack", "calls", "users", "mean_ms", "cpu_system_pct")(*rows.flatten().toTypedArray<Any?>())
+        val (race, noPool) = virtualThreadClaims(df, 100.0, 2)
+        assertEquals(Answer.CANNOT_TELL, race.answer, race.why)
+        assertEquals(false, race.checks.single { it.name == BELOW_WALL }.met, race.checks.toString())
+        // virtual threads queued at N = 100, below the wall, but the pool's queue at N = 500 was the machine's
+        assertEquals(Answer.CANNOT_TELL, noPool.answer, noPool.why)
+        assertTrue("MVC on its pool at N = 500" in noPool.reason, noPool.reason)
+        // below the wall the same forks answer
+        val cool = dataFrameOf("stack", "calls", "users", "mean_ms", "cpu_system_pct")(*rows.map { it.dropLast(1) + 150.0 }.flatten().toTypedArray<Any?>())
+        assertEquals(Answer.HOLDS, virtualThreadClaims(cool, 100.0, 2).first().answer)
+    }
+
+    @Test
     fun `no virtual-thread step means no virtual-thread question, and two forks give no answer`() {
         val without = closed(("mvc" to 100L) to three.map { 104 + it }, ("webflux" to 100L) to three.map { 103 + it })
-        assertTrue(virtualThreadClaims(without, 100.0).isEmpty())
+        assertTrue(virtualThreadClaims(without, 100.0, 2).isEmpty())
         val twoForks = closed(("mvc" to 100L) to three.map { 300 + it }, ("webflux" to 100L) to listOf(103.0, 104.0), ("mvc-virtual" to 100L) to listOf(150.0, 151.0))
-        val (race, _) = virtualThreadClaims(twoForks, 100.0)
+        val (race, _) = virtualThreadClaims(twoForks, 100.0, 2)
         assertEquals(Answer.CANNOT_TELL, race.answer, race.why)
         assertTrue("range" in race.why, race.why)
     }
