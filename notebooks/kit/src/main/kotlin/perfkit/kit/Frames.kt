@@ -6,6 +6,9 @@ import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.toColumn
 
+/** A table cell as a number, or null when it holds none (blank, text, missing): the one way the kit reads numbers. */
+internal fun num(v: Any?): Double? = (v as? Number)?.toDouble()
+
 /**
  * Wide to long: keeps [keep] and turns each of [columns] into rows of ([key] = column name, [value]).
  * Plots want one line per key, e.g. p50, p99 and p99.9 against instances.
@@ -25,7 +28,7 @@ fun AnyFrame.seriesAs(metric: String, name: (String) -> String?): AnyFrame {
         if (row["metric"] != metric) continue
         val shown = name(row["series"] as String) ?: continue
         val key = (row["elapsed_s"] as Number).toDouble() to shown
-        sums[key] = (sums[key] ?: 0.0) + ((row["value"] as? Number)?.toDouble() ?: continue)
+        sums[key] = (sums[key] ?: 0.0) + (num(row["value"]) ?: continue)
     }
     return dataFrameOf(listOf(
         sums.keys.map { it.first }.toColumn("elapsed_s"), sums.keys.map { it.second }.toColumn("series"),

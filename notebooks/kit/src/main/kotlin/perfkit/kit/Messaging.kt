@@ -9,8 +9,6 @@ import org.jetbrains.kotlinx.dataframe.api.toColumn
 import org.jetbrains.letsPlot.intern.Plot
 import org.jetbrains.letsPlot.scale.scaleXLog10
 
-private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
-
 /** The original's rate per chain: its instance counts convert to msg/s with it. */
 const val PUBLISHED_RATE_PER_CHAIN = 1000.0
 

@@ -13,8 +13,6 @@ import org.jetbrains.kotlinx.dataframe.api.toColumn
 // takes plain numbers from the run's own tables, so each study states what it checks and the rule stays in one place.
 
 /** The machine's wall: system CPU at or above this share of all its cores (the harness's saturation rule, StepVerdict). */
-private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
-
 const val WALL_SHARE = 0.9
 
 /** Steal above this, in % of one core, is heavy: the hypervisor, not the system, decides the step (the harness's rule). */
@@ -71,8 +69,8 @@ fun belowWall(cpuBySide: Map<String, List<Double>>, cores: Int, stealBySide: Map
 
 /** [belowWall] over table rows by side: their `cpu_system_pct` and `steal_pct`. */
 fun belowWallOf(rowsBySide: Map<String, List<DataRow<*>>>, cores: Int): Precondition = belowWall(
-    rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { (it.opt("cpu_system_pct") as? Number)?.toDouble() } }, cores,
-    rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { (it.opt("steal_pct") as? Number)?.toDouble() } })
+    rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("cpu_system_pct")) } }, cores,
+    rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("steal_pct")) } })
 
 /**
  * [belowWall] from steps the harness already judged by the same rule (a sweep's `saturated`: system CPU at 90% of all
@@ -145,7 +143,7 @@ fun judgeWarmth(withEvery: Answer, withoutCold: Answer, cold: List<String>, wind
  * where the windows (`seconds`, else [windowOf]) are long enough to judge; [describe] names a cold step. Returns the
  * answer, the steps it rests on, and the warmth check.
  */
-fun onWarmSteps(every: AnyFrame, describe: (DataRow<*>) -> String, windowOf: (DataRow<*>) -> Double? = { (it.opt("seconds") as? Number)?.toDouble() },
+fun onWarmSteps(every: AnyFrame, describe: (DataRow<*>) -> String, windowOf: (DataRow<*>) -> Double? = { num(it.opt("seconds")) },
                 answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, Precondition> {
     val warm = every.filter { it.opt("warm") != false }
     val cold = every.rows().filter { it.opt("warm") == false }
@@ -168,7 +166,7 @@ fun warmByJit(sides: Map<String, List<DataRow<*>>>, what: String, fallback: Prec
     val all = sides.values.flatten()
     if (all.isEmpty() || all.any { (it.opt("jit_ms_per_s") as? Number) == null }) return fallback
     val jit = { r: DataRow<*> -> (r.opt("jit_ms_per_s") as Number).toDouble() }
-    val shortest = all.minOf { (it.opt("jit_window_s") as? Number)?.toDouble() ?: 0.0 }
+    val shortest = all.minOf { num(it.opt("jit_window_s")) ?: 0.0 }
     if (shortest < MIN_JIT_WINDOW_S) return Precondition(WARM, if (fallback.met == false) false else null,
         "$what of ${formatNumber(shortest)} s are too short to judge by the JIT (at least ${formatNumber(MIN_JIT_WINDOW_S)} s); " + fallback.detail)
     val cold = sides.flatMap { (side, rs) -> rs.filter { jit(it) > COLD_JIT_MS_PER_S }

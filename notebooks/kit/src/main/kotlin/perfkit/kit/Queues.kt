@@ -10,8 +10,6 @@ import org.jetbrains.kotlinx.dataframe.api.toColumn
 // The queues post's evidence, from throughput.csv, consumers.csv and calibration.csv (data/README.md): the harness
 // checked against a minimal program, the consumers beside the original's counts, and the original's claims.
 
-private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
-
 /** How far the harness may sit from the minimal program before it is part of the result (DEVELOPERS.md: 10%). */
 const val HARNESS_TOLERANCE = 0.10
 

@@ -11,8 +11,6 @@ import org.jetbrains.kotlinx.dataframe.api.rows
 // The three-tier post's tables, from the run tables of data/README.md (saturation.csv, open.csv, capacity.csv,
 // inserts.csv). Each returns Markdown that states only what the forks support, or says that a round did not run.
 
-private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
-
 private fun Estimate.text(unit: String = ""): String =
     formatNumber(mean) + unit + if (n > 1) " (${interval} ${formatNumber(low)}..${formatNumber(high)})" else " (1 fork)"
 

@@ -10,8 +10,6 @@ import org.jetbrains.kotlinx.dataframe.api.remove
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.toColumn
 
-private fun num(v: Any?): Double? = (v as? Number)?.toDouble()
-
 /** How much of one instance's % of the theoretical maximum more instances may lose and still count as "stable". */
 const val STABLE_SHARE = 0.9
 
@@ -71,9 +69,9 @@ private fun AnyFrame.drainRows(type: String, instances: Int, acquire: Int, lock:
     rows().filter { it["valid"] == true && it["job_type"] == type && num(it["instances"])?.toInt() == instances &&
         num(it["acquire_size"])?.toInt() == acquire && it.lockSetting() == lock }
 
-/** The valid drains of one configuration, as [value] per repetition. */
-private fun AnyFrame.drains(type: String, instances: Int, acquire: Int, lock: String, value: String): List<Double> =
-    drainRows(type, instances, acquire, lock).mapNotNull { num(it[value]) }
+/** The valid drains of one configuration, as their steady rates (start-up and tail left out, where recorded) per repetition. */
+private fun AnyFrame.steadyRates(type: String, instances: Int, acquire: Int, lock: String): List<Double> =
+    drainRows(type, instances, acquire, lock).mapNotNull { it.rate(steady = true) }
 
 private fun AnyFrame.drainRows(type: String, c: Triple<Int, Int, String>) = drainRows(type, c.first, c.second, c.third)
 
@@ -294,14 +292,15 @@ private fun pairedRatio(cells: AnyFrame, type: String, isNumerator: (Triple<Int,
 
 /**
  * Lock off over lock on, per job type, instance count, acquire size and lock poll that ran both (valid drains of
- * [cells]; [pollMsByRun] as in [withLockPoll]): the ratio of mean jobs/s with its interval, beside the original's 1/6.
+ * [cells]; [pollMsByRun] as in [withLockPoll]): the ratio of mean steady jobs/s (start-up and tail left out, as the
+ * claims read them) with its interval, beside the original's 1/6.
  */
 fun lockRatios(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): AnyFrame {
     val valid = cells.withLockPoll(pollMsByRun).filter { it["valid"] == true }
     val rows = valid.rows().filter { it["lock"] == "on" }
         .map { listOf(it["job_type"] as String, num(it["instances"])!!.toInt(), num(it["acquire_size"])!!.toInt(), num(it["lock_poll_ms"])!!.toInt()) }.distinct()
         .mapNotNull { (t, k, a, poll) ->
-            val on = valid.drains(t as String, k as Int, a as Int, lockOn(poll as Int), "jobs_per_s"); val off = valid.drains(t, k, a, "off", "jobs_per_s")
+            val on = valid.steadyRates(t as String, k as Int, a as Int, lockOn(poll as Int)); val off = valid.steadyRates(t, k, a, "off")
             if (on.isEmpty() || off.isEmpty()) null else ratioInterval(off, on).let { e -> listOf(t, k, a, poll, e.mean, e.low, e.high, e.interval, e.n) }
         }
     val names = listOf("job_type", "instances", "acquire_size", "lock_poll_ms", "off_over_on", "low", "high", "interval", "n")
@@ -309,8 +308,8 @@ fun lockRatios(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): 
 }
 
 /**
- * What polling for the lock more often does: per job type, instance count and acquire size, lock-on jobs/s at each
- * shorter poll over jobs/s at the longest one, with its interval (valid drains of [cells]; [pollMsByRun] as in
+ * What polling for the lock more often does: per job type, instance count and acquire size, lock-on steady jobs/s at
+ * each shorter poll over those at the longest one, with its interval (valid drains of [cells]; [pollMsByRun] as in
  * [withLockPoll]). The original saw a shorter wait add a few hundred jobs/s. Empty when no configuration ran two polls.
  */
 fun lockPollEffect(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap()): AnyFrame {
@@ -320,7 +319,7 @@ fun lockPollEffect(cells: AnyFrame, pollMsByRun: Map<String, Double> = emptyMap(
             val (t, k, a) = key
             val polls = rs.map { num(it["lock_poll_ms"])!!.toInt() }.distinct().sorted()
             val longest = polls.last()
-            fun at(poll: Int) = valid.drains(t as String, k as Int, a as Int, lockOn(poll), "jobs_per_s")
+            fun at(poll: Int) = valid.steadyRates(t as String, k as Int, a as Int, lockOn(poll))
             polls.dropLast(1).map { poll ->
                 val e = ratioInterval(at(poll), at(longest))
                 listOf(t, k, a, poll, longest, at(poll).average() - at(longest).average(), e.mean, e.low, e.high, e.interval, e.n)

@@ -256,6 +256,20 @@ class WorkflowTest {
     }
 
     @Test
+    fun `lock ratios and the poll's gain read the steady rates, not drains whose start-up decides them`() {
+        // whole-drain rates lose the same fixed start-up on both sides; the steady middles differ by half
+        val t = dataFrameOf("job_type", "instances", "acquire_size", "lock", "lock_poll_ms", "jobs_per_s", "steady_jobs_per_s", "valid")(
+            *listOf(0.0, 1.0, 2.0).flatMap { d -> listOf(
+                listOf("noop", 1, 32, "off", null, 40.0 + d, 100.0 + d, true),
+                listOf("noop", 1, 32, "on", 100, 40.0 + d, 200.0 + d, true),
+                listOf("noop", 1, 32, "on", 500, 40.0 + d, 50.0 + d, true)) }.flatten().toTypedArray<Any?>())
+        val atFastPoll = lockRatios(t).rows().single { it["lock_poll_ms"] == 100 }
+        assertEquals(0.5, atFastPoll["off_over_on"] as Double, 0.01)
+        val gain = lockPollEffect(t).rows().single()
+        assertEquals(150.0, gain["jobs_per_s_gained"] as Double, 0.01)
+    }
+
+    @Test
     fun `rows from before the poll was a column take their run's poll, and one poll gives no effect to show`() {
         val t = dataFrameOf("run_id", "job_type", "instances", "acquire_size", "lock", "jobs_per_s", "valid")(
             "r1", "noop", 1, 32, "on", 62.0, true, "r2", "noop", 1, 32, "on", 90.0, true)
