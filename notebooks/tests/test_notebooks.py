@@ -533,6 +533,8 @@ def test_publisher_escapes_and_sanitises_hostile_outputs(tmp_path):
     post = published_post(tmp_path, nb, "hostile")
     assert "&lt;img src=x onerror=alert(1)&gt;" in post, "the payload is shown as text"
     assert front_matter(tmp_path / "site/hostile/index.md")["host"] == HOST_PAYLOAD
+    # a figure without the kit's Markdown caption is named by its file, never by its raw text
+    assert "![figure-1](figures/figure-1.svg)" in (tmp_path / "site/hostile/index.md").read_text()
 
 
 def test_a_quick_post_says_it_can_claim_nothing_and_folds_its_code(tmp_path):

@@ -69,25 +69,6 @@ def text_md(text: str) -> str:
     return text.replace("<", "&lt;")
 
 
-MARKDOWN_SYNTAX = set("\\`*_[]|~#")
-
-
-def md_text(text: str, at_line_start: bool = True) -> str:
-    """Data as Markdown that reads as itself (the kit's mdText): no HTML, no link, emphasis, code or new block."""
-    out = []
-    for i, ch in enumerate(text):
-        if ch in "&<>":
-            out.append(html.escape(ch, quote=False))
-        elif ch in MARKDOWN_SYNTAX or (at_line_start and i == 0 and ch in "+-="):
-            out.append(f"&#{ord(ch)};")
-        elif ord(ch) < 32 or ord(ch) == 127:
-            out.append(" ")
-        else:
-            out.append(ch)
-    text = "".join(out)
-    return re.sub(r"^(\d+)([.)])", lambda m: f"{m.group(1)}&#{ord(m.group(2))};", text) if at_line_start else text
-
-
 def text_block(text: str) -> str:
     """Plain text output as an escaped <pre> block, so not even index.md holds a raw tag."""
     return "<pre><code>" + html.escape(text.rstrip(), quote=False) + "</code></pre>"
@@ -208,7 +189,9 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
                 found = FIGURE_NAME.search(svg)
                 name = found.group(1) if found else f"figure-{len(figures) + 1}"
                 (out / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")
-                caption = md_text(data.get("text/plain", name).strip())
+                # the kit's caption, already Markdown that reads as itself (its mdText: the kit's one escaper); a
+                # figure from elsewhere is named by its file, never by its unescaped text
+                caption = data.get("text/x-perfkit-caption", name).strip()
                 figures.append(name)
                 blocks.append(f"![{caption}](figures/{name}.svg)\n\n*{caption}*")
             elif "text/markdown" in data:
@@ -232,7 +215,9 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
         "scale": SCALE_NAMES.get(runs.get("scale"), ""),
         "forks": runs.get("forks", 0),
     }
-    blocks = at_title(blocks, heading="# " + md_text(runs["title"]) if runs.get("title") else "",
+    # the runs' title is data (group names): the kit sends it as Markdown too; the notebook's own is authored Markdown
+    title_md = runs.get("titleMarkdown") or meta.get("title") or title
+    blocks = at_title(blocks, heading="# " + runs["titleMarkdown"] if runs.get("titleMarkdown") else "",
                       after="\n\n".join(filter(None, [scale_line(runs, runs.get("study", slug).split(",")[0].strip()),
                                                          at_a_glance(claims)])))
     body_md = "\n\n".join(b.strip("\n") for b in blocks) + "\n"
@@ -241,7 +226,7 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
                  f" · {len(info['runs'])} run(s) · <a href=\"../index.html\">all posts</a></p>")
     body_html = sanitize(markdown.markdown(body_md, extensions=["tables", "fenced_code"]))
     (out / "index.html").write_text(page(title, meta_line + "\n<article>\n" + body_html + "\n</article>"), encoding="utf-8")
-    return dict(info, slug=slug, figures=figures)
+    return dict(info, slug=slug, figures=figures, title_md=title_md)
 
 
 def scale_word(post: dict) -> str:
@@ -262,7 +247,7 @@ def index(posts: list, site: pathlib.Path) -> None:
     items = [sanitize(i) for i in items]
     (site / "index.html").write_text(page("perfkit studies", "<h1>perfkit studies</h1>\n" + "\n".join(items)), encoding="utf-8")
     (site / "index.md").write_text("# perfkit studies\n\n" + "".join(
-        f"- [{md_text(p['title'])}]({p['slug']}/index.md) ({md_text(scale_word(p).rstrip(' ·'), at_line_start=False) or 'scale unknown'}): {md_text(p['summary'], at_line_start=False)}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
+        f"- [{p['title_md']}]({p['slug']}/index.md) ({scale_word(p).rstrip(' ·') or 'scale unknown'}): {p['summary']}\n" for p in sorted(posts, key=lambda p: p["title"])), encoding="utf-8")
 
 
 def main() -> int:

@@ -356,6 +356,7 @@ fun List<Group>.summaryJson(): String {
         "groups" to map { it.name },
         "reference" to runs.all { it.isReference },
         "title" to compareTitle(),
+        "titleMarkdown" to mdText(compareTitle()), // the publisher's heading: group names are data
     ) + scaleFields(runs))
 }
 

@@ -19,6 +19,9 @@ import java.nio.file.Path
  * own offline mode does, so the lab needs no network. A figure keeps its SVG until the script has drawn it.
  */
 object Lab {
+    /** A figure's caption as Markdown that reads as itself ([mdText]), read by notebooks/tools/publish.py. */
+    const val CAPTION_MIME = "text/x-perfkit-caption"
+
     private val headless: Boolean get() = System.getenv("PERFKIT_HEADLESS") == "1"
 
     private val letsPlotJs: String? by lazy {
@@ -31,7 +34,8 @@ object Lab {
     val interactive: Boolean get() = !headless && letsPlotJs != null
 
     fun figure(f: Figure): Map<String, String> {
-        val static = mapOf("image/svg+xml" to f.svg, "text/plain" to f.caption)
+        // the caption as Markdown too, for the publisher: the kit is the one place that escapes data for Markdown
+        val static = mapOf("image/svg+xml" to f.svg, "text/plain" to f.caption, CAPTION_MIME to mdText(f.caption))
         val spec = f.spec ?: return static
         if (!interactive) return static
         val script = if (scriptSent) null else letsPlotJs.also { scriptSent = true }

@@ -39,8 +39,19 @@ class LabTest {
     fun `headless output is static`() {
         // the kit's tests run without PERFKIT_LETS_PLOT_JS: no interactive output, only SVG and text
         val bundle = Lab.figure(hostileFigure())
-        assertEquals(setOf("image/svg+xml", "text/plain"), bundle.keys)
+        assertEquals(setOf("image/svg+xml", "text/plain", Lab.CAPTION_MIME), bundle.keys)
         val frame = Lab.frame(dataFrameOf("a")(1, 2))
         assertTrue("text/markdown" in frame.keys)
+    }
+
+    @Test
+    fun `a caption reaches the publisher as Markdown that reads as itself`() {
+        val data = mapOf("x" to listOf(1, 2), "y" to listOf(3, 4))
+        val caption = "p99 of [mvc](javascript:x) <b>*fast*</b>"
+        val bundle = Lab.figure(figure("lab-caption", caption, letsPlot(data) + geomPoint { x = "x"; y = "y" }))
+        assertEquals(caption, bundle["text/plain"], "the lab shows the caption as it is")
+        val md = bundle.getValue(Lab.CAPTION_MIME)
+        assertEquals(mdText(caption), md)
+        assertFalse(listOf("[", "<", "*").any { it in md }, md)
     }
 }
