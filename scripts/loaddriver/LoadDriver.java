@@ -3,6 +3,8 @@
 //DEPS io.hyperfoil:hyperfoil-http:0.25.2
 // slf4j-api 2 arrives with no provider beside Log4j's 1.x binding and would print a warning with local jar paths
 //DEPS org.slf4j:slf4j-nop:2.0.6
+// the harness's /proc reader, so the driver's CPU figures follow the run's rules (busy without steal, process trees)
+//SOURCES ../harness/src/perfkit/harness/CpuSampler.java
 //JAVA_OPTIONS -Xmx512m -XX:+UseParallelGC -XX:NewRatio=1 -XX:+ExitOnOutOfMemoryError -Dlog4j2.level=WARN -Dorg.apache.logging.log4j.level=WARN
 //DESCRIPTION The kit's HTTP load driver: runs one Hyperfoil benchmark YAML in-process and writes HdrHistogram interval logs and a JSON result per phase
 package perfkit.loaddriver;
@@ -25,6 +27,7 @@ import io.hyperfoil.http.statistics.HttpStats;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogWriter;
 import org.HdrHistogram.Recorder;
+import perfkit.harness.CpuSampler;
 
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -80,7 +83,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * there too (the tests validate every result against it).
  */
 public class LoadDriver {
-    static final double TICKS_PER_SECOND = 100.0; // USER_HZ on Linux
+    private static final CpuSampler CPU = CpuSampler.forThisMachine();
 
     /** What one phase did. */
     static final class PhaseRecord {
@@ -88,7 +91,7 @@ public class LoadDriver {
         boolean warmup;
         long startMs, endMs;
         long[] startTicks, endTicks;
-        long[] startSys, endSys;
+        CpuSampler.SystemTimes startSys, endSys;
         boolean sessionLimitExceeded;
         String error;
         final StatisticsSnapshot stats = new StatisticsSnapshot();
@@ -378,7 +381,7 @@ public class LoadDriver {
                 CompletableFuture.runAsync(() -> probe(r, false));
                 r.startMs = System.currentTimeMillis();
                 r.startTicks = ticks();
-                r.startSys = systemTicks();
+                r.startSys = CPU.systemTimes();
             } else if (status == PhaseInstance.Status.TERMINATED && r.endMs == 0) {
                 edgeLine("ended", phase.name());
                 r.endMs = System.currentTimeMillis();
@@ -388,7 +391,7 @@ public class LoadDriver {
                     r.lateness = t.lateness.getIntervalHistogram();
                 }
                 r.endTicks = ticks();
-                r.endSys = systemTicks();
+                r.endSys = CPU.systemTimes();
                 if (!r.warmup) probe(r, true);
             }
         }
@@ -415,46 +418,8 @@ public class LoadDriver {
     private long[] ticks() {
         long[] t = new long[watch.size()];
         int i = 0;
-        for (long pid : watch.values()) t[i++] = treeTicks(pid);
+        for (long pid : watch.values()) t[i++] = CPU.treeTicks(pid);
         return t;
-    }
-
-    /**
-     * CPU ticks of a process and its live descendants (a database's backends, say): a child that exits between two
-     * readings moves into its parent's cutime/cstime, so the sum stays continuous; -1 when the process is gone.
-     */
-    static long treeTicks(long pid) {
-        long own = processTicks(pid);
-        if (own < 0) return -1;
-        long sum = own;
-        for (ProcessHandle d : ProcessHandle.of(pid).map(h -> h.descendants().toList()).orElse(List.of())) {
-            long t = processTicks(d.pid());
-            if (t > 0) sum += t;
-        }
-        return sum;
-    }
-
-    /** utime + stime + cutime + cstime of a process (children count, e.g. a server's reaped workers); -1 when gone. */
-    static long processTicks(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]);
-        } catch (Exception e) {
-            return -1;
-        }
-    }
-
-    /** {total, idle+iowait, steal} from the first line of /proc/stat. */
-    static long[] systemTicks() {
-        try {
-            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
-            long total = 0;
-            for (int i = 1; i < Math.min(f.length, 9); i++) total += Long.parseLong(f[i]); // guest time is inside user
-            return new long[]{total, Long.parseLong(f[4]) + Long.parseLong(f[5]), f.length > 8 ? Long.parseLong(f[8]) : 0};
-        } catch (Exception e) {
-            return null;
-        }
     }
 
     private void writeHlogs(PhaseRecord r) throws Exception {
@@ -539,14 +504,13 @@ public class LoadDriver {
         int i = 0;
         for (String name : watch.keySet()) {
             long a = r.startTicks == null ? -1 : r.startTicks[i], z = r.endTicks == null ? -1 : r.endTicks[i];
-            b.append(i == 0 ? "" : ",").append(str(name)).append(':').append(a < 0 || z < 0 ? "null" : num((z - a) / TICKS_PER_SECOND / seconds * 100));
+            b.append(i == 0 ? "" : ",").append(str(name)).append(':').append(num(CpuSampler.percent(a, z, seconds)));
             i++;
         }
         b.append('}');
-        if (r.startSys != null && r.endSys != null && r.endSys[0] > r.startSys[0]) {
-            double total = r.endSys[0] - r.startSys[0], cores = Runtime.getRuntime().availableProcessors();
-            b.append(",\"systemCpuPct\":").append(num((total - (r.endSys[1] - r.startSys[1])) / total * 100 * cores))
-                    .append(",\"stealPct\":").append(num((r.endSys[2] - r.startSys[2]) / total * 100 * cores));
+        CpuSampler.SystemUsage sys = CPU.between(r.startSys, r.endSys);
+        if (sys != null) {
+            b.append(",\"systemCpuPct\":").append(num(sys.busyPercent())).append(",\"stealPct\":").append(num(sys.stealPercent()));
         } else {
             b.append(",\"systemCpuPct\":null,\"stealPct\":null");
         }

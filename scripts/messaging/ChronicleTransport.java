@@ -6,7 +6,7 @@ import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.wire.DocumentContext;
 
-import perfkit.harness.Sys;
+import perfkit.harness.Disk;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,6 +77,6 @@ final class ChronicleTransport implements Transport {
     @Override
     public void close() throws Exception {
         open.forEach(ChronicleQueue::close);
-        Sys.deleteRecursively(root);
+        Disk.deleteRecursively(root);
     }
 }

@@ -10,11 +10,13 @@
 package perfkit.messaging;
 
 import perfkit.harness.Cli;
+import perfkit.harness.Forks;
+import perfkit.harness.Lists;
+import perfkit.harness.Loopback;
 import perfkit.harness.Params;
 import perfkit.harness.RemoteJvm;
 import perfkit.harness.Run;
 import perfkit.harness.Study;
-import perfkit.harness.Sys;
 import perfkit.harness.Warmup;
 
 import java.util.List;
@@ -104,7 +106,7 @@ public class Messaging {
             if (p.text("bootstrap-servers").isBlank() && !p.placement().containsKey("broker"))
                 return "--place chains needs the Kafka broker off loopback too: --place broker=user@host, or --bootstrap-servers";
             for (String server : p.list("bootstrap-servers")) {
-                if (perfkit.harness.Sys.isLoopbackHost(server.substring(0, server.lastIndexOf(':'))))
+                if (perfkit.harness.Loopback.meansThisHost(server.substring(0, server.lastIndexOf(':'))))
                     return "--place chains needs --bootstrap-servers they can reach: " + server + " is each chain host's own loopback";
             }
         }
@@ -141,13 +143,13 @@ public class Messaging {
                             WARMUP_CPU_FLOOR_PCT),
                     p.seconds("measure"), p.intValue("max-instances"), p.seconds("budget"), p.text("isolation").equals("jvm"),
                     p.text("backoff").equals("busy-spin"), p.text("bootstrap-servers"), (short) p.intValue("replication-factor"), p.text("acks"),
-                    p.seconds("drain-timeout"), Sys.jvmArgs(p.text("fork-jvm-args")), Sys.jvmArgs(p.text("broker-jvm-args")),
+                    p.seconds("drain-timeout"), Lists.jvmArgs(p.text("fork-jvm-args")), Lists.jvmArgs(p.text("broker-jvm-args")),
                     KafkaAccess.Config.of(p.text("kafka-config")), p.placement().get("broker"), Params.hostsOf(p.placement(), "chains"));
         }
 
         /** Where JVM {@code k} (0-based) of a step runs: here, or with --place chains on the chain hosts in turn. */
-        Run.ForkHost chainHost(int k) {
-            if (chainHosts.isEmpty()) return Run.ForkHost.HERE;
+        Forks.Host chainHost(int k) {
+            if (chainHosts.isEmpty()) return Forks.Host.HERE;
             int i = k % chainHosts.size();
             return RemoteJvm.forkHost(i == 0 ? "chains" : "chains" + (i + 1), chainHosts.get(i));
         }

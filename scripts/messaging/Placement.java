@@ -1,6 +1,6 @@
 package perfkit.messaging;
 
-import perfkit.harness.Sys;
+import perfkit.harness.Cpus;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,15 +28,15 @@ record Placement(Map<String, String> cpusByGroup) {
     /** The one line a user sees for a bad --cpus, or null when it is fine. */
     static String check(String text) {
         // the CPUs this run may use (a container's cpuset may be narrower than the machine's)
-        SortedSet<Integer> online = Sys.cpuList(allowedCpus("self"));
-        if (online == null) online = Sys.onlineCpus();
+        SortedSet<Integer> online = Cpus.parse(allowedCpus("self"));
+        if (online == null) online = Cpus.online();
         for (String item : text.trim().split("\\s+")) {
             if (item.isEmpty()) continue;
             int eq = item.indexOf('=');
             String group = eq < 0 ? item : item.substring(0, eq);
             if (eq < 0 || !GROUPS.contains(group))
                 return "option --cpus expects groups like 'broker=0 chains=1' (groups: " + String.join(", ", GROUPS) + "), got '" + item + "'";
-            SortedSet<Integer> cpus = Sys.cpuList(item.substring(eq + 1));
+            SortedSet<Integer> cpus = Cpus.parse(item.substring(eq + 1));
             if (cpus == null) return "option --cpus: '" + item.substring(eq + 1) + "' for " + group + " is not a CPU list such as 0, 1-3 or 0,2";
             if (!online.containsAll(cpus)) return "option --cpus: " + group + " asks for CPU(s) " + item.substring(eq + 1) + ", but this machine has " + range(online);
         }

@@ -1,7 +1,8 @@
 package perfkit.messaging;
 
 import kafka.server.KafkaRaftServer;
-import perfkit.harness.Sys;
+import perfkit.harness.Disk;
+import perfkit.harness.Loopback;
 
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -23,9 +24,9 @@ final class PollProbe {
     static void main(String[] args) throws Exception {
         long idleWaitNs = (args.length > 1 ? Long.parseLong(args[1]) : 125) * 1000;
         Path dir = Files.createTempDirectory("perfkit-poll-probe");
-        int port = Sys.freePort();
+        int port = Loopback.freePort();
         String password = KafkaAccess.newPassword();
-        KafkaRaftServer broker = KafkaBroker.start(dir.resolve("logs"), "127.0.0.1", port, Sys.freePort(), password);
+        KafkaRaftServer broker = KafkaBroker.start(dir.resolve("logs"), "127.0.0.1", port, Loopback.freePort(), password);
         KafkaAccess access = KafkaAccess.embedded("127.0.0.1:" + port, password);
         try {
             for (KafkaTransport.Poll poll : KafkaTransport.Poll.values()) {
@@ -54,7 +55,7 @@ final class PollProbe {
         } finally {
             broker.shutdown();
             broker.awaitShutdown();
-            Sys.deleteRecursively(dir);
+            Disk.deleteRecursively(dir);
         }
     }
 

@@ -7,10 +7,12 @@ import org.HdrHistogram.HistogramLogReader;
 import perfkit.harness.CapacitySearch;
 import perfkit.harness.Cli;
 import perfkit.harness.CpuSampler;
+import perfkit.harness.Forks;
+import perfkit.harness.Lists;
+import perfkit.harness.Loopback;
 import perfkit.harness.Run;
 import perfkit.harness.RunFile;
 import perfkit.harness.StepVerdict;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.nio.file.Files;
@@ -98,7 +100,7 @@ final class Sweep {
         slo = o.sloMs();
         warmup = o.warmup().minSeconds();
         measure = o.measure();
-        forkJvmArgs.addAll(Sys.jvmArgs(CHRONICLE_JVM_FLAGS));
+        forkJvmArgs.addAll(Lists.jvmArgs(CHRONICLE_JVM_FLAGS));
         forkJvmArgs.add("-Djna.tmpdir=" + run.scratchDir().resolve("jna"));
         forkJvmArgs.addAll(o.forkJvmArgs());
         topicPrefix = "perfkit-" + run.dir().getFileName();
@@ -292,8 +294,8 @@ final class Sweep {
     private Process startBroker(Cell cell, String password) throws Exception {
         Path kafka = run.scratchDir().resolve("kafka-" + cell.policy() + "-" + (++brokersStarted));
         Path tmp = Files.createDirectories(kafka.resolve("tmp"));
-        brokerPort = Sys.freePort();
-        int controllerPort = Sys.freePort();
+        brokerPort = Loopback.freePort();
+        int controllerPort = Loopback.freePort();
         CountDownLatch ready = new CountDownLatch(1);
         List<String> jvm = new ArrayList<>(o.brokerJvmArgs());
         jvm.add("-Djava.io.tmpdir=" + tmp);
@@ -366,10 +368,10 @@ final class Sweep {
          * With the chains on hosts of their own (--place chains) the step's system CPU and steal are theirs over the
          * window, not this host's (which then runs only the run's own JVM): the busiest chain host's, by share of its cores.
          */
-        void onChainHosts(List<Run.Forked<StepFork.Result>> forks) {
+        void onChainHosts(List<Forks.Forked<StepFork.Result>> forks) {
             boolean placed = false;
             double busiest = -1;
-            for (Run.Forked<StepFork.Result> f : forks) {
+            for (Forks.Forked<StepFork.Result> f : forks) {
                 if (f.placed() == null) continue;
                 if (!placed) { systemPct = Double.NaN; stealPct = Double.NaN; placed = true; }
                 if (t0Ms == 0 || t1Ms == 0) continue;
@@ -442,10 +444,10 @@ final class Sweep {
         boolean jvmEach = o.jvmPerInstance();
         List<String> series = new ArrayList<>();
         List<StepFork.Spec> specs = new ArrayList<>();
-        List<Run.ForkHost> hosts = new ArrayList<>();
+        List<Forks.Host> hosts = new ArrayList<>();
         for (int i = 0; i < (jvmEach ? n : 1); i++) {
             // a JVM on another host cannot read the broker's CPU here: its warm-up rule then judges its own CPU only
-            Run.ForkHost host = o.chainHost(i);
+            Forks.Host host = o.chainHost(i);
             specs.add(new StepFork.Spec(cell.system(), cell.policy(), name, n, i, jvmEach ? 1 : n, i + 1, chainRate, o.warmup(), windowSeconds,
                     o.drainTimeout(), o.busySpin(), kafka, host.host() == null ? brokerPid : -1));
             series.add(jvmEach ? name + "/jvm" + (i + 1) : name);
@@ -453,7 +455,7 @@ final class Sweep {
         }
         CpuWindow window = new CpuWindow();
         double planned = o.warmup().maxSeconds() + windowSeconds + o.drainTimeout();
-        List<Run.Forked<StepFork.Result>> forks = run.forkAll(series, forkJvmArgs, specs, hosts, planned, window::onPhase, StepFork.Result.class);
+        List<Forks.Forked<StepFork.Result>> forks = run.forks().all(series, forkJvmArgs, specs, hosts, planned, window::onPhase, StepFork.Result.class);
         List<StepFork.Result> results = forks.stream().map(f -> f.result().onThisClock(f::localMs)).toList();
         window.onChainHosts(forks);
         StepResult r = StepResult.of(results);
@@ -476,9 +478,9 @@ final class Sweep {
     Messaging.Options options() { return o; }
 
     /** Merges the intervals of one latency series from every fork of a step, found by the manifest fields, not by file name. */
-    private Histogram merge(List<Run.Forked<StepFork.Result>> forks, String series, String timing) throws Exception {
+    private Histogram merge(List<Forks.Forked<StepFork.Result>> forks, String series, String timing) throws Exception {
         Histogram total = new Histogram(3);
-        for (Run.Forked<StepFork.Result> fork : forks)
+        for (Forks.Forked<StepFork.Result> fork : forks)
             for (RunFile f : fork.files()) {
                 if (!series.equals(f.series()) || !timing.equals(f.timing())) continue;
                 try (HistogramLogReader reader = new HistogramLogReader(run.dir().resolve(f.path()).toFile())) {

@@ -8,12 +8,12 @@ package perfkit.queues;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
+import perfkit.harness.Lists;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.RunLayout;
 import perfkit.harness.ScriptJvm;
 import perfkit.harness.Study;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.nio.file.Files;
@@ -84,7 +84,7 @@ public class Queues {
                    List<String> forkJvmArgs, boolean calibration, boolean keepWarmup, boolean quick) {
         static Options of(Params p) {
             return new Options(Cell.of(p.list("variants"), p.list("wait-strategy")), p.list("wait-strategy"), p.intValue("forks"),
-                    p.seconds("warmup"), p.seconds("measure"), p.integer("rate"), p.intValue("capacity"), Sys.jvmArgs(p.text("fork-jvm-args")),
+                    p.seconds("warmup"), p.seconds("measure"), p.integer("rate"), p.intValue("capacity"), Lists.jvmArgs(p.text("fork-jvm-args")),
                     p.text("calibration").equals("on"), p.flag("keep-warmup"), p.flag("quick"));
         }
 

@@ -6,14 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.CapacitySearch;
 import perfkit.harness.HttpLoad;
 import perfkit.harness.HttpService;
-import perfkit.harness.JvmActivity;
 import perfkit.harness.JdbcUrl;
+import perfkit.harness.JvmActivity;
+import perfkit.harness.Loopback;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
-import perfkit.harness.RemotePostgres;
 import perfkit.harness.Releases;
+import perfkit.harness.RemotePostgres;
 import perfkit.harness.Run;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 import perfkit.threetier.chain.Hop;
 import perfkit.threetier.chain.async.AsyncTier;
@@ -288,8 +288,8 @@ final class ChainRound implements Rounds.Round {
             }
             return;
         }
-        int c = Sys.freePort(), b;
-        do b = Sys.freePort(); while (b == c);
+        int c = Loopback.freePort(), b;
+        do b = Loopback.freePort(); while (b == c);
         int[] ports = {0, b, c};
         run.progress().say("chain/" + variant + " fork " + fork + ": starting A (" + stacks.get(0) + "), B (" + stacks.get(1) + ") and C (" + stacks.get(2) + ")");
         ExecutorService starter = Executors.newFixedThreadPool(TIERS.size());

@@ -354,7 +354,7 @@ final class Inserts implements Rounds.Round {
         CpuSampler cpu = CpuSampler.forThisMachine();
         long[] ticks = {-1, -1};
         long[] wall = {0, 0}, epochMs = {0, 0};
-        InsertWriters.Result result = run.fork(cell + "/writers", o.appJvmArgs(), spec,
+        InsertWriters.Result result = run.forks().one(cell + "/writers", o.appJvmArgs(), spec,
                 spec.warmup() + spec.measure() + 5, phase -> {
                     if (phase.equals("measure")) { ticks[0] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[0] = System.nanoTime(); epochMs[0] = System.currentTimeMillis(); }
                     else if (phase.equals("done")) { ticks[1] = dbPid < 0 ? -1 : cpu.treeTicks(dbPid); wall[1] = System.nanoTime(); epochMs[1] = System.currentTimeMillis(); }

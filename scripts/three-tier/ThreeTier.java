@@ -29,12 +29,12 @@ package perfkit.threetier;
 import perfkit.harness.Cli;
 import perfkit.harness.HttpLoad;
 import perfkit.harness.JdbcUrl;
+import perfkit.harness.Lists;
 import perfkit.harness.Params;
 import perfkit.harness.RemoteJvm;
 import perfkit.harness.RemotePostgres;
 import perfkit.harness.Ssh;
 import perfkit.harness.Study;
-import perfkit.harness.Sys;
 
 import java.util.Arrays;
 import java.util.List;
@@ -180,7 +180,7 @@ public class ThreeTier {
             UsersCassandra cassandra = p.text("cassandra-contact-points").isBlank() ? null : new UsersCassandra(p.text("cassandra-contact-points").trim(),
                     p.text("cassandra-datacenter"), p.text("cassandra-user"), p.text("cassandra-password"), tls(p));
             return new Options(p.list("rounds"), p.seconds("warmup"), p.seconds("measure"), p.intValue("forks"), p.integer("slo-ms"),
-                    p.text("open-rates"), p.numbers("open-rates"), p.seconds("budget"), Sys.jvmArgs(p.text("app-jvm-args")),
+                    p.text("open-rates"), p.numbers("open-rates"), p.seconds("budget"), Lists.jvmArgs(p.text("app-jvm-args")),
                     p.seconds("server-warmup-max"), p.list("engines"), p.intValue("template-users"), p.intValue("template-items"),
                     p.list("stores"), p.list("durability"), p.intValue("writers"), p.seconds("insert-measure"), pg, cassandra,
                     p.placement().get("db"), p.list("chains"), p.intValue("c-delay-ms"), p.intValue("chain-users"), p.integerOrAuto("chain-rate"),

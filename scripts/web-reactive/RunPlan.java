@@ -7,6 +7,7 @@ import perfkit.harness.CapacitySearch;
 import perfkit.harness.Cli;
 import perfkit.harness.HttpLoad;
 import perfkit.harness.HttpService;
+import perfkit.harness.Jdk;
 import perfkit.harness.JvmActivity;
 import perfkit.harness.OpenStep;
 import perfkit.harness.Params;
@@ -14,7 +15,6 @@ import perfkit.harness.RateCapacity;
 import perfkit.harness.Run;
 import perfkit.harness.ServerWarmup;
 import perfkit.harness.StepVerdict;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.io.IOException;
@@ -201,7 +201,7 @@ final class RunPlan {
         String chosen = o.appJava(), runJava = o.runJava();
         if (!chosen.equals("auto")) return describeJava(givenJava(chosen), "--app-java");
         if (!runJava.isEmpty()) return describeJava(runJava, "--java");
-        return Sys.newestJdk(21).map(j -> new AppJava(j.java().toString(), j.feature(), j.version(), "the newest JDK 21+ under /usr/lib/jvm (--app-java auto)"))
+        return Jdk.newest(21).map(j -> new AppJava(j.java().toString(), j.feature(), j.version(), "the newest JDK 21+ under /usr/lib/jvm (--app-java auto)"))
                 .orElseGet(() -> new AppJava(null, Runtime.version().feature(), System.getProperty("java.version"), "the run's own JVM (no JDK 21+ found)"));
     }
 
@@ -215,7 +215,7 @@ final class RunPlan {
     static String appJavaPath(String appJava, String runJava) {
         if (!appJava.equals("auto")) return givenJava(appJava);
         if (!runJava.isEmpty()) return runJava;
-        return Sys.newestJdk(21).map(j -> j.java().toString()).orElse("");
+        return Jdk.newest(21).map(j -> j.java().toString()).orElse("");
     }
 
     private static AppJava describeJava(String exe, String how) {

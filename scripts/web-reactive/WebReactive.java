@@ -12,12 +12,12 @@ package perfkit.webreactive;
 
 import perfkit.harness.Cli;
 import perfkit.harness.HttpLoad;
+import perfkit.harness.Lists;
 import perfkit.harness.Params;
 import perfkit.harness.RemoteJvm;
 import perfkit.harness.Run;
 import perfkit.harness.Ssh;
 import perfkit.harness.Study;
-import perfkit.harness.Sys;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -98,7 +98,7 @@ public class WebReactive {
             return new Options(p.list("variants"), p.ints("calls"), p.list("models").contains("closed"), p.list("models").contains("open"),
                     p.ints("users"), p.intValue("repeats"), p.seconds("step-seconds"), p.intValue("backend-delay-ms"), p.seconds("warmup"), p.seconds("server-warmup-max"),
                     p.seconds("measure"), p.integer("slo-ms"), p.numbers("rates"), p.intValue("rate-step"), p.intValue("max-rate"), p.seconds("budget"),
-                    p.intValue("forks"), Sys.jvmArgs(p.text("app-jvm-args")), p.text("app-java").trim(), p.text("java").trim(),
+                    p.intValue("forks"), Lists.jvmArgs(p.text("app-jvm-args")), p.text("app-java").trim(), p.text("java").trim(),
                     p.text("target-url").trim(), !p.text("peers").equals("off"), p.placement());
         }
 

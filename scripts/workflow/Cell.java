@@ -1,6 +1,7 @@
 package perfkit.workflow;
 
 import perfkit.harness.CpuSampler;
+import perfkit.harness.Forks;
 import perfkit.harness.Run;
 import perfkit.harness.Table;
 
@@ -31,7 +32,7 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
 
             List<String> series = new ArrayList<>();
             List<Engine.Spec> specs = new ArrayList<>();
-            List<Run.ForkHost> hosts = new ArrayList<>();
+            List<Forks.Host> hosts = new ArrayList<>();
             for (int i = 1; i <= instances; i++) {
                 specs.add(spec(Engine.Phase.DRAIN, i, connection));
                 series.add(name + "/engine" + i);
@@ -40,9 +41,9 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
             CpuSampler cpu = CpuSampler.forThisMachine();
             Monitor monitor = new Monitor(run, db, url, schema, jobs);
             Edges edges = new Edges();
-            List<Run.Forked<Engine.Drained>> forked;
+            List<Forks.Forked<Engine.Drained>> forked;
             try {
-                forked = run.forkAll(series, jvm, specs, hosts, options.maxDrain(), phase -> {
+                forked = run.forks().all(series, jvm, specs, hosts, options.maxDrain(), phase -> {
                     // the drain's edges as the first engine sees them; tree ticks include backends that already exited
                     if (phase.equals("execute")) { cpu.sampleSystem(); edges.db0 = treeTicks(cpu); edges.t0 = System.nanoTime(); edges.t0Ms = System.currentTimeMillis(); monitor.start(); }
                     else if (phase.equals("done")) { edges.sys = cpu.sampleSystem(); edges.db1 = treeTicks(cpu); edges.t1 = System.nanoTime(); edges.t1Ms = System.currentTimeMillis(); }
@@ -73,9 +74,9 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
     }
 
     /** The busiest engine host over the drain as (busy % of one of its cores, its cores), by share of its cores; (NaN, 0) with the engines here. */
-    private static double[] busiestEngineHost(List<Run.Forked<Engine.Drained>> forked, Edges edges) {
+    private static double[] busiestEngineHost(List<Forks.Forked<Engine.Drained>> forked, Edges edges) {
         double[] busiest = {Double.NaN, 0};
-        for (Run.Forked<Engine.Drained> f : forked) {
+        for (Forks.Forked<Engine.Drained> f : forked) {
             if (f.placed() == null) continue;
             double pct = f.placed().hostBusyPercent(edges.t0Ms, edges.t1Ms);
             int cores = f.placed().hostCores();

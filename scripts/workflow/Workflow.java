@@ -11,15 +11,16 @@ package perfkit.workflow;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
+import perfkit.harness.Forks;
 import perfkit.harness.JdbcUrl;
+import perfkit.harness.Lists;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
-import perfkit.harness.Run;
 import perfkit.harness.RemoteJvm;
 import perfkit.harness.RemotePostgres;
+import perfkit.harness.Run;
 import perfkit.harness.Ssh;
 import perfkit.harness.Study;
-import perfkit.harness.Sys;
 import perfkit.harness.Table;
 
 import java.sql.Connection;
@@ -118,15 +119,15 @@ public class Workflow {
                     p.ints("lock-poll-ms"), p.integerOrAuto("threads"), p.intValue("headroom"), p.intValue("calibration-jobs"),
                     p.integerOrAuto("queue-size"), p.intValue("job-ms"), p.seconds("min-drain"), p.intValue("repetitions"), p.seconds("warmup"), p.seconds("max-drain"),
                     usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.placement().get("db"),
-                    Params.hostsOf(p.placement(), "engines"), p.text("index-fix").equals("on"), Sys.jvmArgs(p.text("fork-jvm-args")));
+                    Params.hostsOf(p.placement(), "engines"), p.text("index-fix").equals("on"), Lists.jvmArgs(p.text("fork-jvm-args")));
         }
 
         /**
          * Where engine {@code engine} (1-based) of a cell runs: here, or with --place engines on the engine hosts in
          * turn (engine 1 on the first, engine 2 on the second, ...), each host one part of the placement.
          */
-        Run.ForkHost engineHost(int engine) {
-            if (engineHosts.isEmpty()) return Run.ForkHost.HERE;
+        Forks.Host engineHost(int engine) {
+            if (engineHosts.isEmpty()) return Forks.Host.HERE;
             int i = (engine - 1) % engineHosts.size();
             return RemoteJvm.forkHost(i == 0 ? "engines" : "engines" + (i + 1), engineHosts.get(i));
         }

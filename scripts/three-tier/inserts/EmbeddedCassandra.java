@@ -1,10 +1,10 @@
 package perfkit.threetier;
 
+import perfkit.harness.Disk;
 import perfkit.harness.RemoteJvm;
-import perfkit.harness.RunLayout;
 import perfkit.harness.Run;
+import perfkit.harness.RunLayout;
 import perfkit.harness.ScriptJvm;
-import perfkit.harness.Sys;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -321,6 +321,6 @@ final class EmbeddedCassandra implements AutoCloseable {
         }
         run.timeSeries().unwatchProcess("proc:cassandra");
         ScriptJvm.stop(run, process, 20);
-        Sys.deleteRecursively(dir);
+        Disk.deleteRecursively(dir);
     }
 }

@@ -65,7 +65,7 @@ public final class ChildProcess {
      * database it used has stopped too), and the one line saying why this JVM stops is all the terminal should get.
      */
     static boolean orphaned() {
-        return stopping || (parentPid > 0 && !Sys.running(parentPid));
+        return stopping || (parentPid > 0 && !Processes.running(parentPid));
     }
 
     /** Stops this JVM because its parent is gone, with the one line that says so. */
@@ -88,11 +88,11 @@ public final class ChildProcess {
                 // a broken pipe means the same as EOF
             }
             // a live parent that closes our stdin is stopping us as planned: nothing to tell the terminal
-            stop(parentPid > 0 && Sys.running(parentPid) ? null : "its stdin closed");
+            stop(parentPid > 0 && Processes.running(parentPid) ? null : "its stdin closed");
         });
         daemon("perfkit-parent-watchdog", () -> {
             while (true) {
-                if (!Sys.running(parentPid)) stop("its parent " + parentPid + " is gone");
+                if (!Processes.running(parentPid)) stop("its parent " + parentPid + " is gone");
                 try { Thread.sleep(200); } catch (InterruptedException e) { return; }
             }
         });

@@ -95,7 +95,7 @@ public final class Cli {
             String t = v.trim();
             if (words.contains(t)) return t;
             java.util.TreeSet<Double> values = new java.util.TreeSet<>();
-            for (String item : Sys.list(t)) {
+            for (String item : Lists.commaSeparated(t)) {
                 String s = item.replace("_", "");
                 if (!s.matches("\\d+\\.?\\d*|\\.\\d+")) throw new IllegalArgumentException(expects);
                 double d = Double.parseDouble(s);
@@ -141,7 +141,7 @@ public final class Cli {
     /** The same, with another default at quick scale. */
     public Cli choices(String name, List<String> allowed, String defaultValue, String quickValue, String help) {
         return add(name, defaultValue, quickValue, help, "list of " + String.join("|", allowed), v -> {
-            LinkedHashSet<String> items = new LinkedHashSet<>(Sys.list(v));
+            LinkedHashSet<String> items = new LinkedHashSet<>(Lists.commaSeparated(v));
             if (items.isEmpty() || !allowed.containsAll(items)) throw new IllegalArgumentException("one or more of " + String.join(", ", allowed));
             return String.join(",", items);
         });
@@ -151,7 +151,7 @@ public final class Cli {
     public Cli integers(String name, String defaultValue, String quickValue, long min, long max, String help) {
         return add(name, defaultValue, quickValue, help, "list of integers", v -> {
             LinkedHashSet<String> items = new LinkedHashSet<>();
-            for (String item : Sys.list(v)) items.add(String.valueOf(parseInteger(item, min, max)));
+            for (String item : Lists.commaSeparated(v)) items.add(String.valueOf(parseInteger(item, min, max)));
             if (items.isEmpty()) throw new IllegalArgumentException("a comma-separated list of integers");
             return String.join(",", items);
         });
@@ -178,10 +178,10 @@ public final class Cli {
         return v;
     }
 
-    /** JVM options as one space-separated string (read them with {@link Sys#jvmArgs}); each must start with '-'. */
+    /** JVM options as one space-separated string (read them with {@link Lists#jvmArgs}); each must start with '-'. */
     public Cli jvmOptions(String name, String defaultValue, String help) {
         return add(name, defaultValue, null, help, "jvm options", v -> {
-            List<String> args = Sys.jvmArgs(v);
+            List<String> args = Lists.jvmArgs(v);
             if (!args.stream().allMatch(a -> a.startsWith("-"))) throw new IllegalArgumentException("JVM options that each start with '-'");
             return String.join(" ", args);
         });
@@ -224,7 +224,7 @@ public final class Cli {
                 + "=user@host, comma-separated (keys or agent; PERFKIT_SSH_CONFIG names an ssh config); a part left out runs here"
                 + (several.isEmpty() ? "" : "; " + String.join("|", several) + "=user@a+user@b shares its work between several hosts"), "placement", v -> {
             java.util.Map<String, String> placed = new java.util.LinkedHashMap<>();
-            for (String item : Sys.list(v)) {
+            for (String item : Lists.commaSeparated(v)) {
                 int eq = item.indexOf('=');
                 String part = eq < 0 ? item : item.substring(0, eq).trim();
                 if (eq < 0 || !parts.contains(part))

@@ -5,7 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * CPU use from {@code /proc}, in percent of one core (as {@code top} shows it: 200% = two busy cores).
+ * CPU use from {@code /proc}, in percent of one core (as {@code top} shows it: 200% = two busy cores): the one reader
+ * of /proc's CPU counters on the Java side, the run's and the load driver's (scripts/loaddriver includes this file).
  * Call {@link #sampleSystem} once per interval; each call returns usage since the previous one.
  */
 public final class CpuSampler {
@@ -13,7 +14,7 @@ public final class CpuSampler {
     static final double TICKS_PER_SECOND = 100.0;
 
     /** Whole-machine counters from the first line of /proc/stat, in ticks. */
-    record SystemTimes(long busy, long steal, long total) {}
+    public record SystemTimes(long busy, long steal, long total) {}
 
     /** System busy and steal since the last sample, in percent of one core. */
     public record SystemUsage(double busyPercent, double stealPercent) {}
@@ -36,15 +37,23 @@ public final class CpuSampler {
     }
 
     public synchronized SystemUsage sampleSystem() {
-        SystemTimes now;
-        try { now = parseSystemStat(Files.readString(proc.resolve("stat"))); }
-        catch (IOException | RuntimeException e) { return null; }
-        SystemTimes prev = lastSystem;
+        SystemTimes now = systemTimes(), prev = lastSystem;
+        if (now == null) return null;
         lastSystem = now;
-        if (prev == null || now.total() <= prev.total()) return null;
-        double total = now.total() - prev.total();
-        return new SystemUsage(100.0 * cores * (now.busy() - prev.busy()) / total,
-                100.0 * cores * (now.steal() - prev.steal()) / total);
+        return between(prev, now);
+    }
+
+    /** The machine's counters now, for a window of the caller's own ({@link #between}); null when unreadable. */
+    public SystemTimes systemTimes() {
+        try { return parseSystemStat(Files.readString(proc.resolve("stat"))); }
+        catch (IOException | RuntimeException e) { return null; }
+    }
+
+    /** System busy (steal not included) and steal between two readings, in percent of one core; null without a window. */
+    public SystemUsage between(SystemTimes from, SystemTimes to) {
+        if (from == null || to == null || to.total() <= from.total()) return null;
+        double total = to.total() - from.total();
+        return new SystemUsage(100.0 * cores * (to.busy() - from.busy()) / total, 100.0 * cores * (to.steal() - from.steal()) / total);
     }
 
     /** utime + stime of a process (all its threads), in ticks; -1 when the process is gone. */

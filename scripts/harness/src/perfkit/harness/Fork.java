@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
- * The child side of a repetition: a fresh JVM started by {@link Run#fork}. It reads its spec from stdin,
+ * The child side of a repetition: a fresh JVM started by {@link Forks}. It reads its spec from stdin,
  * reports through {@link ForkProtocol} lines on stdout, and writes its own data files into the run directory.
  * On SIGTERM, Ctrl-C or the parent's death its shutdown hook flushes every latency log it opened.
  */

@@ -58,18 +58,18 @@ public final class Janitor {
         // Clients first (forks and services), so none of them fails noisily against a database that went first; then
         // the servers, a PostgreSQL cluster with its own clean shutdown; then whatever else still carries the run's
         // mark, however it was re-parented (a server whose watchdog was killed too). Folders go once nothing uses them.
-        List<Sys.Pid> clients = new ArrayList<>(), servers = new ArrayList<>();
+        List<Processes.Pid> clients = new ArrayList<>(), servers = new ArrayList<>();
         if (live != null) live.path("children").forEach(c ->
-                (c.path("wrapped").asBoolean(false) ? servers : clients).add(new Sys.Pid(c.path("pid").asLong(), c.path("startMillis").asLong(-1))));
+                (c.path("wrapped").asBoolean(false) ? servers : clients).add(new Processes.Pid(c.path("pid").asLong(), c.path("startMillis").asLong(-1))));
         stop(clients);
         List<Path> tempDirs = new ArrayList<>();
         if (live != null) live.path("tempDirs").forEach(d -> tempDirs.add(Path.of(d.asText())));
         tempDirs.forEach(Janitor::stopServerIn);
-        Sys.marked(RunLayout.MARK_ENV, RunLayout.mark(runDir)).forEach(h -> servers.add(Sys.Pid.of(h)));
+        Processes.marked(RunLayout.MARK_ENV, RunLayout.mark(runDir)).forEach(h -> servers.add(Processes.Pid.of(h)));
         stop(servers);
-        tempDirs.forEach(Sys::deleteRecursively);
-        Sys.deleteRecursively(runDir.resolve(RunLayout.SCRATCH_DIR));
-        Sys.deleteRecursively(runDir.resolve(RunLayout.RESERVE_FILE));
+        tempDirs.forEach(Disk::deleteRecursively);
+        Disk.deleteRecursively(runDir.resolve(RunLayout.SCRATCH_DIR));
+        Disk.deleteRecursively(runDir.resolve(RunLayout.RESERVE_FILE));
         if (running) {
             RunManifest.registerLeftoverFiles(runDir, manifest);
             manifest.put("status", RunLayout.INTERRUPTED);
@@ -91,23 +91,23 @@ public final class Janitor {
     private static boolean runnerAlive(ObjectNode manifest, JsonNode live) {
         if (live != null && live.has("runner")) {
             JsonNode r = live.get("runner");
-            return new Sys.Pid(r.path("pid").asLong(), r.path("startMillis").asLong(-1)).live().isPresent();
+            return new Processes.Pid(r.path("pid").asLong(), r.path("startMillis").asLong(-1)).live().isPresent();
         }
         if (!manifest.path("host").path("hostname").asText("").equals(HostInfo.hostname())) return true; // not ours to judge
-        return Sys.running(manifest.path("pid").asLong(-1));
+        return Processes.running(manifest.path("pid").asLong(-1));
     }
 
     /** SIGTERM what is left, then SIGKILL after 5 s. Only processes whose start time matches are touched. */
-    static void stop(List<Sys.Pid> pids) {
+    static void stop(List<Processes.Pid> pids) {
         List<ProcessHandle> alive = pids.stream().flatMap(p -> p.live().stream()).toList();
         List<ProcessHandle> tree = new ArrayList<>(alive);
         alive.forEach(h -> tree.addAll(h.descendants().toList()));
         tree.forEach(ProcessHandle::destroy);
         long deadline = System.nanoTime() + 5_000_000_000L;
-        while (tree.stream().anyMatch(h -> Sys.running(h.pid())) && System.nanoTime() < deadline) {
+        while (tree.stream().anyMatch(h -> Processes.running(h.pid())) && System.nanoTime() < deadline) {
             try { Thread.sleep(100); } catch (InterruptedException e) { Thread.currentThread().interrupt(); break; }
         }
-        tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
+        tree.stream().filter(h -> Processes.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
     }
 
     static JsonNode readLive(Path liveFile) {
@@ -129,9 +129,9 @@ public final class Janitor {
                 } catch (IOException e) {
                     continue; // not ours, or being created right now
                 }
-                if (new Sys.Pid(Long.parseLong(owner[0]), Long.parseLong(owner[1])).live().isPresent()) continue;
+                if (new Processes.Pid(Long.parseLong(owner[0]), Long.parseLong(owner[1])).live().isPresent()) continue;
                 stopServerIn(dir);
-                Sys.deleteRecursively(dir);
+                Disk.deleteRecursively(dir);
             }
         } catch (IOException | RuntimeException ignored) {
             // nothing to sweep
@@ -150,9 +150,9 @@ public final class Janitor {
             String dataDir = pidFile.get(1).trim();
             // the pid is the server's only if that process works in this very folder (the postmaster changes into its
             // data folder; pids are reused)
-            ProcessHandle.of(postmaster).filter(h -> Sys.running(h.pid()))
+            ProcessHandle.of(postmaster).filter(h -> Processes.running(h.pid()))
                     .filter(h -> Path.of(dataDir).equals(workingDir(h.pid())))
-                    .ifPresent(h -> Sys.stopTree(h, "INT", 10));
+                    .ifPresent(h -> Processes.stopTree(h, "INT", 10));
         } catch (IOException | RuntimeException ignored) {
             // no server runs there
         }

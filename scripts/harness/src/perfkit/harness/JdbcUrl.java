@@ -54,7 +54,7 @@ public record JdbcUrl(String url, String user, String password) {
         String authority = m.group(4);
         String host = authority.startsWith("[") ? authority.substring(1, Math.max(1, authority.indexOf(']')))
                 : authority.contains(":") ? authority.substring(0, authority.indexOf(':')) : authority;
-        return Sys.isLoopbackHost(host);
+        return Loopback.meansThisHost(host);
     }
 
     /** {@code url} with one more query parameter. */

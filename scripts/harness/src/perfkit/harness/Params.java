@@ -44,7 +44,7 @@ public record Params(Map<String, String> values) {
     public boolean flag(String name) { return Boolean.parseBoolean(text(name)); }
 
     /** A comma-separated parameter as a list, without blanks. */
-    public List<String> list(String name) { return Sys.list(text(name)); }
+    public List<String> list(String name) { return Lists.commaSeparated(text(name)); }
 
     public List<Integer> ints(String name) { return list(name).stream().map(Integer::parseInt).toList(); }
 

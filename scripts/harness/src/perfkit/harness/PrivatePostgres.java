@@ -63,11 +63,11 @@ public final class PrivatePostgres implements AutoCloseable {
         // a temp folder, not the run folder: user postgres must be able to reach it
         Path root = Files.createTempDirectory(Janitor.CLUSTER_PREFIX, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         run.supervisor().registerTempDir(root);
-        Sys.Pid owner = Sys.Pid.of(ProcessHandle.current());
+        Processes.Pid owner = Processes.Pid.of(ProcessHandle.current());
         Files.writeString(root.resolve(Janitor.CLUSTER_OWNER_FILE), owner.pid() + " " + owner.startMillis() + "\n");
         byte[] secret = new byte[24];
         RANDOM.nextBytes(secret);
-        PrivatePostgres pg = new PrivatePostgres(run, root, Sys.freePort(), Base64.getUrlEncoder().withoutPadding().encodeToString(secret));
+        PrivatePostgres pg = new PrivatePostgres(run, root, Loopback.freePort(), Base64.getUrlEncoder().withoutPadding().encodeToString(secret));
         pg.initdb(bin, asRoot);
         pg.launch(bin, asRoot, settings);
         run.notes().put("postgresqlServer", serverVersion(bin));
@@ -147,7 +147,7 @@ public final class PrivatePostgres implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         server = null;
-        Sys.deleteRecursively(root);
+        Disk.deleteRecursively(root);
         run.supervisor().forgetTempDir(root);
     }
 

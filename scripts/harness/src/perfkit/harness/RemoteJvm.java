@@ -30,7 +30,7 @@ import java.util.function.Consumer;
  * <p>
  * Its JIT and GC reports carry the remote JVM's {@code nanoTime}, which means nothing here: each is re-timed on arrival.
  */
-public final class RemoteJvm implements AutoCloseable, Run.PlacedHost {
+public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
     /** Where a JVM binds: set by the part's agent on another host, else loopback. */
     static final String BIND_ENV = "PERFKIT_BIND";
     private static final int START_TIMEOUT_S = 60;
@@ -90,7 +90,7 @@ public final class RemoteJvm implements AutoCloseable, Run.PlacedHost {
     }
 
     /**
-     * A fork of the run ({@link Run#fork}) on {@code host} as part {@code part}: the study's main class with {@code args}
+     * A fork of the run ({@link Forks}) on {@code host} as part {@code part}: the study's main class with {@code args}
      * under {@link ChildProcess}, as here, with its spec line on stdin ({@code {work}} in {@code args} is the fork's
      * folder there). Each line it prints goes to {@code lines}, its ticks re-timed on arrival; when it ends, the files it
      * wrote under {@code collect}'s keys come back to the local paths given, before {@link #awaitExit} answers.
@@ -110,13 +110,13 @@ public final class RemoteJvm implements AutoCloseable, Run.PlacedHost {
         return jvm;
     }
 
-    /** Where the run's forks of part {@code part} run on {@code host} ({@link Run#forkOn}): under that part's agent there. */
-    public static Run.ForkHost forkHost(String part, Ssh host) { return new Run.ForkHost(part, host, RemoteJvm::runFork); }
+    /** Where the run's forks of part {@code part} run on {@code host} ({@link Forks#on}): under that part's agent there. */
+    public static Forks.Host forkHost(String part, Ssh host) { return new Forks.Host(part, host, RemoteJvm::runFork); }
 
     /** Each run's first fork of each part, whose entry is the part's in the manifest's placement: one entry per part. */
     private static final Map<Run, Map<String, RemoteJvm>> FIRST_FORK_OF_PART = java.util.Collections.synchronizedMap(new HashMap<>());
 
-    private static Run.Launched runFork(Run run, String part, Ssh host, String series, List<String> jvmArgs, String stdinLine,
+    private static Forks.Launched runFork(Run run, String part, Ssh host, String series, List<String> jvmArgs, String stdinLine,
                                         Consumer<String> lines) throws Exception {
         Path dir = run.dir();
         // what a fork writes into its folder: its latency logs, its libraries' log, and its stack trace if it fails
@@ -136,7 +136,7 @@ public final class RemoteJvm implements AutoCloseable, Run.PlacedHost {
             Integer code = jvm.awaitExit();
             if (code != null && !jvm.fileProblems().isEmpty())
                 throw new IllegalStateException("fork " + series + " on " + host + " sent " + jvm.fileProblems().get(0));
-            return new Run.Launched(code, jvm);
+            return new Forks.Launched(code, jvm);
         } finally {
             jvm.close();
             RemoteJvm entry = firsts.get(part);

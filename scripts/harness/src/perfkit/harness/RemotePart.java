@@ -99,7 +99,7 @@ final class RemotePart implements AutoCloseable {
             String last = out.isEmpty() ? "no answer" : out.lines().reduce((a, b) -> b).orElse(out);
             return "cannot place " + what + " on " + host + ": " + (last.startsWith("error ") ? last.substring(6) : last);
         } catch (IOException e) {
-            return "cannot run ssh: " + Sys.reason(e);
+            return "cannot run ssh: " + Disk.reason(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return "interrupted while checking " + host;

@@ -1,45 +1,25 @@
 package perfkit.harness;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
- * One run of a study: its directory {@code <out>/<study>/<run-id>/}, its manifest ({@link RunManifest}), its
- * time series, and its child processes ({@link Supervisor}). Whatever happens (completion, an exception,
+ * One run of a study: its directory {@code <out>/<study>/<run-id>/} ({@link RunLayout}), its manifest
+ * ({@link RunManifest}), its time series, its forks ({@link Forks}) and services, all under a {@link Supervisor}. Whatever happens (completion, an exception,
  * Ctrl-C, SIGTERM, even SIGKILL through the reaper) the manifest ends in a final status, the data is flushed,
  * and every child process is stopped.
  */
 public final class Run {
-    public static final String RUNNING = RunLayout.RUNNING, COMPLETE = RunLayout.COMPLETE, FAILED = RunLayout.FAILED,
-            INTERRUPTED = RunLayout.INTERRUPTED;
-    static final String SCRATCH_DIR = RunLayout.SCRATCH_DIR;
-    private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
-    private static final SecureRandom RANDOM = new SecureRandom();
-
     private final String study;
     private final Params params;
     private final Path dir;
@@ -47,6 +27,7 @@ public final class Run {
     private final TimeSeries timeSeries;
     private final Progress progress;
     private final Supervisor supervisor;
+    private final Forks forks;
     private final List<Runnable> cleanups = new CopyOnWriteArrayList<>();
     private final CountDownLatch shuttingDown = new CountDownLatch(1);
     private volatile int signalExitCode; // 130 after Ctrl-C, 143 after SIGTERM
@@ -59,15 +40,16 @@ public final class Run {
         this.manifest = new RunManifest(dir, study, params);
         this.supervisor = new Supervisor(dir, mainClass, params.get("java"));
         this.timeSeries = new TimeSeries(dir.resolve(TimeSeries.FILE_NAME), CpuSampler.forThisMachine());
+        this.forks = new Forks(this, supervisor, manifest);
         manifest.addFile(RunFile.of(TimeSeries.FILE_NAME, "timeseries", "per-second throughput per series, CPU% per process and for the system, steal%"));
     }
 
     /** Tidies up after dead runs, creates the run directory and writes the manifest with status running. */
     public static Run start(String study, Map<String, String> params, Class<?> mainClass) throws IOException {
-        Path runsRoot = kitRoot().resolve(params.get("out"));
+        Path runsRoot = RunLayout.kitRoot().resolve(params.get("out"));
         Janitor.sweep(runsRoot);
         Janitor.sweepClusters();
-        long free = Sys.freeBytes(runsRoot), needed = RunLayout.minFreeMb() << 20;
+        long free = Disk.freeBytes(runsRoot), needed = RunLayout.minFreeMb() << 20;
         if (free >= 0 && free < needed)
             throw new UserError(study + ": only " + (free >> 20) + " MB free under " + runsRoot + "; a run needs at least " + (needed >> 20)
                     + " MB (free some space, choose another --out, or set PERFKIT_MIN_FREE_MB)");
@@ -77,10 +59,10 @@ public final class Run {
         } catch (IOException e) {
             throw new UserError(study + ": cannot create the run folder under " + runsRoot + " (" + e.getClass().getSimpleName() + ")");
         }
-        Run run = new Run(study, params, createUniqueDir(studyDir), mainClass);
-        run.holdReserve();
+        Run run = new Run(study, params, RunLayout.createUniqueDir(studyDir), mainClass);
+        RunLayout.holdReserve(run.dir, study);
         Runtime.getRuntime().addShutdownHook(new Thread(run::onShutdown, "perfkit-shutdown"));
-        run.noteSignals();
+        Signals.watch(code -> run.signalExitCode = code);
         run.manifest.write();
         run.supervisor.startReaper();
         run.timeSeries.watchProcess("proc:" + study, ProcessHandle.current().pid());
@@ -88,26 +70,6 @@ public final class Run {
         run.timeSeries.start();
         run.progress.say("run " + run.dir);
         return run;
-    }
-
-    /** Where data and git live: PERFKIT_HOME (set by ./bench), else the working directory. */
-    public static Path kitRoot() { return RunLayout.kitRoot(); }
-
-    /** Sortable and unique: UTC time to the second, host, and 24 random bits; the mkdir itself is the final arbiter. */
-    public static String newRunId(Instant now, String host) {
-        String safeHost = host.toLowerCase().replaceAll("[^a-z0-9-]", "-");
-        if (safeHost.length() > 24) safeHost = safeHost.substring(0, 24);
-        return ID_TIME.format(now) + "-" + safeHost + "-" + String.format("%06x", RANDOM.nextInt(1 << 24));
-    }
-
-    static Path createUniqueDir(Path parent) throws IOException {
-        for (int attempt = 0; ; attempt++) {
-            try {
-                return Files.createDirectory(parent.resolve(newRunId(Instant.now(), HostInfo.hostname())));
-            } catch (FileAlreadyExistsException e) {
-                if (attempt > 100) throw e;
-            }
-        }
     }
 
     // ---- what a study uses --------------------------------------------------------------------------
@@ -173,22 +135,13 @@ public final class Run {
     public Process startService(String series, String java, List<String> jvmArgs, List<String> args, Map<String, String> privateParams,
                                 Consumer<String> lines) throws IOException {
         Process p = supervisor.launchJvm(series, java, jvmArgs, args,
-                Manifest.JSON.writer().without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(privateParams)).process();
+                Manifest.JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(privateParams)).process();
         timeSeries.watchProcess("proc:" + series, p.pid());
         Supervisor.pipeLines(series, p, lines);
         return p;
     }
 
-    /** Starts a non-JVM server (e.g. PostgreSQL) under a watchdog; see {@link Supervisor#launchProgram}. */
-    Supervisor.Child startProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit) throws IOException {
-        return supervisor.launchProgram(name, command, log, signal, graceSeconds, removeOnExit, null);
-    }
-
-    Supervisor.Child startProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit,
-                                  String firstLine) throws IOException {
-        return supervisor.launchProgram(name, command, log, signal, graceSeconds, removeOnExit, firstLine);
-    }
-
+    /** The run's processes: non-JVM servers start with {@link Supervisor#launchProgram}, stopped however the run ends. */
     Supervisor supervisor() { return supervisor; }
 
     Class<?> mainClass() { return supervisor.mainClass(); }
@@ -209,200 +162,17 @@ public final class Run {
         timeSeries.unwatchProcess("proc:" + series);
     }
 
-    /**
-     * Runs one repetition in a fresh JVM (same java, same classpath, this study's main class) and returns what it
-     * measured. The study's typed spec (a record; the fork reads it with {@link Fork#spec}) goes over the fork's stdin,
-     * and the fork answers with the study's result record ({@link Fork#result(Record)}): both declared once, in Java.
-     * Its CPU and counter ticks go into the time series as {@code series}.
-     */
+    /** The run's forks: each repetition in a fresh JVM, here or on another host (--place). */
+    public Forks forks() { return forks; }
+
+    /** One repetition in a fresh JVM, to its end: its result (see {@link Forks}); its CPU and ticks go into the time series as {@code series}. */
     public <T extends Record> T fork(String series, List<String> jvmArgs, Record spec, double plannedSeconds, Class<T> resultType) throws Exception {
-        return fork(series, jvmArgs, spec, plannedSeconds, phase -> {}, resultType);
-    }
-
-    /** The same, telling {@code onPhase} each phase the fork enters. */
-    public <T extends Record> T fork(String series, List<String> jvmArgs, Record spec, double plannedSeconds, Consumer<String> onPhase,
-                                     Class<T> resultType) throws Exception {
-        return forkOn(ForkHost.HERE, series, jvmArgs, spec, plannedSeconds, onPhase, resultType).result();
-    }
-
-    /**
-     * Where a fork runs: here ({@link #HERE}), or as part {@code part} on {@code host} (--place), started there by
-     * {@code launcher} (the remote JVM's), where it reads the same spec, writes its files into a folder of its own that
-     * come back into this run's folder when it ends, and lives under the part's agent.
-     */
-    public record ForkHost(String part, Ssh host, Launcher launcher) {
-        public static final ForkHost HERE = new ForkHost(null, null, null);
-    }
-
-    /** Runs one fork on another host to its end: each line it prints to {@code lines}, its files back in the run's folder. */
-    public interface Launcher {
-        Launched launch(Run run, String part, Ssh host, String series, List<String> jvmArgs, String stdinLine, Consumer<String> lines)
-                throws Exception;
-    }
-
-    /** How a fork on another host ended: its exit code (null: its session ended first), and its host. */
-    public record Launched(Integer exitCode, PlacedHost host) {}
-
-    /** The host a fork ran on: its clock, and its CPU over a window of this host's epoch ms. */
-    public interface PlacedHost {
-        /** This host's epoch ms for an instant stamped on that host's clock. */
-        long localMs(long remoteEpochMs);
-        double hostBusyPercent(long fromMs, long toMs);
-        double hostStealPercent(long fromMs, long toMs);
-        int hostCores();
-    }
-
-    /**
-     * A typed fork's result, with the data files it wrote (its latency logs), for a parent that reads them back; and,
-     * for a fork on another host, that host: its clock and its CPU.
-     */
-    public record Forked<T extends Record>(T result, List<RunFile> files, PlacedHost placed) {
-        /** This host's epoch ms for an instant the fork stamped on its own clock: the same instant for a fork here. */
-        public long localMs(long forkEpochMs) { return placed == null ? forkEpochMs : placed.localMs(forkEpochMs); }
-    }
-
-    /** {@link #fork} where {@code host} says. */
-    public <T extends Record> Forked<T> forkOn(ForkHost host, String series, List<String> jvmArgs, Record spec, double plannedSeconds,
-                                               Consumer<String> onPhase, Class<T> resultType) throws Exception {
-        ForkLines lines = new ForkLines(series, onPhase);
-        PlacedHost placed;
-        try {
-            placed = host.host() == null ? forkHere(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines)
-                    : forkThere(host, series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines);
-        } finally {
-            lines.close();
-        }
-        ObjectNode out = lines.result.get();
-        manifest.forkJvm(out.path("jvm"));
-        List<RunFile> files = new ArrayList<>();
-        for (JsonNode f : out.path("files")) files.add(RunFile.fromJson(f));
-        for (RunFile f : files) manifest.addFile(f);
-        return new Forked<>(ForkProtocol.result(out, resultType), files, placed);
-    }
-
-    private PlacedHost forkHere(String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
-        Supervisor.Child child = supervisor.launchJvm(series, jvmArgs, List.of(ForkProtocol.FLAG, dir.toString(), series), stdinLine);
-        Process p = child.process();
-        timeSeries.watchProcess("proc:" + series, p.pid());
-        progress.phase(series + " starting", plannedSeconds);
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            for (String line; (line = out.readLine()) != null; ) lines.accept(line);
-            lines.check(p.waitFor(), "");
-        } finally {
-            timeSeries.unwatchProcess("proc:" + series);
-            supervisor.forget(child);
-        }
-        return null;
-    }
-
-    private PlacedHost forkThere(ForkHost host, String series, List<String> jvmArgs, String stdinLine, double plannedSeconds, ForkLines lines) throws Exception {
-        progress.phase(series + " starting on " + host.host(), plannedSeconds);
-        Launched end = host.launcher().launch(this, host.part(), host.host(), series, jvmArgs, stdinLine, lines);
-        if (end.exitCode() == null) throw new IllegalStateException("fork " + series + " on " + host.host() + ": its session ended before it did");
-        lines.check(end.exitCode(), " on " + host.host());
-        for (JsonNode f : lines.result.get().path("files"))
-            if (!Files.isRegularFile(dir.resolve(f.path("path").asText())))
-                throw new IllegalStateException("fork " + series + " on " + host.host() + " wrote " + f.path("path").asText() + ", which did not come back");
-        return end.host();
-    }
-
-    /** What a fork says on stdout, line by line: ticks, phases and its result; any other line goes to the terminal. */
-    private final class ForkLines implements Consumer<String> {
-        private final String series;
-        private final Consumer<String> onPhase;
-        private final TimeSeries.Counter counter;
-        private final JvmActivity.Listener activity;
-        final AtomicReference<ObjectNode> result = new AtomicReference<>();
-        private volatile Exception unreadable;
-
-        ForkLines(String series, Consumer<String> onPhase) {
-            this.series = series;
-            this.onPhase = onPhase;
-            this.counter = timeSeries.counter(series);
-            this.activity = JvmActivity.listen(timeSeries, "jvm:" + series);
-        }
-
-        @Override
-        public void accept(String line) {
-            try {
-                if (line.startsWith(ForkProtocol.TICK)) {
-                    ForkProtocol.Tick t = ForkProtocol.parseTick(line);
-                    counter.report(t.count(), t.nanos());
-                } else if (line.startsWith(ForkProtocol.PHASE)) {
-                    ForkProtocol.Phase ph = ForkProtocol.parsePhase(line);
-                    timeSeries.phase(ph.name());
-                    progress.phase(series + " " + ph.name(), ph.plannedSeconds());
-                    onPhase.accept(ph.name());
-                } else if (line.startsWith(ForkProtocol.RESULT)) {
-                    result.set(ForkProtocol.parseResult(line));
-                } else if (!activity.accept(line)) {
-                    System.err.println(line);
-                }
-            } catch (IOException | RuntimeException e) {
-                if (unreadable == null) unreadable = e;
-            }
-        }
-
-        /** Fails unless the fork exited 0 with a readable result. */
-        void check(int code, String where) throws Exception {
-            if (unreadable != null) throw new IllegalStateException("fork " + series + where + " said something unreadable: " + Errors.oneLine(unreadable), unreadable);
-            if (code != 0 || result.get() == null)
-                throw new IllegalStateException("fork " + series + where + " exited with code " + code + (result.get() == null ? " without a result" : ""));
-        }
-
-        void close() {
-            timeSeries.unwatchCounter(series);
-            timeSeries.unwatchCounter("jvm:" + series);
-            timeSeries.phase("between");
-        }
-    }
-
-    /**
-     * Several typed forks at once, one spec each (e.g. one JVM per instance); returns their results in order, each with
-     * its files, or throws the first failure. Only the first fork's phases reach {@code onPhase}.
-     */
-    public <T extends Record> List<Forked<T>> forkAll(List<String> series, List<String> jvmArgs, List<? extends Record> specs, double plannedSeconds,
-                                                      Consumer<String> onPhase, Class<T> resultType) throws Exception {
-        return forkAll(series, jvmArgs, specs, java.util.Collections.nCopies(series.size(), ForkHost.HERE), plannedSeconds, onPhase, resultType);
-    }
-
-    /** The same, fork k where {@code hosts} k says. */
-    public <T extends Record> List<Forked<T>> forkAll(List<String> series, List<String> jvmArgs, List<? extends Record> specs, List<ForkHost> hosts,
-                                                      double plannedSeconds, Consumer<String> onPhase, Class<T> resultType) throws Exception {
-        return all(series.size(), k -> forkOn(hosts.get(k), series.get(k), jvmArgs, specs.get(k), plannedSeconds, k == 0 ? onPhase : ph -> {}, resultType));
-    }
-
-    private interface ForkCall<T> { T call(int index) throws Exception; }
-
-    private static <T> List<T> all(int n, ForkCall<T> fork) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(n, r -> {
-            Thread t = new Thread(r, "perfkit-fork-waiter");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<T>> futures = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int k = i;
-                futures.add(pool.submit(() -> fork.call(k)));
-            }
-            List<T> results = new ArrayList<>();
-            for (Future<T> f : futures) {
-                try {
-                    results.add(f.get());
-                } catch (ExecutionException e) {
-                    throw e.getCause() instanceof Exception ex ? ex : e;
-                }
-            }
-            return results;
-        } finally {
-            pool.shutdownNow();
-        }
+        return forks.one(series, jvmArgs, spec, plannedSeconds, phase -> {}, resultType);
     }
 
     /** Scratch space for the run (broker logs, queue files): {@code <run>/scratch}, deleted when the run ends. */
     public synchronized Path scratchDir() throws IOException {
-        return Files.createDirectories(dir.resolve(SCRATCH_DIR));
+        return Files.createDirectories(dir.resolve(RunLayout.SCRATCH_DIR));
     }
 
     /** Cleanup to do however the run ends (after child processes are stopped), e.g. dropping a schema on a user's database. */
@@ -413,7 +183,7 @@ public final class Run {
     // ---- endings ----------------------------------------------------------------------------------
 
     public boolean isRunning() {
-        return RUNNING.equals(manifest.status());
+        return RunLayout.RUNNING.equals(manifest.status());
     }
 
     /** Sets the final status once; later calls are ignored (returns false), so a Ctrl-C cannot be overwritten. */
@@ -421,10 +191,10 @@ public final class Run {
         if (!isRunning()) return false;
         supervisor.stopAll();
         runCleanups();
-        Sys.deleteRecursively(dir.resolve(SCRATCH_DIR));
+        Disk.deleteRecursively(dir.resolve(RunLayout.SCRATCH_DIR));
         LogTrim.trimAll(dir, LogTrim.LIMIT_BYTES); // the writers have stopped
         timeSeries.close();
-        releaseReserve(); // nothing else writes now: the manifest gets the space even on a full disk
+        RunLayout.releaseReserve(dir); // nothing else writes now: the manifest gets the space even on a full disk
         try {
             manifest.end(status, error);
         } catch (java.io.UncheckedIOException e) {
@@ -432,20 +202,6 @@ public final class Run {
         }
         supervisor.finished();
         return true;
-    }
-
-    /** A file of {@link RunLayout#RESERVE_BYTES} that only {@link #finish} gives back, for the manifest's last write. */
-    private void holdReserve() {
-        try {
-            Files.write(dir.resolve(RunLayout.RESERVE_FILE), new byte[RunLayout.RESERVE_BYTES]);
-        } catch (IOException e) {
-            Sys.deleteRecursively(dir.resolve(RunLayout.RESERVE_FILE));
-            throw new UserError(study + ": cannot write under " + dir.getParent() + ": " + Sys.reason(e));
-        }
-    }
-
-    private void releaseReserve() {
-        try { Files.deleteIfExists(dir.resolve(RunLayout.RESERVE_FILE)); } catch (IOException ignored) { }
     }
 
     /**
@@ -463,7 +219,7 @@ public final class Run {
 
     private void onShutdown() {
         shuttingDown.countDown();
-        boolean interrupted = finish(INTERRUPTED, "interrupted by signal before the run completed");
+        boolean interrupted = finish(RunLayout.INTERRUPTED, "interrupted by signal before the run completed");
         if (interrupted) {
             progress.clear();
             System.err.println("[" + study + "] interrupted: data flushed, run marked interrupted: " + dir);
@@ -473,43 +229,6 @@ public final class Run {
         if (interrupted && signalExitCode != 0) {
             System.err.flush();
             Runtime.getRuntime().halt(signalExitCode);
-        }
-    }
-
-    /**
-     * Remembers which signal ends the run, then hands it to the JVM's own handler (which starts the shutdown).
-     * {@code sun.misc.Signal} is reached by reflection: javac warns about it on every compile otherwise, and a
-     * study's first run would print those warnings to its user.
-     */
-    private void noteSignals() {
-        try {
-            Class<?> signalClass = Class.forName("sun.misc.Signal"), handlerType = Class.forName("sun.misc.SignalHandler");
-            java.lang.reflect.Method handle = signalClass.getMethod("handle", signalClass, handlerType);
-            java.lang.reflect.Method number = signalClass.getMethod("getNumber");
-            java.lang.reflect.Method delegate = handlerType.getMethod("handle", signalClass);
-            for (String name : List.of("INT", "TERM")) {
-                Object signal = signalClass.getConstructor(String.class).newInstance(name);
-                Object[] jvmHandler = new Object[1];
-                Object ours = java.lang.reflect.Proxy.newProxyInstance(handlerType.getClassLoader(), new Class<?>[]{handlerType}, (proxy, m, args) -> {
-                    if (!m.getName().equals("handle")) return m.invoke(this, args); // toString, hashCode, equals
-                    signalExitCode = 128 + (int) number.invoke(args[0]);
-                    try {
-                        delegate.invoke(jvmHandler[0], args[0]);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        if (!(e.getCause() instanceof UnsupportedOperationException)) throw e.getCause();
-                        System.exit(signalExitCode); // a native default: exit the usual way
-                    }
-                    return null;
-                });
-                try {
-                    jvmHandler[0] = handle.invoke(null, signal, ours);
-                } catch (java.lang.reflect.InvocationTargetException e) {
-                    if (!(e.getCause() instanceof IllegalArgumentException)) throw e;
-                    // started with this signal ignored (e.g. nohup): leave it so
-                }
-            }
-        } catch (ReflectiveOperationException e) {
-            System.err.println("perfkit: cannot watch for Ctrl-C and SIGTERM (" + e + "); an interrupted run still stops, with the JVM's exit code");
         }
     }
 

@@ -1,6 +1,13 @@
 package perfkit.harness;
 
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 
 /** Where runs live and the words their manifests use: shared by the run, its forks, the janitor and the watchdogs. */
 public final class RunLayout {
@@ -26,7 +33,42 @@ public final class RunLayout {
     /** Scratch's temp folder: every child JVM's java.io.tmpdir, so a server's temp files (Tomcat's) go with the run. */
     static final String TMP_DIR = "tmp";
 
+    private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
     private RunLayout() {}
+
+    /** Sortable and unique: UTC time to the second, host, and 24 random bits; the mkdir itself is the final arbiter. */
+    public static String newRunId(Instant now, String host) {
+        String safeHost = host.toLowerCase().replaceAll("[^a-z0-9-]", "-");
+        if (safeHost.length() > 24) safeHost = safeHost.substring(0, 24);
+        return ID_TIME.format(now) + "-" + safeHost + "-" + String.format("%06x", RANDOM.nextInt(1 << 24));
+    }
+
+    /** A new run folder under {@code parent}, named by a fresh run id. */
+    static Path createUniqueDir(Path parent) throws IOException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return Files.createDirectory(parent.resolve(newRunId(Instant.now(), HostInfo.hostname())));
+            } catch (FileAlreadyExistsException e) {
+                if (attempt > 100) throw e;
+            }
+        }
+    }
+
+    /** Holds {@link #RESERVE_BYTES} in the run folder that only {@link #releaseReserve} gives back, for the manifest's last write. */
+    static void holdReserve(Path runDir, String study) {
+        try {
+            Files.write(runDir.resolve(RESERVE_FILE), new byte[RESERVE_BYTES]);
+        } catch (IOException e) {
+            Disk.deleteRecursively(runDir.resolve(RESERVE_FILE));
+            throw new UserError(study + ": cannot write under " + runDir.getParent() + ": " + Disk.reason(e));
+        }
+    }
+
+    static void releaseReserve(Path runDir) {
+        try { Files.deleteIfExists(runDir.resolve(RESERVE_FILE)); } catch (IOException ignored) { }
+    }
 
     /** The free space a run needs before it starts: PERFKIT_MIN_FREE_MB, else 100 MB. */
     static long minFreeMb() {

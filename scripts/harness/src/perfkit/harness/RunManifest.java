@@ -119,7 +119,7 @@ final class RunManifest {
         try {
             Manifest.writeAtomically(file, m);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write manifest " + file + ": " + Sys.reason(e), e);
+            throw new UncheckedIOException("cannot write manifest " + file + ": " + Disk.reason(e), e);
         }
     }
 

@@ -104,7 +104,7 @@ public final class ScriptJvm {
      */
     public Process start(Run run, String name, List<String> jvmArgs, List<String> args, Path log, String signal, double graceSeconds,
                          List<Path> removeOnExit, String firstLine) throws IOException {
-        return run.startProgram(name, command(jvmArgs, args), log, signal, graceSeconds, removeOnExit, firstLine).process();
+        return run.supervisor().launchProgram(name, command(jvmArgs, args), log, signal, graceSeconds, removeOnExit, firstLine).process();
     }
 
     /** Stops a JVM started by {@link #start}: its signal, then SIGKILL after {@code graceSeconds}. */

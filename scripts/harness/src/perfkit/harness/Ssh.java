@@ -71,7 +71,7 @@ public record Ssh(String destination) {
             if (p.exitValue() == 255) return "cannot reach " + destination + " over SSH: " + lastLine(out) + " (keys or agent only, never a password; PERFKIT_SSH_CONFIG names an ssh config)";
             return destination + " cannot run python3, which a part's agent needs: " + lastLine(out);
         } catch (IOException e) {
-            return "cannot run ssh: " + Sys.reason(e);
+            return "cannot run ssh: " + Disk.reason(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return "interrupted while reaching " + destination;

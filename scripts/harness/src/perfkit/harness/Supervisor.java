@@ -34,7 +34,7 @@ final class Supervisor {
     private final List<Child> children = new CopyOnWriteArrayList<>();
     private final List<Path> tempDirs = new CopyOnWriteArrayList<>();
     private final Map<Process, Child> byProcess = new ConcurrentHashMap<>();
-    private final Sys.Pid runner = Sys.Pid.of(ProcessHandle.current());
+    private final Processes.Pid runner = Processes.Pid.of(ProcessHandle.current());
     private Process reaper;
     /** CPU lists (taskset's syntax) by series prefix: a JVM whose series starts with the prefix runs on those CPUs. */
     private final Map<String, String> placement = new java.util.LinkedHashMap<>();
@@ -200,7 +200,7 @@ final class Supervisor {
         if (!c.wrapped()) c.process().destroy();
         if (!c.process().waitFor((long) (timeoutSeconds * 1000), TimeUnit.MILLISECONDS)) c.process().destroyForcibly().waitFor(5, TimeUnit.SECONDS);
         tree.addAll(c.process().descendants().toList());
-        tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
+        tree.stream().filter(h -> Processes.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
         forget(c);
     }
 
@@ -243,7 +243,7 @@ final class Supervisor {
                 Thread.currentThread().interrupt();
             }
             tree.addAll(c.process().descendants().toList());
-            tree.stream().filter(h -> Sys.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
+            tree.stream().filter(h -> Processes.running(h.pid())).forEach(ProcessHandle::destroyForcibly);
             forget(c);
         });
         // helpers the run started itself (an initdb still writing its cluster, say) go before the folders they write to
@@ -252,7 +252,7 @@ final class Supervisor {
         for (ProcessHandle h : strays) {
             try { h.onExit().get(5, TimeUnit.SECONDS); } catch (Exception ignored) { } // gone, or beyond our reach
         }
-        tempDirs.forEach(Sys::deleteRecursively);
+        tempDirs.forEach(Disk::deleteRecursively);
         tempDirs.clear();
     }
 
@@ -267,18 +267,18 @@ final class Supervisor {
         ObjectNode live = Manifest.newObject();
         live.set("runner", pidJson(runner));
         ArrayNode kids = live.putArray("children");
-        for (Child c : children) kids.add(pidJson(Sys.Pid.of(c.process().toHandle())).put("name", c.name()).put("wrapped", c.wrapped()));
+        for (Child c : children) kids.add(pidJson(Processes.Pid.of(c.process().toHandle())).put("name", c.name()).put("wrapped", c.wrapped()));
         ArrayNode dirs = live.putArray("tempDirs");
         tempDirs.forEach(d -> dirs.add(d.toString()));
         try {
             Manifest.writeAtomically(runDir.resolve(RunLayout.LIVE_FILE), live);
         } catch (IOException e) {
-            if (!liveWriteFailed) System.err.println("perfkit: cannot write " + RunLayout.LIVE_FILE + ": " + Sys.reason(e));
+            if (!liveWriteFailed) System.err.println("perfkit: cannot write " + RunLayout.LIVE_FILE + ": " + Disk.reason(e));
             liveWriteFailed = true;
         }
     }
 
-    private static ObjectNode pidJson(Sys.Pid p) {
+    private static ObjectNode pidJson(Processes.Pid p) {
         return Manifest.newObject().put("pid", p.pid()).put("startMillis", p.startMillis());
     }
 

@@ -215,7 +215,7 @@ public final class TimeSeries implements AutoCloseable {
             out.flush();
             rateListener.accept(totalRate);
         } catch (IOException e) {
-            if (!writeFailed) System.err.println("perfkit: cannot write " + FILE_NAME + ": " + Sys.reason(e)); // once, not every second
+            if (!writeFailed) System.err.println("perfkit: cannot write " + FILE_NAME + ": " + Disk.reason(e)); // once, not every second
             writeFailed = true;
         }
     }

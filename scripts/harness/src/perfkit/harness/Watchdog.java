@@ -73,8 +73,8 @@ public final class Watchdog {
         String stopSignal = signal;
         double stopGrace = grace;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (child.isAlive()) Sys.stopTree(child.toHandle(), stopSignal, stopGrace);
-            remove.forEach(Sys::deleteRecursively);
+            if (child.isAlive()) Processes.stopTree(child.toHandle(), stopSignal, stopGrace);
+            remove.forEach(Disk::deleteRecursively);
         }, "perfkit-watchdog-stop"));
         CountDownLatch stop = new CountDownLatch(1);
         watch(in, parent, stop, !forward ? null : line -> {
@@ -90,9 +90,9 @@ public final class Watchdog {
             stop.countDown();
         });
         stop.await();
-        if (!Sys.running(parent)) awaitClientsGone(5);
-        int code = Sys.stopTree(child.toHandle(), signal, grace);
-        remove.forEach(Sys::deleteRecursively);
+        if (!Processes.running(parent)) awaitClientsGone(5);
+        int code = Processes.stopTree(child.toHandle(), signal, grace);
+        remove.forEach(Disk::deleteRecursively);
         System.exit(code);
     }
 
@@ -106,8 +106,8 @@ public final class Watchdog {
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
         // clients are the JVMs ChildProcess runs, which alone carry the parent's pid (a command line is no guide: the
         // kernel may show it cut short)
-        while (System.nanoTime() < deadline && Sys.marked(RunLayout.MARK_ENV, mark).stream()
-                .anyMatch(h -> Sys.environment(h.pid()).containsKey(ChildProcess.PARENT_ENV)))
+        while (System.nanoTime() < deadline && Processes.marked(RunLayout.MARK_ENV, mark).stream()
+                .anyMatch(h -> Processes.environment(h.pid()).containsKey(ChildProcess.PARENT_ENV)))
             Thread.sleep(50);
     }
 
@@ -135,18 +135,18 @@ public final class Watchdog {
         watch(new BufferedReader(new InputStreamReader(System.in)), parent, stop);
         // Processes the run started without the Supervisor (JMH forks, helpers of helpers) are only known while
         // the run lives: once it dies they are re-parented. So remember every descendant as it appears.
-        java.util.Set<Sys.Pid> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Set<Processes.Pid> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
         long self = ProcessHandle.current().pid();
         ChildProcess.daemon("perfkit-descendants", () -> {
             while (stop.getCount() > 0) {
-                ProcessHandle.of(parent).ifPresent(p -> p.descendants().filter(d -> d.pid() != self).forEach(d -> seen.add(Sys.Pid.of(d))));
+                ProcessHandle.of(parent).ifPresent(p -> p.descendants().filter(d -> d.pid() != self).forEach(d -> seen.add(Processes.Pid.of(d))));
                 try { Thread.sleep(500); } catch (InterruptedException e) { return; }
             }
         });
         stop.await();
         // stdin may close a moment before the JVM is gone; the manifest is only ours once it is
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (Sys.running(parent) && System.nanoTime() < deadline) Thread.sleep(50);
+        while (Processes.running(parent) && System.nanoTime() < deadline) Thread.sleep(50);
         if (Janitor.clean(runDir, "the run's process ended without finishing the run (SIGKILL or a crash); its watchdog cleaned up"))
             Janitor.stop(List.copyOf(seen));
     }
@@ -168,7 +168,7 @@ public final class Watchdog {
         });
         ChildProcess.daemon("perfkit-parent", () -> {
             var handle = ProcessHandle.of(parent);
-            while (handle.isPresent() && Sys.running(parent)) {
+            while (handle.isPresent() && Processes.running(parent)) {
                 try { Thread.sleep(200); } catch (InterruptedException e) { return; }
             }
             stop.countDown();

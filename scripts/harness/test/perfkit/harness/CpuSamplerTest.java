@@ -28,6 +28,19 @@ class CpuSamplerTest {
     }
 
     @Test
+    void aWindowOfItsOwnReadsTheSameAndLeavesTheIntervalSamplerAlone() throws Exception {
+        // the load driver times each phase between two readings while the run samples every second
+        CpuSampler sampler = new CpuSampler(proc, 2);
+        Files.writeString(proc.resolve("stat"), fixture("stat.1"));
+        CpuSampler.SystemTimes from = sampler.systemTimes();
+        Files.writeString(proc.resolve("stat"), fixture("stat.2"));
+        CpuSampler.SystemUsage u = sampler.between(from, sampler.systemTimes());
+        assertEquals(120.0, u.busyPercent(), 1e-9);
+        assertNull(sampler.sampleSystem(), "the interval sampler has still had no first sample");
+        assertNull(sampler.between(from, from), "no time passed: no window");
+    }
+
+    @Test
     void processTicksSurviveParenthesesAndSpacesInTheCommandName() throws Exception {
         assertEquals(250 + 75, CpuSampler.parseProcessTicks(fixture("pid-stat")));
         Files.createDirectories(proc.resolve("4242"));

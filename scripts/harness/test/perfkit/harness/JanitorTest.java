@@ -13,24 +13,24 @@ import static org.junit.jupiter.api.Assertions.*;
 
 /** A run killed outright: its manifest, its children and its folders, as the janitor finds them. */
 class JanitorTest {
-    private static Sys.Pid deadProcess() throws Exception {
+    private static Processes.Pid deadProcess() throws Exception {
         Process p = new ProcessBuilder("true").start();
-        Sys.Pid pid = Sys.Pid.of(p.toHandle());
+        Processes.Pid pid = Processes.Pid.of(p.toHandle());
         p.waitFor(10, TimeUnit.SECONDS);
         return pid;
     }
 
-    private static Path fakeRun(Path root, Sys.Pid runner, Process child, Path temp) throws Exception {
+    private static Path fakeRun(Path root, Processes.Pid runner, Process child, Path temp) throws Exception {
         Path dir = Files.createDirectories(root.resolve("queues/20260101T000000Z-vm-abcdef"));
         ObjectNode m = Manifest.newObject().put("schemaVersion", Manifest.SCHEMA_VERSION).put("status", "running").put("pid", runner.pid());
         m.putObject("host").put("hostname", HostInfo.hostname());
         m.putArray("files");
         Manifest.writeAtomically(dir.resolve(Manifest.FILE_NAME), m);
-        Files.createDirectories(dir.resolve(Run.SCRATCH_DIR)).resolve("broker.log").toFile().createNewFile();
+        Files.createDirectories(dir.resolve(RunLayout.SCRATCH_DIR)).resolve("broker.log").toFile().createNewFile();
         Files.writeString(dir.resolve("latency.hlog"), "partial");
         ObjectNode live = Manifest.newObject();
         live.putObject("runner").put("pid", runner.pid()).put("startMillis", runner.startMillis());
-        Sys.Pid c = Sys.Pid.of(child.toHandle());
+        Processes.Pid c = Processes.Pid.of(child.toHandle());
         live.putArray("children").addObject().put("pid", c.pid()).put("startMillis", c.startMillis()).put("name", "broker");
         live.putArray("tempDirs").add(temp.toString());
         Manifest.writeAtomically(dir.resolve(RunLayout.LIVE_FILE), live);
@@ -49,7 +49,7 @@ class JanitorTest {
             assertEquals("interrupted", m.get("status").asText());
             assertTrue(m.get("error").asText().contains("janitor"));
             assertFalse(m.get("endedAt").isNull());
-            assertFalse(Files.exists(run.resolve(Run.SCRATCH_DIR)));
+            assertFalse(Files.exists(run.resolve(RunLayout.SCRATCH_DIR)));
             assertFalse(Files.exists(temp.getParent()));
             assertFalse(Files.exists(run.resolve(RunLayout.LIVE_FILE)));
             assertEquals("latency.hlog", m.get("files").get(0).get("path").asText(), "partial data stays listed");
@@ -71,7 +71,7 @@ class JanitorTest {
         other.environment().put(RunLayout.MARK_ENV, RunLayout.mark(run) + "-another-run");
         Process bystander = other.start();
         try {
-            assertEquals(List.of(orphan.pid()), Sys.marked(RunLayout.MARK_ENV, RunLayout.mark(run)).stream().map(ProcessHandle::pid).toList());
+            assertEquals(List.of(orphan.pid()), Processes.marked(RunLayout.MARK_ENV, RunLayout.mark(run)).stream().map(ProcessHandle::pid).toList());
             assertEquals(1, Janitor.sweep(root));
             assertTrue(orphan.waitFor(10, TimeUnit.SECONDS), "the marked process is stopped");
             assertTrue(bystander.isAlive(), "another run's process is not touched");
@@ -105,7 +105,7 @@ class JanitorTest {
     void aLiveRunIsLeftAlone(@TempDir Path root) throws Exception {
         Process child = new ProcessBuilder("sleep", "300").start();
         try {
-            Path run = fakeRun(root, Sys.Pid.of(ProcessHandle.current()), child, Files.createDirectories(root.resolve("t")));
+            Path run = fakeRun(root, Processes.Pid.of(ProcessHandle.current()), child, Files.createDirectories(root.resolve("t")));
             assertEquals(0, Janitor.sweep(root));
             assertTrue(child.isAlive());
             assertEquals("running", Manifest.read(run.resolve(Manifest.FILE_NAME)).get("status").asText());
@@ -119,7 +119,7 @@ class JanitorTest {
         // this JVM's pid, but another start time: the recorded runner is dead even though the pid is alive
         Process child = new ProcessBuilder("sleep", "300").start();
         try {
-            Sys.Pid reused = new Sys.Pid(ProcessHandle.current().pid(), 12345L);
+            Processes.Pid reused = new Processes.Pid(ProcessHandle.current().pid(), 12345L);
             fakeRun(root, reused, child, Files.createDirectories(root.resolve("t")));
             assertEquals(1, Janitor.sweep(root));
         } finally {

@@ -21,14 +21,14 @@ class RunIdTest {
 
     @Test
     void idIsUtcTimestampHostAndSuffix() {
-        String id = Run.newRunId(Instant.parse("2026-11-21T14:03:09Z"), "Bench_Host.local");
+        String id = RunLayout.newRunId(Instant.parse("2026-11-21T14:03:09Z"), "Bench_Host.local");
         assertTrue(id.matches("20261121T140309Z-bench-host-local-[0-9a-f]{6}"), id);
     }
 
     @Test
     void idsSortByStartTime() {
-        String earlier = Run.newRunId(Instant.parse("2026-01-02T03:04:05Z"), "h");
-        String later = Run.newRunId(Instant.parse("2026-01-02T03:04:06Z"), "h");
+        String earlier = RunLayout.newRunId(Instant.parse("2026-01-02T03:04:05Z"), "h");
+        String later = RunLayout.newRunId(Instant.parse("2026-01-02T03:04:06Z"), "h");
         assertTrue(earlier.compareTo(later) < 0);
     }
 
@@ -38,7 +38,7 @@ class RunIdTest {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Path>> dirs = new ArrayList<>();
-        for (int i = 0; i < n; i++) dirs.add(pool.submit(() -> { go.await(); return Run.createUniqueDir(dir); }));
+        for (int i = 0; i < n; i++) dirs.add(pool.submit(() -> { go.await(); return RunLayout.createUniqueDir(dir); }));
         go.countDown();
         Set<Path> unique = new HashSet<>();
         for (Future<Path> f : dirs) unique.add(f.get());

@@ -28,7 +28,7 @@ class WatchdogTest {
         ProcessHandle sleeper = waitForChild(watchdog);
         watchdog.getOutputStream().close();
         assertTrue(watchdog.waitFor(20, TimeUnit.SECONDS), "watchdog exits");
-        assertFalse(Sys.running(sleeper.pid()), "its program is gone");
+        assertFalse(Processes.running(sleeper.pid()), "its program is gone");
         assertFalse(Files.exists(folder.getParent()), "its folder is gone");
     }
 
@@ -40,8 +40,8 @@ class WatchdogTest {
         ProcessHandle sleeper = waitForChild(watchdog);
         watchdog.destroyForcibly(); // SIGKILL: no hook of the watchdog runs
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Sys.running(sleeper.pid()) && System.nanoTime() < deadline) Thread.sleep(50);
-        assertFalse(Sys.running(sleeper.pid()), "the kernel signalled the program when its watchdog died");
+        while (Processes.running(sleeper.pid()) && System.nanoTime() < deadline) Thread.sleep(50);
+        assertFalse(Processes.running(sleeper.pid()), "the kernel signalled the program when its watchdog died");
     }
 
     @Test

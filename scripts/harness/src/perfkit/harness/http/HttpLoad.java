@@ -172,7 +172,7 @@ public final class HttpLoad {
             if (remoteLog != null) remoteLog.close();
             throw e;
         }
-        Supervisor.Child child = n > 0 ? null : run.startProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of());
+        Supervisor.Child child = n > 0 ? null : run.supervisor().launchProgram("load-driver", driverCommand(cmd, plan.connections()), log, "TERM", 5, List.of(), null);
         if (child != null) run.timeSeries().watchProcessTree("proc:load-driver", child.process().pid());
         String before = run.timeSeries().phase();
         try {
@@ -414,7 +414,7 @@ public final class HttpLoad {
      */
     public static String runTool(Run run, String name, List<String> command, double timeoutSeconds) throws Exception {
         Path out = Files.createDirectories(run.dir().resolve(DIR)).resolve(name + ".out");
-        Supervisor.Child child = run.startProgram(name, command, out, "INT", 5, List.of());
+        Supervisor.Child child = run.supervisor().launchProgram(name, command, out, "INT", 5, List.of(), null);
         run.timeSeries().watchProcessTree("proc:" + name, child.process().pid());
         boolean done;
         try {
