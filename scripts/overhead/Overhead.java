@@ -24,6 +24,7 @@ import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 import perfkit.harness.Cli;
+import perfkit.harness.Opt;
 import perfkit.harness.LatencyRecorder;
 import perfkit.harness.Run;
 import perfkit.harness.Study;
@@ -50,12 +51,14 @@ public class Overhead {
     /** JMH's own result file, as {@code -rf json -rff jmh.json} writes it: jmh.morethan.me and other visualisers load it. */
     static final String JMH_JSON = "jmh.json";
 
+    static final Opt<Integer> FORKS = Opt.integer("forks", 3, 1L, 1, 100, "JMH forks (fresh JVMs)").map(Math::toIntExact);
+    static final Opt<Integer> WARMUP_ITERATIONS = Opt.integer("warmup-iterations", 5, 3L, 0, 1000, "JMH warm-up iterations per fork, excluded").map(Math::toIntExact);
+    static final Opt<Integer> ITERATIONS = Opt.integer("iterations", 10, 5L, 1, 1000, "JMH measurement iterations per fork").map(Math::toIntExact);
+    static final Opt<Double> ITERATION_TIME = Opt.seconds("iteration-time", 1, 1.0, 0.01, "seconds per iteration");
+
     static final Cli CLI = new Cli("overhead", "JMH benchmark of the harness's recording path: ns and bytes allocated per latency sample\n"
             + "(targets: median <= 30 ns, 0 bytes). Results go to a normal run directory.")
-            .integer("forks", 3, 1L, 1, 100, "JMH forks (fresh JVMs)")
-            .integer("warmup-iterations", 5, 3L, 0, 1000, "JMH warm-up iterations per fork, excluded")
-            .integer("iterations", 10, 5L, 1, 1000, "JMH measurement iterations per fork")
-            .seconds("iteration-time", 1, 1.0, 0.01, "seconds per iteration");
+            .with(FORKS, WARMUP_ITERATIONS, ITERATIONS, ITERATION_TIME);
 
     /** Latencies spread over several histogram buckets, so the benchmark does not hit one hot counter. */
     private final long[] latencies = new long[1024];
@@ -96,9 +99,9 @@ public class Overhead {
     }
 
     static void measure(Run run) throws Exception {
-        int forks = (int) run.integer("forks");
-        int warmups = (int) run.integer("warmup-iterations"), iterations = (int) run.integer("iterations");
-        double seconds = run.seconds("iteration-time");
+        int forks = FORKS.in(run.typed());
+        int warmups = WARMUP_ITERATIONS.in(run.typed()), iterations = ITERATIONS.in(run.typed());
+        double seconds = ITERATION_TIME.in(run.typed());
         run.mode("jmh");
         run.variants(List.of("record", "recordWithClock", "twoHdrRecorders"));
         run.measurement(warmups * seconds, iterations * seconds, forks, "jmh-fork");

@@ -8,7 +8,7 @@ package perfkit.queues;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
-import perfkit.harness.Lists;
+import perfkit.harness.Opt;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.RunLayout;
@@ -42,21 +42,24 @@ public class Queues {
     /** Above this a period is under 10 ns, less than reading the clock: no schedule could be held. */
     static final long MAX_RATE = 100_000_000;
 
+    // the options, each declared once: the Cli lists them, and Options reads each by its constant, never by name
+    static final Opt<List<String>> VARIANTS_OPT = Opt.choices("variants", VARIANTS, String.join(",", VARIANTS), null, "variants to run, comma-separated");
+    static final Opt<Integer> FORKS = Opt.integer("forks", 3, 1L, 1, 1000, "JVM forks (repetitions) per cell").map(Math::toIntExact);
+    static final Opt<Double> WARMUP = Opt.seconds("warmup", 5, 1.0, 0, "warm-up per fork in seconds, excluded from results");
+    static final Opt<Double> MEASURE = Opt.seconds("measure", 10, 2.0, 0.1, "measurement window per fork in seconds");
+    static final Opt<Long> RATE = Opt.integer("rate", 0, null, 0, MAX_RATE, "fixed-rate mode: events/s published on a schedule, recording latency from the intended publish time (0 = as fast as possible)");
+    static final Opt<Integer> CAPACITY = Opt.integer("capacity", 65536, null, 2, MAX_CAPACITY, "queue capacity and ring size (ring rounded up to a power of two)").map(Math::toIntExact);
+    static final Opt<List<String>> WAIT_STRATEGY = Opt.choices("wait-strategy", WAIT_STRATEGIES, FULL_STRATEGIES, QUICK_STRATEGIES, "how Disruptor consumers wait, comma-separated; each Disruptor variant runs under each");
+    static final Opt<List<String>> FORK_JVM_ARGS = Opt.jvmOptions("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated");
+    static final Opt<Opt.Switch> CALIBRATION = Opt.choice("calibration", Opt.Switch.class, Opt.Switch.ON, "throughput mode: also run a minimal 1P1C program (scripts/queues/Minimal1P1C.java, no harness) "
+            + "beside each 1-consumer cell, interleaved with its forks, so the run shows what its harness costs (calibration.csv)");
+    static final Opt<Boolean> KEEP_WARMUP = Opt.flag("keep-warmup", "with --rate: also write warm-up intervals to the latency logs (excluded by default)");
+
     static final Cli CLI = new Cli("queues", "ArrayBlockingQueue with 1, 3 and 5 competing consumers vs the LMAX Disruptor:\n"
             + "events per second from one producer as fast as it can go, or end-to-end latency at a fixed --rate.\n"
             + "Each Disruptor variant runs under each --wait-strategy; a cell is <variant>/<strategy> (the queue's cells are its variants).")
-            .choices("variants", VARIANTS, String.join(",", VARIANTS), "variants to run, comma-separated")
-            .integer("forks", 3, 1L, 1, 1000, "JVM forks (repetitions) per cell")
-            .seconds("warmup", 5, 1.0, "warm-up per fork in seconds, excluded from results")
-            .seconds("measure", 10, 2.0, 0.1, "measurement window per fork in seconds")
-            .integer("rate", 0, null, 0, MAX_RATE, "fixed-rate mode: events/s published on a schedule, recording latency from the intended publish time (0 = as fast as possible)")
-            .integer("capacity", 65536, null, 2, MAX_CAPACITY, "queue capacity and ring size (ring rounded up to a power of two)")
-            .choices("wait-strategy", WAIT_STRATEGIES, FULL_STRATEGIES, QUICK_STRATEGIES, "how Disruptor consumers wait, comma-separated; each Disruptor variant runs under each")
-            .jvmOptions("fork-jvm-args", "-Xms512m -Xmx512m", "JVM options of each fork, space-separated")
-            .choice("calibration", List.of("on", "off"), "on", "throughput mode: also run a minimal 1P1C program (scripts/queues/Minimal1P1C.java, no harness) "
-                    + "beside each 1-consumer cell, interleaved with its forks, so the run shows what its harness costs (calibration.csv)")
-            .flag("keep-warmup", "with --rate: also write warm-up intervals to the latency logs (excluded by default)")
-            .rule(p -> p.flag("keep-warmup") && p.integer("rate") == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null);
+            .with(VARIANTS_OPT, FORKS, WARMUP, MEASURE, RATE, CAPACITY, WAIT_STRATEGY, FORK_JVM_ARGS, CALIBRATION, KEEP_WARMUP)
+            .rule(p -> KEEP_WARMUP.in(p) && RATE.in(p) == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null);
 
     public static void main(String[] args) {
         Study.main(args, CLI, Queues.class, Queues::plan, QueuesFork::measure);
@@ -79,13 +82,12 @@ public class Queues {
         }
     }
 
-    /** A run's options, read once from the command line's checked values: nothing below reads an option by name. */
+    /** A run's options, read once from the command line's checked values, each by its declaration. */
     record Options(List<Cell> cells, List<String> waitStrategies, int forks, double warmup, double measure, long rate, int capacity,
                    List<String> forkJvmArgs, boolean calibration, boolean keepWarmup, boolean quick) {
         static Options of(Params p) {
-            return new Options(Cell.of(p.list("variants"), p.list("wait-strategy")), p.list("wait-strategy"), p.intValue("forks"),
-                    p.seconds("warmup"), p.seconds("measure"), p.integer("rate"), p.intValue("capacity"), Lists.jvmArgs(p.text("fork-jvm-args")),
-                    p.text("calibration").equals("on"), p.flag("keep-warmup"), p.flag("quick"));
+            return new Options(Cell.of(VARIANTS_OPT.in(p), WAIT_STRATEGY.in(p)), WAIT_STRATEGY.in(p), FORKS.in(p), WARMUP.in(p), MEASURE.in(p),
+                    RATE.in(p), CAPACITY.in(p), FORK_JVM_ARGS.in(p), CALIBRATION.in(p) == Opt.Switch.ON, KEEP_WARMUP.in(p), Cli.QUICK.in(p));
         }
 
         /** What one fork of {@code cell} measures. */

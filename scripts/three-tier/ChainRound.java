@@ -72,8 +72,8 @@ final class ChainRound implements Rounds.Round {
 
     /** Rules over several options, checked before the run folder exists. */
     static String checkOptions(Params p) {
-        if (!p.list("rounds").contains("chain")) return null;
-        String url = p.text("jdbc-url").trim();
+        if (!ThreeTier.ROUNDS_OPT.in(p).contains("chain")) return null;
+        String url = ThreeTier.JDBC_URL.in(p);
         if (url.isEmpty())
             return !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
                     ? "chain: PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url" : null;

@@ -55,23 +55,23 @@ final class Inserts implements Rounds.Round {
     // ---- options ----------------------------------------------------------------------------------
 
     static String checkOptions(Params p) {
-        String url = p.text("jdbc-url").trim();
+        String url = ThreeTier.JDBC_URL.in(p);
         if (!url.isEmpty()) {
             if (!url.startsWith("jdbc:postgresql://")) return "option --jdbc-url expects a PostgreSQL URL such as jdbc:postgresql://host:5432/database";
             try { JdbcUrl.parse(url); } catch (IllegalArgumentException e) { return "option --jdbc-url expects " + e.getMessage(); }
         }
-        String points = p.text("cassandra-contact-points").trim();
+        String points = ThreeTier.CASSANDRA_CONTACT_POINTS.in(p);
         if (!points.isEmpty())
             for (String hp : points.split(",")) {
                 String s = hp.trim();
                 int colon = s.lastIndexOf(':');
                 int port = colon <= 0 ? -1 : parsePort(s.substring(colon + 1));
                 if (port < 1 || port > 65535)
-                    return "option --cassandra-contact-points expects host:port[,host:port...], got '" + p.text("cassandra-contact-points") + "'";
+                    return "option --cassandra-contact-points expects host:port[,host:port...], got '" + points + "'";
             }
-        if (points.isEmpty() && (!p.text("cassandra-user").isBlank() || !p.text("cassandra-password").isEmpty()))
+        if (points.isEmpty() && (!ThreeTier.CASSANDRA_USER.in(p).isBlank() || !ThreeTier.CASSANDRA_PASSWORD.in(p).isEmpty()))
             return "--cassandra-user and --cassandra-password need --cassandra-contact-points";
-        boolean truststore = !p.text("cassandra-truststore").isBlank(), keystore = !p.text("cassandra-keystore").isBlank();
+        boolean truststore = !ThreeTier.CASSANDRA_TRUSTSTORE.in(p).isBlank(), keystore = !ThreeTier.CASSANDRA_KEYSTORE.in(p).isBlank();
         if (points.isEmpty() && (truststore || keystore))
             return "--cassandra-truststore and --cassandra-keystore are for a cluster of yours (--cassandra-contact-points); the embedded node takes plain connections";
         if (keystore && !truststore) return "--cassandra-keystore needs --cassandra-truststore (TLS starts with trusting the cluster)";
@@ -79,8 +79,8 @@ final class Inserts implements Rounds.Round {
             String problem = ThreeTier.Options.tls(p).problem();
             if (problem != null) return problem;
         }
-        if (!p.list("rounds").contains("inserts")) return null;
-        if (p.list("stores").contains("postgres") && url.isEmpty() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null)
+        if (!ThreeTier.ROUNDS_OPT.in(p).contains("inserts")) return null;
+        if (ThreeTier.STORES.in(p).contains("postgres") && url.isEmpty() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null)
             return "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url, or --stores cassandra";
         return null;
     }

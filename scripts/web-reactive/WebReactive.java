@@ -12,7 +12,7 @@ package perfkit.webreactive;
 
 import perfkit.harness.Cli;
 import perfkit.harness.HttpLoad;
-import perfkit.harness.Lists;
+import perfkit.harness.Opt;
 import perfkit.harness.Params;
 import perfkit.harness.RemoteJvm;
 import perfkit.harness.Run;
@@ -42,64 +42,77 @@ import java.util.List;
 public class WebReactive {
     static final String SERVICE = "--service";
 
+    // the options, each declared once: the Cli lists them, and Options reads each by its constant, never by name
+    static final Opt<List<String>> VARIANTS = Opt.choices("variants", RunPlan.STACKS, "mvc,webflux,mvc-virtual", "mvc,webflux",
+            "stacks: mvc = Tomcat with its default 200 threads; webflux = Reactor Netty event loops; mvc-virtual = MVC on virtual threads "
+                    + "(JDK 21+, skipped with a note on older JDKs)");
+    static final Opt<List<Integer>> CALLS = Opt.integers("calls", "1,2", null, 1, 4, "external calls per request, made one after the other (the original's two categories: 1 and 2)");
+    static final Opt<List<String>> MODELS = Opt.choices("models", List.of("closed", "open"), "closed,open", null,
+            "closed = the original's siege shape over --users; open = constant rate, capacity at --slo-ms");
+    static final Opt<List<Integer>> USERS = Opt.integers("users", "10,25,50,100,150,200,250,500,1000", "10,50", 1, 10_000, "closed model: concurrent users per step (siege -c N)");
+    static final Opt<Integer> REPEATS = Opt.integer("repeats", 5, null, 1, 10_000, "closed model: requests each user makes back to back per step (siege -r), at least")
+            .map(Math::toIntExact);
+    static final Opt<Double> STEP_SECONDS = Opt.seconds("step-seconds", 10, 0.0, 0, "closed model: least time a step lasts at the external service's delay: "
+            + "a cell whose --repeats x calls x delay is shorter repeats more, so a step is long enough to judge warmth over it (0 = always --repeats)");
+    static final Opt<Integer> BACKEND_DELAY_MS = Opt.millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no "
+            + "thread while waiting)").map(Math::toIntExact);
+    static final Opt<Double> WARMUP = Opt.seconds("warmup", 10, 1.0, 0, "the driver's own warm-up before each closed sweep and each open-model step (at the "
+            + "step's rate), seconds; also the least time the servers are warmed up by rule");
+    static final Opt<Double> SERVER_WARMUP_MAX = Opt.seconds("server-warmup-max", 180, 10.0, 1, "longest warm-up by rule per app before anything is measured "
+            + "(JIT under 50 ms/s over 10 s and steady throughput), seconds; an app that never settles is recorded as such");
+    static final Opt<Double> MEASURE = Opt.seconds("measure", 15, 2.0, 0.1, "open model: measurement window per step, seconds");
+    static final Opt<List<Double>> RATES = Opt.numbers("rates", "", "100,200", 10_000_000, List.of(""), "rates in (0, 10000000] req/s, comma-separated",
+            "open model: fixed arrival rates (req/s) to measure instead of the capacity search, measured in ascending order; empty = search");
+    static final Opt<Integer> RATE_STEP = Opt.integer("rate-step", 100, null, 1, 1_000_000, "open model: the search tries multiples of this rate (req/s): "
+            + "1x, 2x, 4x ... then bisects").map(Math::toIntExact);
+    static final Opt<Integer> MAX_RATE = Opt.integer("max-rate", 20_000, null, 1, 10_000_000, "open model: highest arrival rate the search may try, req/s")
+            .map(Math::toIntExact);
+    static final Opt<Double> BUDGET = Opt.seconds("budget", 900, 300.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds");
+    static final Opt<Integer> FORKS = Opt.integer("forks", 3, 1L, 1, 100, "repetitions: each gets fresh app JVMs, so the spread across forks shows")
+            .map(Math::toIntExact);
+    static final Opt<List<String>> APP_JVM_ARGS = Opt.jvmOptions("app-jvm-args", "-Xmx1g", "JVM options of each app JVM (space-separated)");
+    static final Opt<String> APP_JAVA = Opt.text("app-java", "auto", null, "JDK (folder or java executable) of the apps; auto = --java when given, else the "
+            + "newest JDK 21+ under /usr/lib/jvm (so mvc-virtual runs), else the run's own").map(String::trim);
+    static final Opt<String> TARGET_URL = Opt.text("target-url", "", null, "load this URL (http://host:port/path?query) instead of starting the apps and "
+            + "the external service; the closed and open models run against it as the cell 'target'").map(String::trim);
+    /** Whether siege and wrk run beside the driver when installed. */
+    enum Peers { AUTO, OFF }
+    static final Opt<Peers> PEERS = Opt.choice("peers", Peers.class, Peers.AUTO, "auto = also run siege (the exact original command, for a few N) and wrk "
+            + "(saturation) when installed");
+
     static final Cli CLI = new Cli("web-reactive", "Spring MVC (Tomcat, 200 threads, blocking RestClient) vs WebFlux (Reactor Netty, WebClient), each\n"
             + "calling an external service that answers after --backend-delay-ms, 1 or 2 times per request. Closed model: N users x R requests\n"
             + "(siege -b -c N -r R; R = 5, or more so a step lasts --step-seconds) over --users. Open model: constant arrival rate, capacity at a p99 SLO by doubling then bisecting.\n"
             + "Load driver: Hyperfoil 0.25.2 in its own JVM; its benchmark YAML is kept in the run's load/ folder.")
-            .choices("variants", RunPlan.STACKS, "mvc,webflux,mvc-virtual", "mvc,webflux",
-                    "stacks: mvc = Tomcat with its default 200 threads; webflux = Reactor Netty event loops; mvc-virtual = MVC on virtual threads "
-                            + "(JDK 21+, skipped with a note on older JDKs)")
-            .integers("calls", "1,2", null, 1, 4, "external calls per request, made one after the other (the original's two categories: 1 and 2)")
-            .choices("models", List.of("closed", "open"), "closed,open", "closed = the original's siege shape over --users; open = constant rate, capacity at --slo-ms")
-            .integers("users", "10,25,50,100,150,200,250,500,1000", "10,50", 1, 10_000, "closed model: concurrent users per step (siege -c N)")
-            .integer("repeats", 5, null, 1, 10_000, "closed model: requests each user makes back to back per step (siege -r), at least")
-            .seconds("step-seconds", 10, 0.0, "closed model: least time a step lasts at the external service's delay: a cell whose --repeats x calls "
-                    + "x delay is shorter repeats more, so a step is long enough to judge warmth over it (0 = always --repeats)")
-            .millis("backend-delay-ms", 100, null, "the external service's delay per call, milliseconds (it holds no thread while waiting)")
-            .seconds("warmup", 10, 1.0, "the driver's own warm-up before each closed sweep and each open-model step (at the step's rate), seconds; "
-                    + "also the least time the servers are warmed up by rule")
-            .seconds("server-warmup-max", 180, 10.0, 1, "longest warm-up by rule per app before anything is measured (JIT under 50 ms/s over 10 s "
-                    + "and steady throughput), seconds; an app that never settles is recorded as such")
-            .seconds("measure", 15, 2.0, 0.1, "open model: measurement window per step, seconds")
+            .with(VARIANTS, CALLS, MODELS, USERS, REPEATS, STEP_SECONDS, BACKEND_DELAY_MS, WARMUP, SERVER_WARMUP_MAX, MEASURE)
             .sloMs(200, new Cli.Slo("p99", "response time (open model)", "each request's scheduled start (corrected)",
                     "call to the external service: a request making 2 calls must answer within 2 x this"))
-            .numbers("rates", "", "100,200", 10_000_000, List.of(""), "rates in (0, 10000000] req/s, comma-separated",
-                    "open model: fixed arrival rates (req/s) to measure instead of the capacity search, measured in ascending order; empty = search")
-            .integer("rate-step", 100, null, 1, 1_000_000, "open model: the search tries multiples of this rate (req/s): 1x, 2x, 4x ... then bisects")
-            .integer("max-rate", 20_000, null, 1, 10_000_000, "open model: highest arrival rate the search may try, req/s")
-            .seconds("budget", 900, 300.0, 1, "open model: time budget of one capacity search (one cell and fork), seconds")
-            .integer("forks", 3, 1L, 1, 100, "repetitions: each gets fresh app JVMs, so the spread across forks shows")
-            .jvmOptions("app-jvm-args", "-Xmx1g", "JVM options of each app JVM (space-separated)")
-            .text("app-java", "auto", "JDK (folder or java executable) of the apps; auto = --java when given, else the newest JDK 21+ under "
-                    + "/usr/lib/jvm (so mvc-virtual runs), else the run's own")
-            .rule(p -> checkAppJava(p.text("app-java")))
-            .text("target-url", "", "load this URL (http://host:port/path?query) instead of starting the apps and the external service; "
-                    + "the closed and open models run against it as the cell 'target'")
-            .choice("peers", List.of("auto", "off"), "auto", "auto = also run siege (the exact original command, for a few N) and wrk (saturation) when installed")
-            .rule(p -> checkTarget(p.text("target-url")))
-            .rule(p -> p.integer("max-rate") < p.integer("rate-step") ? "--max-rate must be at least --rate-step" : null)
+            .with(RATES, RATE_STEP, MAX_RATE, BUDGET, FORKS, APP_JVM_ARGS, APP_JAVA)
+            .rule(p -> checkAppJava(APP_JAVA.in(p)))
+            .with(TARGET_URL, PEERS)
+            .rule(p -> checkTarget(TARGET_URL.in(p)))
+            .rule(p -> MAX_RATE.in(p) < RATE_STEP.in(p) ? "--max-rate must be at least --rate-step" : null)
             .place(RunPlan.PARTS, List.of("driver")) // the load driver, the app and the external service on hosts of their own
-            .rule(p -> !p.placement().isEmpty() && !p.text("target-url").isBlank() ? "--place and --target-url exclude each other: a target is not started by the run" : null)
+            .rule(p -> !p.placement().isEmpty() && !TARGET_URL.in(p).isBlank() ? "--place and --target-url exclude each other: a target is not started by the run" : null)
             .rule(p -> p.placement().containsKey("driver") && !(p.placement().containsKey("app") && p.placement().containsKey("backend"))
                     ? "--place driver needs app and backend placed too: a part on this host listens on loopback only, which a driver elsewhere cannot reach" : null)
             .rule(p -> p.placement().containsKey("app") && !p.placement().containsKey("backend")
                     ? "--place app needs backend placed too: the external service here listens on loopback only, which the app elsewhere cannot reach" : null)
-            .rule(p -> HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), java.util.Collections.min(p.ints("users")), "users"))
+            .rule(p -> HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), java.util.Collections.min(USERS.in(p)), "users"))
             .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().startsWith("driver") ? perfkit.harness.ScriptJvm.scriptJava()
-                            : e.getKey().equals("app") ? RunPlan.appJavaPath(p.text("app-java").trim(), p.text("java").trim()) : p.text("java")))
+                            : e.getKey().equals("app") ? RunPlan.appJavaPath(APP_JAVA.in(p), Cli.JAVA.in(p).trim()) : Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
-    /** A run's options, read once from the checked command line: nothing below reads an option by name. */
+    /** A run's options, read once from the checked command line, each by its declaration. */
     record Options(List<String> stacks, List<Integer> calls, boolean closedModel, boolean openModel, List<Integer> users, int repeats,
                    double stepSeconds, int backendDelayMs, double warmup, double serverWarmupMax, double measure, long sloMs, List<Double> rates, int rateStep,
                    int maxRate, double budget, int forks, List<String> appJvmArgs, String appJava, String runJava, String targetUrl, boolean peers,
                    java.util.Map<String, Ssh> placement) {
         static Options of(Params p) {
-            return new Options(p.list("variants"), p.ints("calls"), p.list("models").contains("closed"), p.list("models").contains("open"),
-                    p.ints("users"), p.intValue("repeats"), p.seconds("step-seconds"), p.intValue("backend-delay-ms"), p.seconds("warmup"), p.seconds("server-warmup-max"),
-                    p.seconds("measure"), p.integer("slo-ms"), p.numbers("rates"), p.intValue("rate-step"), p.intValue("max-rate"), p.seconds("budget"),
-                    p.intValue("forks"), Lists.jvmArgs(p.text("app-jvm-args")), p.text("app-java").trim(), p.text("java").trim(),
-                    p.text("target-url").trim(), !p.text("peers").equals("off"), p.placement());
+            return new Options(VARIANTS.in(p), CALLS.in(p), MODELS.in(p).contains("closed"), MODELS.in(p).contains("open"),
+                    USERS.in(p), REPEATS.in(p), STEP_SECONDS.in(p), BACKEND_DELAY_MS.in(p), WARMUP.in(p), SERVER_WARMUP_MAX.in(p),
+                    MEASURE.in(p), CLI.sloMs(p), RATES.in(p), RATE_STEP.in(p), MAX_RATE.in(p), BUDGET.in(p),
+                    FORKS.in(p), APP_JVM_ARGS.in(p), APP_JAVA.in(p), Cli.JAVA.in(p).trim(), TARGET_URL.in(p), PEERS.in(p) != Peers.OFF, p.placement());
         }
 
         /**

@@ -20,8 +20,8 @@ final class Database {
     /** Connection details without secrets in the URL. */
     record Credentials(String url, String user, String password) {
         static Credentials of(Params p) {
-            JdbcUrl u = JdbcUrl.parse(p.text("jdbc-url"));
-            return new Credentials(u.url(), u.userOr(p.text("jdbc-user"), "postgres"), u.passwordOr(p.text("jdbc-password")));
+            JdbcUrl u = JdbcUrl.parse(Workflow.JDBC_URL.in(p));
+            return new Credentials(u.url(), u.userOr(Workflow.JDBC_USER.in(p), "postgres"), u.passwordOr(Workflow.JDBC_PASSWORD.in(p)));
         }
 
         Connection connect(String url) throws Exception {

@@ -13,7 +13,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.Cli;
 import perfkit.harness.Forks;
 import perfkit.harness.JdbcUrl;
-import perfkit.harness.Lists;
+import perfkit.harness.Opt;
 import perfkit.harness.Params;
 import perfkit.harness.PrivatePostgres;
 import perfkit.harness.RemoteJvm;
@@ -43,49 +43,67 @@ public class Workflow {
      */
     static final int QUEUE_PER_THREAD = 8192 / 128;
 
+    // the options, each declared once: the Cli lists them, and Options reads each by its constant, never by name
+    static final Opt<List<String>> JOB_TYPES = Opt.choices("job-types", Engine.JOB_TYPES, "fixed,timer,noop", null,
+            "job types, comma-separated: fixed (sleeps --job-ms), timer (already due), noop (${true})");
+    static final Opt<Integer> JOBS = Opt.integer("jobs", 1_000_000, 1000L, 1, 100_000_000, "jobs in the backlog per cell, at least (the original: 1,000,000)")
+            .map(Math::toIntExact);
+    static final Opt<Double> MIN_DRAIN = Opt.seconds("min-drain", 150, 0.0, 0, "a cell's backlog grows above --jobs until its drain, at the rate expected "
+            + "of it (fixed jobs: the theoretical maximum; timers and no-op jobs: the calibrated no-op rate), lasts this long, so start-up and tail stay a "
+            + "small part of it (0 = --jobs)");
+    static final Opt<List<Integer>> INSTANCES = Opt.integers("instances", "1,2,4", "1", 1, 64, "engine instances (JVMs) per cell, comma-separated");
+    static final Opt<List<Integer>> ACQUIRE_SIZES = Opt.integers("acquire-sizes", "32,512", "32", 1, 100_000, "jobs fetched per acquisition, comma-separated");
+    static final Opt<List<String>> LOCKS = Opt.choices("locks", List.of("off", "on"), "off,on", "off", "global acquire lock, comma-separated: off, on");
+    static final Opt<List<Integer>> LOCK_POLL_MS = Opt.integers("lock-poll-ms", "500", null, 1, 60_000, "with the lock on: how often an engine waiting "
+            + "for the global acquire lock tries again, in ms, comma-separated; every lock-on cell runs at each (Flowable's default 500; the original: a "
+            + "shorter wait adds a few hundred jobs/s)");
+    static final Opt<Integer> THREADS = Opt.integerOrAuto("threads", "auto", 1, 4096, "executor threads per instance: a number (the original: 128), or "
+            + "auto: sized by a no-op calibration drain so that the fixed jobs' theoretical maximum at the most --instances is --headroom percent of what this host serves");
+    static final Opt<Integer> HEADROOM = Opt.integer("headroom", 50, null, 1, 100, "with --threads auto: percent of the calibrated no-op rate that the "
+            + "theoretical maximum may ask for").map(Math::toIntExact);
+    static final Opt<Integer> CALIBRATION_JOBS = Opt.integer("calibration-jobs", 4000, 1000L, 100, 1_000_000, "with --threads auto: no-op jobs in the "
+            + "calibration drain").map(Math::toIntExact);
+    static final Opt<Integer> QUEUE_SIZE = Opt.integerOrAuto("queue-size", "auto", 1, 1_000_000, "executor queue per instance: a number (the original: "
+            + "8192), or auto: " + QUEUE_PER_THREAD + " per executor thread, the original's 8192 for 128, so a full queue holds as many seconds of an engine's "
+            + "work as there, and at least twice the largest --acquire-sizes, so a larger acquire size can take more jobs than a smaller one");
+    static final Opt<Integer> JOB_MS = Opt.integer("job-ms", 100, null, 1, 3_600_000, "duration of a fixed job in ms").map(Math::toIntExact);
+    static final Opt<Integer> REPETITIONS = Opt.integer("repetitions", 1, null, 1, 100, "repetitions of every cell").map(Math::toIntExact);
+    static final Opt<Double> WARMUP = Opt.seconds("warmup", 5, 1.0, 0, "seconds at the start of each drain that are warm-up: not in the latency logs or the steady rate");
+    static final Opt<Double> MAX_DRAIN = Opt.seconds("max-drain", 3600, 300.0, 1, "give up on a drain after this many seconds (the cell is then invalid)");
+    static final Opt<DatabaseKind> DATABASE = Opt.choice("database", DatabaseKind.class, DatabaseKind.POSTGRES,
+            "postgres: a private throwaway cluster; h2: embedded, one instance only");
+    static final Opt<String> JDBC_URL = Opt.text("jdbc-url", "", null, "use this PostgreSQL database instead (jdbc:postgresql://host:port/db); the study "
+            + "works in schemas of its own and drops them");
+    static final Opt<String> JDBC_USER = Opt.text("jdbc-user", "", null, "user for --jdbc-url; when empty, the user in the URL, else postgres");
+    static final Opt<String> JDBC_PASSWORD = Opt.secret("jdbc-password", "PERFKIT_JDBC_PASSWORD", "password for --jdbc-url (never stored; a password in the URL is the last resort)");
+    static final Opt<Opt.Switch> INDEX_FIX = Opt.choice("index-fix", Opt.Switch.class, Opt.Switch.ON,
+            "drop ACT_IDX_RU_ACTI_END on PostgreSQL (see the notebook); off shows the pitfall");
+    static final Opt<List<String>> FORK_JVM_ARGS = Opt.jvmOptions("fork-jvm-args", "-Xmx1g", "JVM options of every engine JVM, space-separated");
+
+    /** Where the engines' data lives. */
+    enum DatabaseKind { POSTGRES, H2 }
+
     static final Cli CLI = new Cli("workflow", "Flowable's Async Executor draining a backlog of jobs: fixed-time jobs, due timers or no-op jobs,\n"
             + "scaled by engine instances (separate JVMs) and acquire size, with the global acquire lock on and off.")
-            .choices("job-types", Engine.JOB_TYPES, "fixed,timer,noop", "job types, comma-separated: fixed (sleeps --job-ms), timer (already due), noop (${true})")
-            .integer("jobs", 1_000_000, 1000L, 1, 100_000_000, "jobs in the backlog per cell, at least (the original: 1,000,000)")
-            .seconds("min-drain", 150, 0.0, "a cell's backlog grows above --jobs until its drain, at the rate expected of it (fixed jobs: the theoretical "
-                    + "maximum; timers and no-op jobs: the calibrated no-op rate), lasts this long, so start-up and tail stay a small part of it (0 = --jobs)")
-            .integers("instances", "1,2,4", "1", 1, 64, "engine instances (JVMs) per cell, comma-separated")
-            .integers("acquire-sizes", "32,512", "32", 1, 100_000, "jobs fetched per acquisition, comma-separated")
-            .choices("locks", List.of("off", "on"), "off,on", "off", "global acquire lock, comma-separated: off, on")
-            .integers("lock-poll-ms", "500", null, 1, 60_000, "with the lock on: how often an engine waiting for the global acquire lock tries again, "
-                    + "in ms, comma-separated; every lock-on cell runs at each (Flowable's default 500; the original: a shorter wait adds a few hundred jobs/s)")
-            .integerOrAuto("threads", "auto", 1, 4096, "executor threads per instance: a number (the original: 128), or auto: sized by a no-op calibration "
-                    + "drain so that the fixed jobs' theoretical maximum at the most --instances is --headroom percent of what this host serves")
-            .integer("headroom", 50, null, 1, 100, "with --threads auto: percent of the calibrated no-op rate that the theoretical maximum may ask for")
-            .integer("calibration-jobs", 4000, 1000L, 100, 1_000_000, "with --threads auto: no-op jobs in the calibration drain")
-            .integerOrAuto("queue-size", "auto", 1, 1_000_000, "executor queue per instance: a number (the original: 8192), or auto: " + QUEUE_PER_THREAD
-                    + " per executor thread, the original's 8192 for 128, so a full queue holds as many seconds of an engine's work as there, and at least "
-                    + "twice the largest --acquire-sizes, so a larger acquire size can take more jobs than a smaller one")
-            .integer("job-ms", 100, null, 1, 3_600_000, "duration of a fixed job in ms")
-            .integer("repetitions", 1, null, 1, 100, "repetitions of every cell")
-            .seconds("warmup", 5, 1.0, "seconds at the start of each drain that are warm-up: not in the latency logs or the steady rate")
-            .seconds("max-drain", 3600, 300.0, 1, "give up on a drain after this many seconds (the cell is then invalid)")
-            .choice("database", List.of("postgres", "h2"), "postgres", "postgres: a private throwaway cluster; h2: embedded, one instance only")
-            .text("jdbc-url", "", "use this PostgreSQL database instead (jdbc:postgresql://host:port/db); the study works in schemas of its own and drops them")
-            .text("jdbc-user", "", "user for --jdbc-url; when empty, the user in the URL, else postgres")
-            .secret("jdbc-password", "PERFKIT_JDBC_PASSWORD", "password for --jdbc-url (never stored; a password in the URL is the last resort)")
-            .choice("index-fix", List.of("on", "off"), "on", "drop ACT_IDX_RU_ACTI_END on PostgreSQL (see the notebook); off shows the pitfall")
-            .jvmOptions("fork-jvm-args", "-Xmx1g", "JVM options of every engine JVM, space-separated")
-            .rule(p -> Workflow.checkJdbcUrl(p.text("jdbc-url")))
-            .rule(p -> !p.text("jdbc-url").isBlank() && p.text("database").equals("h2") ? "--database h2 and --jdbc-url exclude each other" : null)
-            .rule(p -> usesH2(p) && p.ints("instances").stream().anyMatch(k -> k > 1)
+            .with(JOB_TYPES, JOBS, MIN_DRAIN, INSTANCES, ACQUIRE_SIZES, LOCKS, LOCK_POLL_MS, THREADS, HEADROOM, CALIBRATION_JOBS, QUEUE_SIZE, JOB_MS,
+                    REPETITIONS, WARMUP, MAX_DRAIN, DATABASE, JDBC_URL, JDBC_USER)
+            .with(JDBC_PASSWORD)
+            .with(INDEX_FIX, FORK_JVM_ARGS)
+            .rule(p -> Workflow.checkJdbcUrl(JDBC_URL.in(p)))
+            .rule(p -> !JDBC_URL.in(p).isBlank() && DATABASE.in(p) == DatabaseKind.H2 ? "--database h2 and --jdbc-url exclude each other" : null)
+            .rule(p -> usesH2(p) && INSTANCES.in(p).stream().anyMatch(k -> k > 1)
                     ? "H2 supports one engine instance; use PostgreSQL for --instances above 1" : null)
-            .rule(p -> p.seconds("warmup") >= p.seconds("max-drain") ? "--warmup must be shorter than --max-drain" : null)
-            .rule(p -> p.placement().containsKey("db") && !p.text("jdbc-url").isBlank() ? "--place db and --jdbc-url exclude each other: the placed database is a private cluster on that host" : null)
-            .rule(p -> p.placement().containsKey("db") && p.text("database").equals("h2") ? "--place db needs --database postgres: H2 runs inside the engines" : null)
+            .rule(p -> WARMUP.in(p) >= MAX_DRAIN.in(p) ? "--warmup must be shorter than --max-drain" : null)
+            .rule(p -> p.placement().containsKey("db") && !JDBC_URL.in(p).isBlank() ? "--place db and --jdbc-url exclude each other: the placed database is a private cluster on that host" : null)
+            .rule(p -> p.placement().containsKey("db") && DATABASE.in(p) == DatabaseKind.H2 ? "--place db needs --database postgres: H2 runs inside the engines" : null)
             .rule(p -> enginesElsewhereProblem(p)) // before the binaries, any connection or SSH wait: a misplacement is told first
-            .rule(p -> !usesH2(p) && p.text("jdbc-url").isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
+            .rule(p -> !usesH2(p) && JDBC_URL.in(p).isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
                     ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
             .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
             // the private cluster and the engines on hosts of their own (the original: engines on their own hosts, RDS apart)
             .place(List.of("db", "engines"), List.of("engines"))
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
-            .rule(p -> Params.hostsOf(p.placement(), "engines").stream().distinct().map(h -> RemoteJvm.problem("engines", h, p.text("java")))
+            .rule(p -> Params.hostsOf(p.placement(), "engines").stream().distinct().map(h -> RemoteJvm.problem("engines", h, Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /**
@@ -96,11 +114,11 @@ public class Workflow {
         List<Ssh> hosts = Params.hostsOf(p.placement(), "engines");
         if (hosts.isEmpty()) return null;
         if (usesH2(p)) return "--place engines needs --database postgres: H2 runs inside an engine, and placed engines share one database";
-        if (!p.text("jdbc-url").isBlank() && JdbcUrl.onLoopback(p.text("jdbc-url")))
+        if (!JDBC_URL.in(p).isBlank() && JdbcUrl.onLoopback(JDBC_URL.in(p)))
             return "--place engines needs a --jdbc-url they can reach: its server on loopback is each engine host's own";
-        if (p.text("jdbc-url").isBlank() && !p.placement().containsKey("db"))
+        if (JDBC_URL.in(p).isBlank() && !p.placement().containsKey("db"))
             return "--place engines needs the database off loopback too: --place db=user@host (a private cluster there) or --jdbc-url";
-        int most = java.util.Collections.max(p.ints("instances"));
+        int most = java.util.Collections.max(INSTANCES.in(p));
         return hosts.size() > most ? "--place engines names " + hosts.size() + " hosts, but no cell runs more than " + most + " engine(s) (--instances)" : null;
     }
 
@@ -109,17 +127,16 @@ public class Workflow {
         Study.main(args, CLI, Workflow.class, Workflow::plan, Engine::run);
     }
 
-    /** A run's options, read once from the checked command line: nothing below reads an option by name. */
+    /** A run's options, read once from the checked command line, each by its declaration. */
     record Options(List<String> jobTypes, int jobs, List<Integer> instances, List<Integer> acquireSizes, List<String> locks,
                    List<Integer> lockPollMs, Integer threads, int headroomPct, int calibrationJobs, Integer queueSize, int jobMs, double minDrain,
                    int repetitions, double warmup, double maxDrain, boolean h2, Database.Credentials usersDatabase, Ssh dbHost,
                    List<Ssh> engineHosts, boolean indexFix, List<String> forkJvmArgs) {
         static Options of(Params p) {
-            return new Options(p.list("job-types"), p.intValue("jobs"), p.ints("instances"), p.ints("acquire-sizes"), p.list("locks"),
-                    p.ints("lock-poll-ms"), p.integerOrAuto("threads"), p.intValue("headroom"), p.intValue("calibration-jobs"),
-                    p.integerOrAuto("queue-size"), p.intValue("job-ms"), p.seconds("min-drain"), p.intValue("repetitions"), p.seconds("warmup"), p.seconds("max-drain"),
-                    usesH2(p), p.text("jdbc-url").isBlank() ? null : Database.Credentials.of(p), p.placement().get("db"),
-                    Params.hostsOf(p.placement(), "engines"), p.text("index-fix").equals("on"), Lists.jvmArgs(p.text("fork-jvm-args")));
+            return new Options(JOB_TYPES.in(p), JOBS.in(p), INSTANCES.in(p), ACQUIRE_SIZES.in(p), LOCKS.in(p), LOCK_POLL_MS.in(p), THREADS.in(p),
+                    HEADROOM.in(p), CALIBRATION_JOBS.in(p), QUEUE_SIZE.in(p), JOB_MS.in(p), MIN_DRAIN.in(p), REPETITIONS.in(p), WARMUP.in(p), MAX_DRAIN.in(p),
+                    usesH2(p), JDBC_URL.in(p).isBlank() ? null : Database.Credentials.of(p), p.placement().get("db"),
+                    Params.hostsOf(p.placement(), "engines"), INDEX_FIX.in(p) == Opt.Switch.ON, FORK_JVM_ARGS.in(p));
         }
 
         /**
@@ -158,7 +175,7 @@ public class Workflow {
     }
 
     static boolean usesH2(Params p) {
-        return p.text("database").equals("h2") && p.text("jdbc-url").isBlank();
+        return DATABASE.in(p) == DatabaseKind.H2 && JDBC_URL.in(p).isBlank();
     }
 
     static String checkJdbcUrl(String raw) {

@@ -37,6 +37,7 @@ public final class Cli {
     private final Map<String, String> envDefaults = new LinkedHashMap<>();
     private final List<Function<Params, String>> rules = new ArrayList<>();
     private Slo slo;
+    private Opt<Long> sloMs;
 
     /**
      * What a study's {@code --slo-ms} bounds, said once: which percentile of which latency, timed from when, per what.
@@ -46,15 +47,20 @@ public final class Cli {
         String words() { return percentile + " of " + latency + ", timed from " + timedFrom + ", per " + per; }
     }
 
+    /** Every study's {@code --quick}, {@code --out}, {@code --tag} and {@code --java}. */
+    public static final Opt<Boolean> QUICK = Opt.flag("quick", "quick scale: short windows and fewer repetitions, for demos and tests");
+    public static final Opt<String> OUT = Opt.of("out", "data/runs", null, "root folder for run directories (the run goes to <out>/<study>/<run-id>)",
+            "folder", Cli::folder, v -> v);
+    public static final Opt<String> TAG = Opt.text("tag", "", null, "free-form label stored in the manifest, e.g. 'jdk21' or 'after-fix'");
+    /** A java executable; blank for the JVM running the study. */
+    public static final Opt<String> JAVA = Opt.of("java", "", null, "JDK (folder or java executable) that runs the forks and services, to compare JVMs "
+            + "on one host; none means the JVM running the study; $PERFKIT_JAVA sets it too", "jdk", Cli::jdk, v -> v);
+
     public Cli(String study, String summary) {
         this.study = study;
         this.summary = summary;
-        flag("quick", "quick scale: short windows and fewer repetitions, for demos and tests");
-        add("out", "data/runs", null, "root folder for run directories (the run goes to <out>/<study>/<run-id>)", "folder", Cli::folder);
-        text("tag", "", "free-form label stored in the manifest, e.g. 'jdk21' or 'after-fix'");
-        add("java", "", null, "JDK (folder or java executable) that runs the forks and services, to compare JVMs "
-                + "on one host; none means the JVM running the study; $PERFKIT_JAVA sets it too", "jdk", Cli::jdk);
-        envDefaults.put("java", "PERFKIT_JAVA");
+        with(QUICK, OUT, TAG, JAVA);
+        envDefaults.put(JAVA.name(), "PERFKIT_JAVA");
     }
 
     public String study() { return study; }
@@ -65,8 +71,7 @@ public final class Cli {
     }
 
     public Cli integer(String name, long defaultValue, Long quickValue, long min, long max, String help) {
-        return add(name, String.valueOf(defaultValue), quickValue == null ? null : String.valueOf(quickValue), help, "integer",
-                v -> String.valueOf(parseInteger(v, min, max)));
+        return with(Opt.integer(name, defaultValue, quickValue, min, max, help));
     }
 
     /**
@@ -74,14 +79,7 @@ public final class Cli {
      * {@link Params#integerOrAuto}, which gives null for auto.
      */
     public Cli integerOrAuto(String name, String defaultValue, long min, long max, String help) {
-        return add(name, defaultValue, null, help, "auto|integer", v -> {
-            if (v.trim().equals(Params.AUTO)) return Params.AUTO;
-            try {
-                return String.valueOf(parseInteger(v, min, max));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("auto or an integer from " + min + " to " + max);
-            }
-        });
+        return with(Opt.integerOrAuto(name, defaultValue, min, max, help));
     }
 
     /**
@@ -90,31 +88,24 @@ public final class Cli {
      * Read it with {@link Params#numbers} (empty for a word) and {@link Params#text} (the word).
      */
     public Cli numbers(String name, String defaultValue, String quickValue, double max, List<String> words, String expects, String help) {
-        List<String> named = words.stream().filter(w -> !w.isEmpty()).toList();
-        return add(name, defaultValue, quickValue, help, named.isEmpty() ? "list of numbers" : "list of numbers|" + String.join("|", named), v -> {
-            String t = v.trim();
-            if (words.contains(t)) return t;
-            java.util.TreeSet<Double> values = new java.util.TreeSet<>();
-            for (String item : Lists.commaSeparated(t)) {
-                String s = item.replace("_", "");
-                if (!s.matches("\\d+\\.?\\d*|\\.\\d+")) throw new IllegalArgumentException(expects);
-                double d = Double.parseDouble(s);
-                if (!(d > 0 && d <= max)) throw new IllegalArgumentException(expects);
-                values.add(d);
-            }
-            if (values.isEmpty()) throw new IllegalArgumentException(expects);
-            return String.join(",", values.stream().map(Cli::plain).toList());
-        });
+        return with(Opt.numbers(name, defaultValue, quickValue, max, words, expects, help));
     }
 
     /** The study's {@code --slo-ms}: at most this many milliseconds for the latency that {@code slo} defines. */
     public Cli sloMs(long defaultMs, Slo slo) {
         this.slo = slo;
-        return millis("slo-ms", defaultMs, null, "SLO in milliseconds on the " + slo.words());
+        this.sloMs = Opt.sloMs(defaultMs, slo);
+        return with(sloMs);
     }
 
     /** What --slo-ms means in this study; null when it has none. */
     public Slo slo() { return slo; }
+
+    /** The run's --slo-ms, in milliseconds; the study must declare it ({@link #sloMs(long, Slo)}). */
+    public long sloMs(Params p) {
+        if (sloMs == null) throw new IllegalStateException(study + " declares no --slo-ms");
+        return sloMs.in(p);
+    }
 
     /** Seconds >= 0 (a warm-up or a timeout may be zero). */
     public Cli seconds(String name, double defaultValue, Double quickValue, String help) {
@@ -123,14 +114,12 @@ public final class Cli {
 
     /** Seconds >= min; use a positive min for measurement windows, where 0 would make an empty "complete" run. */
     public Cli seconds(String name, double defaultValue, Double quickValue, double min, String help) {
-        return add(name, plain(defaultValue), quickValue == null ? null : plain(quickValue), help, "seconds",
-                v -> plain(parseSeconds(v, min)));
+        return with(Opt.seconds(name, defaultValue, quickValue, min, help));
     }
 
     /** Milliseconds, a positive integer. */
     public Cli millis(String name, long defaultValue, Long quickValue, String help) {
-        return add(name, String.valueOf(defaultValue), quickValue == null ? null : String.valueOf(quickValue), help, "milliseconds",
-                v -> String.valueOf(parseInteger(v, 1, Integer.MAX_VALUE)));
+        return with(Opt.millis(name, defaultValue, quickValue, help));
     }
 
     /** A comma-separated subset of {@code allowed}; stored without blanks or duplicates, in the order given. */
@@ -140,28 +129,16 @@ public final class Cli {
 
     /** The same, with another default at quick scale. */
     public Cli choices(String name, List<String> allowed, String defaultValue, String quickValue, String help) {
-        return add(name, defaultValue, quickValue, help, "list of " + String.join("|", allowed), v -> {
-            LinkedHashSet<String> items = new LinkedHashSet<>(Lists.commaSeparated(v));
-            if (items.isEmpty() || !allowed.containsAll(items)) throw new IllegalArgumentException("one or more of " + String.join(", ", allowed));
-            return String.join(",", items);
-        });
+        return with(Opt.choices(name, allowed, defaultValue, quickValue, help));
     }
 
     /** A comma-separated list of integers in [min, max], e.g. instance counts. */
     public Cli integers(String name, String defaultValue, String quickValue, long min, long max, String help) {
-        return add(name, defaultValue, quickValue, help, "list of integers", v -> {
-            LinkedHashSet<String> items = new LinkedHashSet<>();
-            for (String item : Lists.commaSeparated(v)) items.add(String.valueOf(parseInteger(item, min, max)));
-            if (items.isEmpty()) throw new IllegalArgumentException("a comma-separated list of integers");
-            return String.join(",", items);
-        });
+        return with(Opt.integers(name, defaultValue, quickValue, min, max, help));
     }
 
     public Cli choice(String name, List<String> allowed, String defaultValue, String help) {
-        return add(name, defaultValue, null, help, String.join("|", allowed), v -> {
-            if (!allowed.contains(v.trim())) throw new IllegalArgumentException("one of " + String.join(", ", allowed));
-            return v.trim();
-        });
+        return with(Opt.choice(name, allowed, defaultValue, help));
     }
 
     public Cli text(String name, String defaultValue, String help) {
@@ -170,7 +147,7 @@ public final class Cli {
 
     /** One line of text: a control character (a newline, an escape) has no place in a label, a URL or a name. */
     public Cli text(String name, String defaultValue, String quickValue, String help) {
-        return add(name, defaultValue, quickValue, help, "text", Cli::oneLine);
+        return with(Opt.text(name, defaultValue, quickValue, help));
     }
 
     static String oneLine(String v) {
@@ -180,29 +157,16 @@ public final class Cli {
 
     /** JVM options as one space-separated string (read them with {@link Lists#jvmArgs}); each must start with '-'. */
     public Cli jvmOptions(String name, String defaultValue, String help) {
-        return add(name, defaultValue, null, help, "jvm options", v -> {
-            List<String> args = Lists.jvmArgs(v);
-            if (!args.stream().allMatch(a -> a.startsWith("-"))) throw new IllegalArgumentException("JVM options that each start with '-'");
-            return String.join(" ", args);
-        });
+        return with(Opt.jvmOptions(name, defaultValue, help));
     }
 
     public Cli flag(String name, String help) {
-        return add(name, "false", null, help, "flag", v -> {
-            if (!v.equals("true") && !v.equals("false")) throw new IllegalArgumentException("true or false");
-            return v;
-        });
+        return with(Opt.flag(name, help));
     }
 
-    /**
-     * A secret such as a database password. Its value comes from {@code --<name>-file} (a file holding it),
-     * the environment variable {@code envVar}, or, with a warning, {@code --<name>} itself, which other local
-     * users can read in the process list. The manifest masks it; forks receive it over stdin, never argv.
-     */
+    /** A secret such as a database password, declared here rather than as a constant: see {@link Opt#secret}. */
     public Cli secret(String name, String envVar, String help) {
-        secretEnv.put(name, envVar);
-        add(name, "", null, help + " (prefer $" + envVar + " or --" + name + "-file: a value given here shows in the process list)", "secret", v -> v);
-        return add(name + "-file", "", null, "file holding --" + name + " (first line)", "file", v -> v);
+        return with(Opt.secret(name, envVar, help));
     }
 
     /**
@@ -247,6 +211,17 @@ public final class Cli {
     /** A rule over several options, checked before the run folder exists; returns the problem, or null when fine. */
     public Cli rule(Function<Params, String> rule) {
         rules.add(rule);
+        return this;
+    }
+
+    /** Lists the options, each declared once as an {@link Opt} the study reads its value with. */
+    public Cli with(Opt<?>... opts) {
+        for (Opt<?> o : opts) {
+            options.put(o.name(), o.option);
+            if (o.secretEnv == null) continue;
+            secretEnv.put(o.name(), o.secretEnv);
+            add(o.name() + "-file", "", null, "file holding --" + o.name() + " (first line)", "file", v -> v);
+        }
         return this;
     }
 

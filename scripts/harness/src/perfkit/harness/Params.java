@@ -5,11 +5,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The normalised parameters of a run, as the option parser produced them, read with types. A study reads them once,
- * into its own options record; its forks receive a typed spec, never this map.
+ * The normalised parameters of a run, as the option parser produced them. A study reads them once, each through its
+ * declaration ({@link Opt#in}), into its own options record; its forks receive a typed spec, never this map.
  */
 public record Params(Map<String, String> values) {
-    /** The value of a {@link Cli#integerOrAuto} option that leaves the number to the study. */
+    /** The value of an {@link Opt#integerOrAuto} option that leaves the number to the study. */
     static final String AUTO = "auto";
 
     public Params {
@@ -22,31 +22,8 @@ public record Params(Map<String, String> values) {
         return v;
     }
 
-    public long integer(String name) { return Long.parseLong(text(name)); }
-
-    /** An integer parameter that the option parser bounded to the int range. */
-    public int intValue(String name) { return Math.toIntExact(integer(name)); }
-
-    /** An {@link Cli#integerOrAuto} parameter: its integer, or null for auto. */
-    public Integer integerOrAuto(String name) {
-        String v = text(name);
-        return v.equals(AUTO) ? null : Math.toIntExact(Long.parseLong(v));
-    }
-
-    /** A {@link Cli#numbers} parameter, ascending; empty when it holds one of its words. */
-    public List<Double> numbers(String name) {
-        String v = text(name);
-        return v.isEmpty() || !Character.isDigit(v.charAt(0)) && v.charAt(0) != '.' ? List.of() : list(name).stream().map(Double::parseDouble).toList();
-    }
-
-    public double seconds(String name) { return Double.parseDouble(text(name)); }
-
-    public boolean flag(String name) { return Boolean.parseBoolean(text(name)); }
-
     /** A comma-separated parameter as a list, without blanks. */
-    public List<String> list(String name) { return Lists.commaSeparated(text(name)); }
-
-    public List<Integer> ints(String name) { return list(name).stream().map(Integer::parseInt).toList(); }
+    List<String> list(String name) { return Lists.commaSeparated(text(name)); }
 
     public boolean has(String name) { return values.containsKey(name); }
 

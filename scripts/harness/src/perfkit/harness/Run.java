@@ -38,7 +38,7 @@ public final class Run {
         this.dir = dir;
         this.progress = new Progress(study);
         this.manifest = new RunManifest(dir, study, params);
-        this.supervisor = new Supervisor(dir, mainClass, params.get("java"));
+        this.supervisor = new Supervisor(dir, mainClass, Cli.JAVA.in(this.params));
         this.timeSeries = new TimeSeries(dir.resolve(TimeSeries.FILE_NAME), CpuSampler.forThisMachine());
         this.forks = new Forks(this, supervisor, manifest);
         manifest.addFile(RunFile.of(TimeSeries.FILE_NAME, "timeseries", "per-second throughput per series, CPU% per process and for the system, steal%"));
@@ -46,7 +46,7 @@ public final class Run {
 
     /** Tidies up after dead runs, creates the run directory and writes the manifest with status running. */
     public static Run start(String study, Map<String, String> params, Class<?> mainClass) throws IOException {
-        Path runsRoot = RunLayout.kitRoot().resolve(params.get("out"));
+        Path runsRoot = RunLayout.kitRoot().resolve(Cli.OUT.in(new Params(params)));
         Janitor.sweep(runsRoot);
         Janitor.sweepClusters();
         long free = Disk.freeBytes(runsRoot), needed = RunLayout.minFreeMb() << 20;
@@ -79,9 +79,6 @@ public final class Run {
     public Progress progress() { return progress; }
     public TimeSeries timeSeries() { return timeSeries; }
     public Params typed() { return params; }
-    public String param(String name) { return params.values().get(name); }
-    public long integer(String name) { return params.integer(name); }
-    public double seconds(String name) { return params.seconds(name); }
 
     /** Study-specific facts a reader needs, e.g. how a variant is built. Call {@link #writeManifest()} after changing them. */
     public ObjectNode notes() { return manifest.notes(); }

@@ -41,7 +41,7 @@ public final class Study {
             Map<String, String> params = cli.parse(args);
             if (params == null) return; // --help
             run = Run.start(cli.study(), params, mainClass);
-            if (cli.slo() != null) recordSlo(run, cli.slo());
+            if (cli.slo() != null) recordSlo(run, cli);
             body.run(run);
             run.finish(RunLayout.COMPLETE, null);
             run.progress().clear();
@@ -92,9 +92,10 @@ public final class Study {
     }
 
     /** The SLO's definition beside its value, so a reader of the manifest (or a post) knows what was bounded. */
-    private static void recordSlo(Run run, Cli.Slo slo) {
+    private static void recordSlo(Run run, Cli cli) {
+        Cli.Slo slo = cli.slo();
         com.fasterxml.jackson.databind.node.ObjectNode n = run.notes().putObject("slo");
-        n.put("ms", Long.parseLong(run.param("slo-ms")));
+        n.put("ms", cli.sloMs(run.typed()));
         n.put("percentile", slo.percentile());
         n.put("latency", slo.latency());
         n.put("timedFrom", slo.timedFrom());

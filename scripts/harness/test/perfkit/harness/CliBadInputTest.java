@@ -19,7 +19,7 @@ class CliBadInputTest {
             .seconds("warmup", 5, 1.0, "warm-up")
             .integers("instances", "1,2", null, 1, 64, "instances")
             .choices("variants", java.util.List.of("a", "b"), "a,b", "variants")
-            .rule(p -> p.seconds("warmup") > 3600 && p.seconds("measure") < 1 ? "a long warm-up with a tiny window is a typo" : null);
+            .rule(p -> Double.parseDouble(p.text("warmup")) > 3600 && Double.parseDouble(p.text("measure")) < 1 ? "a long warm-up with a tiny window is a typo" : null);
 
     @ParameterizedTest(name = "{0} {1} -> {2}")
     @CsvSource(delimiter = '|', value = {

@@ -43,6 +43,30 @@ class CliTest {
         assertEquals("0.5", p.get("measure"));
     }
 
+    enum Speed { FAST, VERY_SLOW }
+
+    @Test
+    void anOptionDeclaredOnceIsListedHelpedCheckedAndReadTyped() {
+        Opt<Integer> forks = Opt.integer("forks", 3, 1L, 1, 10, "forks").map(Math::toIntExact);
+        Opt<Speed> speed = Opt.choice("speed", Speed.class, Speed.FAST, "how fast");
+        Opt<List<Integer>> sizes = Opt.integers("sizes", "32,512", null, 1, 1000, "sizes");
+        Opt<List<Double>> rates = Opt.numbers("rates", "search", null, 4, List.of("search", ""), "rates in (0, 4]", "rates");
+        Cli declared = new Cli("demo", "a test study").with(forks, speed, sizes, rates);
+        Params defaults = new Params(declared.parse(new String[0]));
+        assertEquals(3, forks.in(defaults));
+        assertEquals(Speed.FAST, speed.in(defaults));
+        assertEquals(List.of(32, 512), sizes.in(defaults));
+        assertEquals(List.of(), rates.in(defaults), "a word reads as no numbers");
+        assertFalse(Cli.QUICK.in(defaults));
+        Params given = new Params(declared.parse(new String[]{"--quick", "--speed", "very-slow", "--rates", "2,0.5"}));
+        assertEquals(1, forks.in(given), "the quick default");
+        assertEquals(Speed.VERY_SLOW, speed.in(given), "an enum constant is written in lower case with dashes");
+        assertEquals(List.of(0.5, 2.0), rates.in(given));
+        assertEquals("demo: option --speed expects one of fast, very-slow, got 'slow'",
+                assertThrows(UserError.class, () -> declared.parse(new String[]{"--speed", "slow"})).getMessage());
+        assertTrue(declared.help().contains("--speed <fast|very-slow>\n      how fast (default: fast)"), declared.help());
+    }
+
     @Test
     void bothValueFormsAreAccepted() {
         assertEquals("b", cli.parse(new String[]{"--variants", "b"}).get("variants"));
@@ -51,10 +75,11 @@ class CliTest {
 
     @Test
     void anIntegerOrAutoIsReadAsNullForAutoAndRefusedOutsideItsBounds() {
-        Cli sized = new Cli("demo", "a test study").integerOrAuto("threads", "auto", 1, 4096, "threads");
-        assertNull(new Params(sized.parse(new String[0])).integerOrAuto("threads"));
-        assertEquals(8, new Params(sized.parse(new String[]{"--threads", " 8 "})).integerOrAuto("threads"));
-        assertEquals(1000, new Params(sized.parse(new String[]{"--threads=1_000"})).integerOrAuto("threads"));
+        Opt<Integer> threads = Opt.integerOrAuto("threads", "auto", 1, 4096, "threads");
+        Cli sized = new Cli("demo", "a test study").with(threads);
+        assertNull(threads.in(new Params(sized.parse(new String[0]))));
+        assertEquals(8, threads.in(new Params(sized.parse(new String[]{"--threads", " 8 "}))));
+        assertEquals(1000, threads.in(new Params(sized.parse(new String[]{"--threads=1_000"}))));
         for (String bad : List.of("0", "4097", "many", "1.5", ""))
             assertEquals("demo: option --threads expects auto or an integer from 1 to 4096, got '" + bad + "'",
                     assertThrows(UserError.class, () -> sized.parse(new String[]{"--threads", bad})).getMessage());
@@ -62,16 +87,17 @@ class CliTest {
 
     @Test
     void numbersAreStoredAscendingOnceAndWordsAsThemselves() {
-        Cli rates = new Cli("demo", "a test study").numbers("open-rates", "search", null, 4, List.of("search", "none"),
-                "'search', 'none' or fractions in (0, 4]", "rates").numbers("rates", "", null, 10_000_000, List.of(""), "rates in (0, 10000000] req/s", "rates");
+        Opt<List<Double>> openRates = Opt.numbers("open-rates", "search", null, 4, List.of("search", "none"), "'search', 'none' or fractions in (0, 4]", "rates");
+        Opt<List<Double>> fixedRates = Opt.numbers("rates", "", null, 10_000_000, List.of(""), "rates in (0, 10000000] req/s", "rates");
+        Cli rates = new Cli("demo", "a test study").with(openRates, fixedRates);
         Params none = new Params(rates.parse(new String[0]));
         assertEquals("search", none.text("open-rates"));
-        assertEquals(List.of(), none.numbers("open-rates"));
-        assertEquals(List.of(), none.numbers("rates"), "blank is the word for 'search' here");
-        Params given = new Params(rates.parse(new String[]{"--open-rates", "0.5, 0.25,0.5", "--rates", "2_000,100,1e3x".replace(",1e3x", ",150.5")}));
-        assertEquals(List.of(0.25, 0.5), given.numbers("open-rates"));
+        assertEquals(List.of(), openRates.in(none));
+        assertEquals(List.of(), fixedRates.in(none), "blank is the word for 'search' here");
+        Params given = new Params(rates.parse(new String[]{"--open-rates", "0.5, 0.25,0.5", "--rates", "2_000,100,150.5"}));
+        assertEquals(List.of(0.25, 0.5), openRates.in(given));
         assertEquals("0.25,0.5", given.text("open-rates"));
-        assertEquals(List.of(100.0, 150.5, 2000.0), given.numbers("rates"));
+        assertEquals(List.of(100.0, 150.5, 2000.0), fixedRates.in(given));
         assertEquals("100,150.5,2000", given.text("rates"));
         Params small = new Params(rates.parse(new String[]{"--open-rates", "0.0001"}));
         assertEquals("0.0001", small.text("open-rates"), "a plain decimal that reads back as an option");
