@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.HttpLoad;
+import perfkit.harness.LoadResult;
 import perfkit.harness.Params;
 import perfkit.harness.Run;
 import perfkit.harness.Table;
@@ -103,10 +104,10 @@ final class Peers {
         String phase = "saturation." + cell.replace('/', '.') + ".n" + n + ".fork" + fork;
         HttpLoad.Plan plan = new HttpLoad.Plan("web-reactive " + cell + " driver beside wrk, fork " + fork, url);
         plan.always("warmup", plan.path(), n, seconds, HttpLoad.Plan.Counts.WARMUP).always(phase, plan.path(), n, seconds, HttpLoad.Plan.Counts.MEASURED);
-        JsonNode ph = HttpLoad.phase(HttpLoad.run(run, phase, plan, java.util.Map.of(), java.util.Map.of(), 180 + 3 * seconds), phase);
+        JsonNode ph = LoadResult.phase(HttpLoad.run(run, phase, plan, java.util.Map.of(), java.util.Map.of(), 180 + 3 * seconds), phase);
         HttpLoad.addHlogs(run, ph, cell, cell + "/saturation", fork, cell + ", the driver at saturation beside wrk, " + n + " users looping, fork " + fork);
         double secs = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
-        return HttpLoad.problems(ph).isEmpty() && ph.path("errors").asLong() == 0 ? ph.path("responses").asLong() / secs : Double.NaN;
+        return LoadResult.problems(ph).isEmpty() && ph.path("errors").asLong() == 0 ? ph.path("responses").asLong() / secs : Double.NaN;
     }
 
     /** The smallest N, the largest N up to 250 (siege's usual ceiling, the original's largest), and one between. */

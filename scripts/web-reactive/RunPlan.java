@@ -9,6 +9,7 @@ import perfkit.harness.HttpLoad;
 import perfkit.harness.HttpService;
 import perfkit.harness.Jdk;
 import perfkit.harness.JvmActivity;
+import perfkit.harness.LoadResult;
 import perfkit.harness.OpenStep;
 import perfkit.harness.Params;
 import perfkit.harness.RateCapacity;
@@ -355,13 +356,13 @@ final class RunPlan {
         run.progress().say(cell + " fork " + fork + ": closed model N = " + users);
         // generous: only a broken system needs the driver's 60 s request timeout on every step
         JsonNode r = HttpLoad.run(run, cell.replace('/', '.') + ".closed.fork" + fork, plan, watch(app), probes(), 180 + 4 * planned);
-        if (warmup > 0) for (String pr : HttpLoad.problems(HttpLoad.phase(r, "warmup"))) run.invalid(cell + " fork " + fork + " closed-model warm-up: " + pr);
-        for (int n : users) closedRow(HttpLoad.phase(r, stem(cell, "n" + n, fork)), cell, stack, calls, fork, n, repeats, app);
+        if (warmup > 0) for (String pr : LoadResult.problems(LoadResult.phase(r, "warmup"))) run.invalid(cell + " fork " + fork + " closed-model warm-up: " + pr);
+        for (int n : users) closedRow(LoadResult.phase(r, stem(cell, "n" + n, fork)), cell, stack, calls, fork, n, repeats, app);
     }
 
     private void closedRow(JsonNode ph, String cell, String stack, int calls, int fork, int users, int repeats, HttpService app) throws IOException {
         long expected = (long) users * repeats, requests = ph.path("requests").asLong(), responses = ph.path("responses").asLong();
-        List<String> problems = new ArrayList<>(HttpLoad.problems(ph));
+        List<String> problems = new ArrayList<>(LoadResult.problems(ph));
         if (requests != expected) problems.add(requests + " requests sent, expected " + expected);
         double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
         JsonNode lat = ph.path("latencyMs"), be = ph.path("probes").path("backend"), cpu = ph.path("cpuPct");

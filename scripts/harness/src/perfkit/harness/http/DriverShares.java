@@ -52,10 +52,10 @@ final class DriverShares {
     }
 
     /** Where driver {@code i}'s hlogs land. */
-    Path hlogs(int i) { return run.dir().resolve(HttpLoad.DIR).resolve(name + ".d" + (i + 1)); }
+    Path hlogs(int i) { return run.dir().resolve(LoadResult.DIR).resolve(name + ".d" + (i + 1)); }
 
     /** Where driver {@code i}'s result lands. */
-    Path result(int i) { return run.dir().resolve(HttpLoad.DIR).resolve(name + ".d" + (i + 1) + ".result.json"); }
+    Path result(int i) { return run.dir().resolve(LoadResult.DIR).resolve(name + ".d" + (i + 1) + ".result.json"); }
 
     /**
      * Reads every host's result (a failed host fails the run of the driver), puts its edges on this host's clock,
@@ -65,8 +65,8 @@ final class DriverShares {
         try {
             mergeFiles(drivers, hosts, cores, interleaveMs, onSchedule, into);
         } catch (IOException | RuntimeException e) {
-            if (e instanceof HttpLoad.DriverFailed f) throw f;
-            throw new HttpLoad.DriverFailed("the results of load driver " + name + "'s " + count + " hosts could not be merged: " + e.getMessage());
+            if (e instanceof LoadResult.DriverFailed f) throw f;
+            throw new LoadResult.DriverFailed("the results of load driver " + name + "'s " + count + " hosts could not be merged: " + e.getMessage());
         }
     }
 
@@ -76,9 +76,9 @@ final class DriverShares {
         List<LongUnaryOperator> clocks = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             Path file = result(i);
-            if (!Files.isRegularFile(file)) throw new HttpLoad.DriverFailed("load driver " + name + " on " + hosts.get(i) + " sent back no result");
+            if (!Files.isRegularFile(file)) throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " sent back no result");
             JsonNode r = Manifest.JSON.readTree(file.toFile());
-            if (r.hasNonNull("error")) throw new HttpLoad.DriverFailed("load driver " + name + " on " + hosts.get(i) + " failed: " + r.get("error").asText());
+            if (r.hasNonNull("error")) throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " failed: " + r.get("error").asText());
             results.add(r);
             clocks.add(drivers.get(i)::localMs);
             String share = "driver " + (i + 1) + " of " + count + " (on " + hosts.get(i) + ")";
@@ -109,7 +109,7 @@ final class DriverShares {
         ArrayNode phases = out.putArray("phases");
         for (JsonNode first : results.get(0).path("phases")) {
             List<JsonNode> each = new ArrayList<>();
-            for (JsonNode r : results) each.add(HttpLoad.phase(r, first.path("name").asText()));
+            for (JsonNode r : results) each.add(LoadResult.phase(r, first.path("name").asText()));
             phases.add(mergedPhase(each, clocks, cores, interleaveMs, onSchedule.contains(first.path("name").asText()), hlogs, latency));
         }
         return out;
@@ -129,7 +129,7 @@ final class DriverShares {
         long[] starts = new long[each.size()];
         for (int i = 0; i < each.size(); i++) {
             if (each.get(i).path("startMs").asLong() <= 0 || each.get(i).path("endMs").asLong() <= 0)
-                throw new HttpLoad.DriverFailed("phase " + name + " never ran to its end on driver host " + (i + 1));
+                throw new LoadResult.DriverFailed("phase " + name + " never ran to its end on driver host " + (i + 1));
             starts[i] = clocks.get(i).applyAsLong(each.get(i).path("startMs").asLong());
             start = Math.min(start, starts[i]);
             end = Math.max(end, clocks.get(i).applyAsLong(each.get(i).path("endMs").asLong()));

@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
  */
 public final class HttpLoad {
     /** Where the driver's YAML, results and logs go, relative to the run directory. */
-    public static final String DIR = "load";
+    private static final String DIR = LoadResult.DIR;
 
     private HttpLoad() {}
 
@@ -134,7 +134,7 @@ public final class HttpLoad {
         List<Ssh> hosts = driverHosts;
         int n = hosts.size();
         if (n > 1 && plan.fewestUsers() < n)
-            throw new DriverFailed("a closed phase of " + name + " has " + plan.fewestUsers() + " users, fewer than the " + n + " driver hosts sharing it");
+            throw new LoadResult.DriverFailed("a closed phase of " + name + " has " + plan.fewestUsers() + " users, fewer than the " + n + " driver hosts sharing it");
         List<String> cmd = new ArrayList<>(n == 0
                 ? List.of("--benchmark", bench.toString(), "--hlog-dir", run.dir().resolve("latency").toString(), "--result", result.toString())
                 : List.of("--benchmark", "{work}/bench.yaml", "--hlog-dir", "{work}/latency", "--result", "{work}/result.json"));
@@ -182,13 +182,13 @@ public final class HttpLoad {
             while (child != null ? !child.process().waitFor(200, TimeUnit.MILLISECONDS) : anyRunning(name, hosts, elsewhere)) {
                 edges.latest().ifPresent(run.timeSeries()::phase);
                 if (System.nanoTime() > deadline)
-                    throw new DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
+                    throw new LoadResult.DriverFailed("load driver " + name + " did not finish within " + Math.round(timeoutSeconds) + " s");
             }
             for (int i = 0; i < n; i++) {
                 if (elsewhere.get(i).exitCode(30) == null)
-                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended without its results (its SSH session broke)");
+                    throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended without its results (its SSH session broke)");
                 if (!elsewhere.get(i).fileProblems().isEmpty())
-                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " sent back " + elsewhere.get(i).fileProblems().get(0));
+                    throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " sent back " + elsewhere.get(i).fileProblems().get(0));
             }
             if (n > 1) failedEarly(name, hosts, elsewhere); // a share must have ended well, or the sum is not the load
         } finally {
@@ -202,12 +202,12 @@ public final class HttpLoad {
             }
         }
         if (shares != null) shares.merge(elsewhere, hosts, driverCores, plan.interleaveMs(), plan.onSchedule(), result); // throws DriverFailed when one of them failed
-        if (!Files.isRegularFile(result)) throw new DriverFailed("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
+        if (!Files.isRegularFile(result)) throw new LoadResult.DriverFailed("load driver " + name + " " + whyNoResult(log, plan) + "; see " + run.dir().relativize(log));
         JsonNode r = Manifest.JSON.readTree(result.toFile());
         run.addFile(DIR + "/" + name + ".result.json", "other", "load driver result per phase: counts, errors, blocked time, latency summary, CPU, probes"
                 + (n > 1 ? " (the " + n + " driver hosts' results merged)" : ""));
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output" + (n > 1 ? " (the first host's lines plain, each other's prefixed with its part)" : ""));
-        if (r.hasNonNull("error")) throw new DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
+        if (r.hasNonNull("error")) throw new LoadResult.DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
         for (JsonNode ph : r.path("phases")) {
             if (!(ph instanceof com.fasterxml.jackson.databind.node.ObjectNode phase)) continue;
             if (n == 1) {
@@ -240,7 +240,7 @@ public final class HttpLoad {
             while (!ready.get(i).isDone()) {
                 failedEarly(name, hosts, drivers);
                 if (System.nanoTime() > deadline)
-                    throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " was not ready within " + READY_TIMEOUT_S + " s");
+                    throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " was not ready within " + READY_TIMEOUT_S + " s");
                 Thread.sleep(50);
             }
         }
@@ -250,7 +250,7 @@ public final class HttpLoad {
             try {
                 drivers.get(i).tell("go " + (drivers.get(i).remoteMs(at) + Math.round(i * interleaveMs)));
             } catch (IOException e) {
-                throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " could not be told to start: " + e.getMessage());
+                throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " could not be told to start: " + e.getMessage());
             }
         }
     }
@@ -273,9 +273,9 @@ public final class HttpLoad {
             // a session that has ended may still be handing over its last lines (its files, then its exit)
             if (code == null && !drivers.get(i).session().isAlive()) code = drivers.get(i).exitCode(30);
             if (code != null && code != 0)
-                throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " failed (exit " + code + "; see its lines in the log)");
+                throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " failed (exit " + code + "; see its lines in the log)");
             if (code == null && !drivers.get(i).session().isAlive())
-                throw new DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended without its results (its SSH session broke)");
+                throw new LoadResult.DriverFailed("load driver " + name + " on " + hosts.get(i) + " ended without its results (its SSH session broke)");
         }
     }
 
@@ -385,14 +385,6 @@ public final class HttpLoad {
         }
     }
 
-    /**
-     * The load driver itself failed: it hung, died (out of memory, say) or reported an error. Whatever it measured
-     * says nothing about the system; an open step records it as invalid ({@link OpenStep}), anything else fails the run.
-     */
-    public static final class DriverFailed extends IllegalStateException {
-        DriverFailed(String message) { super(message); }
-    }
-
     /** What ended a driver run without a result, from its log's last words: out of memory, say, rather than a timeout later. */
     static String whyNoResult(Path log, Plan plan) {
         List<String> lines;
@@ -428,22 +420,6 @@ public final class HttpLoad {
                 .map(a -> a.replace(runDir + "/", "")).collect(Collectors.joining(" "));
         run.addFile(DIR + "/" + name + ".out", "log", "output of " + shown);
         return done ? Files.readString(out) : null;
-    }
-
-    /** The phase named {@code phase} in a driver result. */
-    public static JsonNode phase(JsonNode result, String phase) {
-        for (JsonNode p : result.path("phases")) if (p.path("name").asText().equals(phase)) return p;
-        throw new IllegalStateException("the load driver reported no phase " + phase);
-    }
-
-    /** What makes a phase's numbers untrustworthy (empty when none): blocked time, the session limit, a phase error. */
-    public static List<String> problems(JsonNode phase) {
-        List<String> out = new ArrayList<>();
-        long blocked = phase.path("blockedTimeNs").asLong();
-        if (blocked > 0) out.add(String.format(Locale.ROOT, "driver blocked %.1f ms waiting for a connection (sharedConnections below the concurrency)", blocked / 1e6));
-        if (phase.path("sessionLimitExceeded").asBoolean()) out.add("driver ran out of sessions (concurrency above maxSessions)");
-        if (phase.hasNonNull("error")) out.add("phase error: " + phase.get("error").asText());
-        return out;
     }
 
     /**

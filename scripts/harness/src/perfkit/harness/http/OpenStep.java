@@ -99,23 +99,23 @@ public final class OpenStep {
         JsonNode result;
         try {
             result = HttpLoad.run(run, phaseName, plan, spec.watch(), spec.probes(), 180 + 3 * (spec.warmupSeconds() + spec.measureSeconds()));
-        } catch (HttpLoad.DriverFailed e) {
+        } catch (LoadResult.DriverFailed e) {
             // a driver that hangs or dies at a rate it cannot carry ends this step, not the run: the search goes on
             Result failed = driverFailed(spec, connections, e.getMessage());
             run.progress().say(String.format(Locale.ROOT, "%s fork %d at %s req/s: %s (%s)", spec.cell(), spec.fork(), rateLabel(spec.rate()),
                     failed.verdict().status().label, failed.verdict().reason()));
             return failed;
         }
-        JsonNode ph = HttpLoad.phase(result, phaseName);
+        JsonNode ph = LoadResult.phase(result, phaseName);
         // Running out of sessions delays the arrivals it holds back: their lateness shows it, and the lateness rule judges
         // it. Waiting for a connection does not show in lateness (the session started on time), so it stays a problem.
-        List<String> driver = new ArrayList<>(HttpLoad.problems(ph).stream().filter(pr -> !pr.contains("sessions")).toList());
+        List<String> driver = new ArrayList<>(LoadResult.problems(ph).stream().filter(pr -> !pr.contains("sessions")).toList());
         // a warm-up that lost connections (blocked, reset) leaves the window with fewer; one that ran out of sessions while
         // the driver's own JVM was cold leaves nothing behind, and the window's lateness tells whether it still runs late
         if (spec.warmupSeconds() > 0) {
-            JsonNode w = HttpLoad.phase(result, "warmup");
+            JsonNode w = LoadResult.phase(result, "warmup");
             if (w.path("blockedTimeNs").asLong() > 0 || w.hasNonNull("error"))
-                for (String pr : HttpLoad.problems(w)) if (!pr.contains("sessions")) driver.add("warm-up: " + pr);
+                for (String pr : LoadResult.problems(w)) if (!pr.contains("sessions")) driver.add("warm-up: " + pr);
         }
         Latency latency = Latency.of(ph.path("latencyMs")), uncorrected = Latency.of(ph.path("uncorrectedMs")), lateness = Latency.of(ph.path("latenessMs"));
         long requests = ph.path("requests").asLong(), errors = ph.path("errors").asLong();
