@@ -156,6 +156,37 @@ def test_every_note_the_notebooks_and_the_kit_read_is_declared():
     assert not undeclared, undeclared
 
 
+def test_the_kits_typed_columns_are_the_declared_ones():
+    """The notebooks read a table's columns through the kit's typed accessors (row.jobsPerS), generated from the
+    declarations: a declaration changed without them fails here, and a notebook reading a dropped column fails to
+    compile rather than reading nulls."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, str(ROOT / "notebooks/kit/columns.py"), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    columns = (ROOT / "notebooks/kit/src/main/kotlin/perfkit/kit/Columns.kt").read_text()
+    assert "val DataRow<*>.jobsPerS: Double? get() = num(opt(\"jobs_per_s\"))" in columns
+    assert "val DataRow<*>.valid: Boolean? get()" in columns
+
+
+def test_no_notebook_value_is_named_like_a_column():
+    """Inside a DataFrame lambda (filter, add) a row's column property wins over a notebook value of the same name: a
+    `val cell` there would read the row's cell, silently when the types agree. So no notebook declares one."""
+    import json
+    import re
+    properties = set(re.findall(r"val DataRow<\*>\.(\w+):", (ROOT / "notebooks/kit/src/main/kotlin/perfkit/kit/Columns.kt").read_text()))
+    clashes = []
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            for line in "".join(cell["source"]).splitlines():
+                m = re.match(r"(?:val|var|fun)\s+(?:\(([^)]*)\)|([A-Za-z_]\w*))", line)
+                names = [n.strip() for n in (m.group(1) or m.group(2)).split(",")] if m else []
+                clashes += [f"{nb.name}: {n}" for n in names if n in properties]
+    assert properties and not clashes, clashes
+
+
 @pytest.mark.parametrize("run_dir", REFERENCE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_reference_notes_hold_to_their_declaration(run_dir):
     validate_notes(run_dir)
