@@ -106,18 +106,21 @@ private val NOT_A_FACTOR = setOf("out", "tag")
 /** The harness points every child JVM's temp folder into its own run: a flag that differs per run, never a factor. */
 private val RUN_SCRATCH_FLAG = Regex("-Djava\\.io\\.tmpdir=.*/scratch/tmp")
 
-/** The family a fingerprint field belongs to: fields of one family change together (a new host changes its CPU and kernel). */
-fun factorOf(field: String): String = when {
-    field.startsWith("host ") -> "host"
-    field.startsWith("JVM") || field == "java" -> "JVM"
-    field == "fork flags" || field == "fork-jvm-args" -> "JVM flags"
-    field.startsWith("kit ") -> "kit"
+/**
+ * The family a fingerprint field belongs to: fields of one family change together (a new host changes its CPU and
+ * kernel). Each field of the manifest's own is declared with its family where [fingerprint] makes it; a parameter is
+ * its own factor.
+ */
+fun factorOf(field: String): String = MANIFEST_FIELDS[field] ?: field
+
+/** The fingerprint's fields that come from the manifest rather than the parameters, each with its factor family. */
+private val MANIFEST_FIELDS: Map<String, String> = linkedMapOf(
+    "host name" to "host", "host CPU" to "host", "host cores" to "host", "host memory GiB" to "host", "host CPU limit" to "host",
+    "host OS" to "host", "host kernel" to "host", "JVM (run)" to "JVM", "JVM (forks)" to "JVM", "java" to "JVM",
+    "fork flags" to "JVM flags", "fork-jvm-args" to "JVM flags", "kit commit" to "kit", "mode" to "mode", "quick" to "quick",
     // the measurement fields are the parameters of the same name, so a group chosen by `warmup=` names this factor
-    field == "warm-up s" -> "warmup"
-    field == "measure s" -> "measure"
-    field == "repetitions" -> "forks"
-    else -> field
-}
+    "warm-up s" to "warmup", "measure s" to "measure", "repetitions" to "forks",
+)
 
 /**
  * A kernel's release without its build string: "6.18.44-fc-v669" is 6.18.44. A rebuilt kernel of the same release
@@ -129,7 +132,7 @@ internal fun kernelRelease(kernel: String): String = Regex("""^\d+(\.\d+)*""").f
 fun RecordedRun.fingerprint(): Map<String, String> {
     val h = manifest.path("host"); val j = manifest.path("jvm"); val m = manifest.path("measurement")
     fun text(n: JsonNode) = if (n.isMissingNode || n.isNull) "" else if (n.isArray) n.joinToString(" ") { it.asText() } else n.asText()
-    val out = linkedMapOf(
+    val out = linkedMapOf( // the fields of MANIFEST_FIELDS, in its order
         "host name" to hostname, "host CPU" to text(h.path("cpuModel")), "host cores" to text(h.path("logicalCores")),
         "host memory GiB" to (h.path("memoryBytes").asDouble() / (1L shl 30)).let { "%.1f".format(java.util.Locale.ROOT, it) },
         "host CPU limit" to text(h.path("containerCpuLimit")), "host OS" to text(h.path("os")), "host kernel" to kernelRelease(text(h.path("kernel"))),
@@ -140,6 +143,7 @@ fun RecordedRun.fingerprint(): Map<String, String> {
         "mode" to mode, "quick" to quick.toString(),
         "warm-up s" to text(m.path("warmupSeconds")), "measure s" to text(m.path("measureSeconds")), "repetitions" to text(m.path("repetitions")),
     )
+    check(out.keys.all { it in MANIFEST_FIELDS }) { "a fingerprint field without its factor family" }
     for ((k, v) in params.toSortedMap()) {
         if (k in NOT_A_FACTOR || k in out) continue
         // a parameter the measurement fields above already show: one difference, not two rows that double-count it

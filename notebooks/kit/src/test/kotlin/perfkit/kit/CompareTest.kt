@@ -119,6 +119,16 @@ class CompareTest {
     }
 
     @Test
+    fun `each fingerprint field belongs to the family declared with it, and a parameter is its own factor`() {
+        run(a1, listOf(1.0), tag = "a", params = mapOf("capacity" to "1024"))
+        val families = loadRun(root.resolve("runs/queues/$a1")).fingerprint().keys.associateWith { factorOf(it) }
+        assertEquals(setOf("host"), families.filterKeys { it.startsWith("host") }.values.toSet(), families.toString())
+        assertEquals("JVM", families["JVM (forks)"]); assertEquals("kit", families["kit commit"]); assertEquals("forks", families["repetitions"])
+        assertEquals("capacity", families["capacity"])
+        assertEquals("hostname-like", factorOf("hostname-like"), "a parameter named like a field family is still itself")
+    }
+
+    @Test
     fun `a group read from a folder says which of its runs it skipped`() {
         val good = run(a1, listOf(1.0), tag = "a")
         val folder = root.resolve("elsewhere")
