@@ -465,30 +465,58 @@ def test_workflow_engines_elsewhere_need_a_database_they_can_reach(lan, tmp_path
     assert not any(tmp_path.rglob("run.json")), "no run folder"
 
 
-def test_a_three_tier_chain_spreads_its_tiers_driver_and_database_over_three_hosts(lan, tmp_path):
-    """A, B and C each on a host, the load driver on a third with the database: the tiers start C first, each calls
-    the next across the links, C writes to the placed cluster, and each tier's step CPU comes from its host."""
-    before_jvm, before_db = jvm_folders(), part_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "chain", "--chains", "sync", "--measure", "2", "--warmup", "1",
-                           "--open-rates", "0.5", "--place", "driver=pk-drv,a=pk-app,b=pk-be,c=pk-be,db=pk-drv", "--out", str(tmp_path),
-                           env=lan.env(), timeout=900))
-    m = manifest(run)
+JVM_FOLDERS_BEFORE_THREE_TIER_RUN, DB_FOLDERS_BEFORE_THREE_TIER_RUN = set(), set()
+
+
+@pytest.fixture(scope="module")
+def three_tier_spread(lan, tmp_path_factory):
+    """One three-tier run over three hosts, both HTTP rounds placed: the templates server on pk-app; the chain's A on
+    pk-app, B and C on pk-be; the load driver (both rounds') and the chain's database on pk-drv."""
+    JVM_FOLDERS_BEFORE_THREE_TIER_RUN.update(jvm_folders())
+    DB_FOLDERS_BEFORE_THREE_TIER_RUN.update(part_folders())
+    return run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "templates,chain", "--engines", "plain",
+                            "--chains", "sync", "--forks", "1", "--measure", "2", "--warmup", "1", "--open-rates", "0.5",
+                            "--place", "templates=pk-app,driver=pk-drv,a=pk-app,b=pk-be,c=pk-be,db=pk-drv",
+                            "--out", str(tmp_path_factory.mktemp("three-tier")), env=lan.env(), timeout=900))
+
+
+def test_a_three_tier_run_places_its_parts_and_leaves_nothing_on_their_hosts(lan, three_tier_spread):
+    m = manifest(three_tier_spread)
     validate(m)
     assert m["status"] == "complete", m.get("error")
     hosts = {(p["part"], p["host"]) for p in m["placement"]}
-    assert hosts == {("driver", "pk-drv"), ("a", "pk-app"), ("b", "pk-be"), ("c", "pk-be"), ("db", "pk-drv")}
+    assert hosts == {("templates", "pk-app"), ("driver", "pk-drv"), ("a", "pk-app"), ("b", "pk-be"), ("c", "pk-be"), ("db", "pk-drv")}, hosts
     assert all(p["leftBehind"] is False for p in m["placement"])
+    assert_no_jvm_left(lan, JVM_FOLDERS_BEFORE_THREE_TIER_RUN, seconds=10)
+    assert part_folders() - DB_FOLDERS_BEFORE_THREE_TIER_RUN == set(), "the database's folder is gone from its host"
+
+
+def test_a_three_tier_chain_spreads_its_tiers_driver_and_database_over_three_hosts(lan, three_tier_spread):
+    """A, B and C each on a host, the load driver on a third with the database: the tiers start C first, each calls
+    the next across the links, C writes to the placed cluster, and each tier's step CPU comes from its host."""
+    m = manifest(three_tier_spread)
     assert "A on pk-app, B on pk-be, C on pk-be" in m["notes"]["chain"]["hosts"]
-    (row,) = read_csv(run / "chain.csv")
+    (row,) = read_csv(three_tier_spread / "chain.csv")
     assert row["valid"] == "true", row["invalid_reason"]
-    steps = [r for r in read_csv(run / "open.csv") if r["round"] == "chain"]
+    steps = [r for r in read_csv(three_tier_spread / "open.csv") if r["round"] == "chain"]
     assert steps, "the chain's open-model steps ran"
     for r in steps:
         # seven JVMs share this machine's 2 cores here, so a step may honestly be invalid (a late driver): its CPU is still there
         assert all(float(r[f"cpu_{t}_pct"]) > 0 for t in "abc"), "each tier's CPU, from its own host"
         assert r["valid"] == "true" or r["invalid_reason"], r
-    assert_no_jvm_left(lan, before_jvm, seconds=10)
-    assert part_folders() - before_db == set(), "the database's folder is gone from its host"
+
+
+def test_the_templates_server_and_the_driver_run_on_hosts_of_their_own(lan, three_tier_spread):
+    """The server renders its pages from its work folder on pk-app, bound to its host's address; the driver on pk-drv
+    loads it across the link; the server's CPU per step comes from its host."""
+    m = manifest(three_tier_spread)
+    server = next(p for p in m["placement"] if p["part"] == "templates")
+    assert server["address"] == lan.address["pk-app"]
+    assert "on pk-app (placement in the manifest)" in m["notes"]["templates"]["server"]
+    assert m["notes"]["templates"]["pages"]["plain"]["bytes"] > 0, "the page rendered there and was fetched from here"
+    rows = [r for r in read_csv(three_tier_spread / "saturation.csv") + read_csv(three_tier_spread / "open.csv") if r["cell"] == "templates/plain"]
+    assert rows and all(float(r["cpu_app_pct"]) > 0 for r in rows if r["cpu_app_pct"]), "the server's CPU from its host"
+    assert any(r["cpu_app_pct"] for r in rows)
 
 
 def test_a_three_tier_placement_that_would_call_loopback_across_hosts_is_one_line(lan, tmp_path):
@@ -499,27 +527,6 @@ def test_a_three_tier_placement_that_would_call_loopback_across_hosts_is_one_lin
         r = bench("run", "three-tier", "--quick", "--rounds", rounds, "--place", place, "--out", str(tmp_path), env=lan.env(), timeout=120)
         assert r.returncode == 2 and expected in one_error_line(r), (place, r.stderr)
     assert not any(tmp_path.rglob("run.json")), "no run folder"
-
-
-def test_the_templates_server_and_the_driver_run_on_hosts_of_their_own(lan, tmp_path):
-    """--place templates=pk-app,driver=pk-drv: the server renders its pages from its work folder there, bound to its
-    host's address; the driver there loads it across the link; the server's CPU per step comes from its host."""
-    before = jvm_folders()
-    run = run_dir_of(bench("run", "three-tier", "--quick", "--server-warmup-max", "2", "--rounds", "templates", "--engines", "plain", "--forks", "1", "--measure", "2",
-                           "--warmup", "1", "--place", "templates=pk-app,driver=pk-drv", "--out", str(tmp_path), env=lan.env(), timeout=900))
-    m = manifest(run)
-    validate(m)
-    assert m["status"] == "complete", m.get("error")
-    hosts = {(p["part"], p["host"]) for p in m["placement"]}
-    assert hosts == {("templates", "pk-app"), ("driver", "pk-drv")}, hosts
-    server = next(p for p in m["placement"] if p["part"] == "templates")
-    assert server["address"] == lan.address["pk-app"] and server["leftBehind"] is False
-    assert "on pk-app (placement in the manifest)" in m["notes"]["templates"]["server"]
-    assert m["notes"]["templates"]["pages"]["plain"]["bytes"] > 0, "the page rendered there and was fetched from here"
-    rows = [r for r in read_csv(run / "saturation.csv") + read_csv(run / "open.csv") if r["cell"] == "templates/plain"]
-    assert rows and all(float(r["cpu_app_pct"]) > 0 for r in rows if r["cpu_app_pct"]), "the server's CPU from its host"
-    assert any(r["cpu_app_pct"] for r in rows)
-    assert_no_jvm_left(lan, before, seconds=10)
 
 
 def test_messaging_chains_and_their_broker_run_on_hosts_of_their_own(lan, tmp_path):
