@@ -288,19 +288,23 @@ def test_workflow_reference_sizes_threads_from_a_calibration():
     assert drains
     m = manifest(drains[-1])
     assert m["params"]["threads"] == "auto" and "calibration" in m["notes"]
-    # instances, acquire size and the lock as factors, each configuration drained at least 3 times
+    # instances (one and more), acquire size and the lock as factors, each configuration drained at least 3 times
     rows = read_csv(drains[-1] / "throughput.csv")
     configs = {}
     for r in rows:
         configs.setdefault((r["job_type"], r["instances"], r["acquire_size"], r["lock"]), set()).add(r["repetition"])
-    assert {c[1] for c in configs} == {"1", "2", "4"} and {c[2] for c in configs} == {"32", "512"} and {c[3] for c in configs} == {"off", "on"}
+    assert "1" in {c[1] for c in configs} and len({c[1] for c in configs}) >= 2
+    assert {c[2] for c in configs} == {"32", "512"} and {c[3] for c in configs} == {"off", "on"}
     assert all(len(reps) >= 3 for reps in configs.values()), configs
-    assert {c[0] for c in configs} == {"fixed", "timer", "noop"}
-    # the queue sized as the original's (64 places per thread), and at least two batches per engine at 4 engines,
-    # so that neither a hoard nor a short backlog keeps the lock and scaling claims from being judged
+    assert "fixed" in {c[0] for c in configs}
+    # the queue sized as the original's (64 places per thread) and at least twice the largest acquire size, at least two
+    # batches per engine at 4 engines, and drains as long as --min-drain asks: so neither a hoard, a short backlog, an
+    # inert acquire size nor an engine's start-up keeps the scaling and lock claims from being judged
+    largest = max(int(r["acquire_size"]) for r in rows)
     for r in rows:
-        assert int(r["queue_size"]) == 64 * int(r["threads"]), r
+        assert int(r["queue_size"]) == max(64 * int(r["threads"]), 2 * largest), r
         assert int(r["jobs"]) >= 2 * 4 * min(int(r["acquire_size"]), int(r["queue_size"])), r
+        assert float(r["drain_seconds"]) >= float(m["params"]["min-drain"]), r
 
 
 def test_published_numbers_are_tidy():
