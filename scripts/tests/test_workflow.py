@@ -108,7 +108,9 @@ def test_latency_logs_exclude_warm_up_as_the_manifest_says(each_job_type):
     assert {f["cell"] for f in logs} == set(rows)
     for f in logs:
         merged, intervals = decode_hlog(each_job_type / f["path"])
-        assert merged.get_total_count() == int(rows[f["cell"]]["latency_samples"]) <= 300
+        row = rows[f["cell"]]
+        # jobs finished in the warm-up second are left out, so a log holds fewer than the drain's jobs
+        assert 0 < merged.get_total_count() == int(row["latency_samples"]) < int(row["jobs"]), row
         assert f["window"] and f["window"]["endMs"] > f["window"]["startMs"], "each log says when measuring began"
 
 
