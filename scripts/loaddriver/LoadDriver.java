@@ -4,7 +4,7 @@
 // slf4j-api 2 arrives with no provider beside Log4j's 1.x binding and would print a warning with local jar paths
 //DEPS org.slf4j:slf4j-nop:2.0.6
 // the harness's /proc reader, so the driver's CPU figures follow the run's rules (busy without steal, process trees)
-//SOURCES ../harness/src/perfkit/harness/CpuSampler.java
+//SOURCES ../harness/src/perfkit/harness/measure/CpuSampler.java
 //JAVA_OPTIONS -Xmx512m -XX:+UseParallelGC -XX:NewRatio=1 -XX:+ExitOnOutOfMemoryError -Dlog4j2.level=WARN -Dorg.apache.logging.log4j.level=WARN
 //DESCRIPTION The kit's HTTP load driver: runs one Hyperfoil benchmark YAML in-process and writes HdrHistogram interval logs and a JSON result per phase
 package perfkit.loaddriver;
@@ -27,7 +27,7 @@ import io.hyperfoil.http.statistics.HttpStats;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogWriter;
 import org.HdrHistogram.Recorder;
-import perfkit.harness.CpuSampler;
+import perfkit.harness.measure.CpuSampler;
 
 import java.io.InputStream;
 import java.io.PrintStream;

@@ -1,6 +1,6 @@
 package perfkit.messaging;
 
-import perfkit.harness.LatencyRecorder;
+import perfkit.harness.measure.LatencyRecorder;
 
 import java.util.ArrayList;
 import java.util.BitSet;

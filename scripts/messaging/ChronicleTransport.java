@@ -6,7 +6,7 @@ import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.wire.DocumentContext;
 
-import perfkit.harness.Disk;
+import perfkit.harness.os.Disk;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -97,7 +97,7 @@ record KafkaAccess(String bootstrap, Map<String, String> settings) {
             try {
                 return new Config(path, readConfig(Path.of(path)));
             } catch (IllegalArgumentException e) {
-                throw new perfkit.harness.UserError(e.getMessage());
+                throw new perfkit.harness.os.UserError(e.getMessage());
             }
         }
 

@@ -27,9 +27,9 @@ final class KafkaBroker {
 
     /** args: FLAG logDir brokerPort controllerPort (0: a free one here); the password is the private parameter "password". */
     static void main(String[] args) throws Exception {
-        String address = perfkit.harness.RemoteJvm.bindAddress();
+        String address = perfkit.harness.remote.RemoteJvm.bindAddress();
         int brokerPort = port(args[2], address), controllerPort = port(args[3], address);
-        String password = perfkit.harness.ChildProcess.param("password");
+        String password = perfkit.harness.process.ChildProcess.param("password");
         if (password == null) throw new IllegalStateException("the Kafka broker starts with its password on stdin, as a run hands it over");
         KafkaRaftServer server = start(Path.of(args[1]), address, brokerPort, controllerPort, password);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -189,13 +189,13 @@ final class KafkaTransport implements Transport {
         try {
             admin = admin(access, timeoutSeconds * 1000);
         } catch (org.apache.kafka.common.KafkaException e) { // settings the client cannot use: a JAAS line, a truststore
-            throw new perfkit.harness.UserError("option --kafka-config: the Kafka client cannot use these settings: " + rootMessage(e));
+            throw new perfkit.harness.os.UserError("option --kafka-config: the Kafka client cannot use these settings: " + rootMessage(e));
         }
         try (admin) {
             admin.describeCluster().nodes().get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException a)
-                throw new perfkit.harness.UserError("Kafka at " + bootstrap + ": authentication (SASL or TLS) failed"
+                throw new perfkit.harness.os.UserError("Kafka at " + bootstrap + ": authentication (SASL or TLS) failed"
                         + (access.settings().isEmpty() ? " (the cluster needs client settings: give them in a --kafka-config file)" : " with the settings of --kafka-config")
                         + ": " + a.getMessage());
             throw new IllegalStateException(noAnswer(access, timeoutSeconds));

@@ -5,20 +5,20 @@
 //DEPS net.openhft:chronicle-queue:2026.4
 //DEPS org.slf4j:slf4j-simple:2.0.17
 //SOURCES StepFork.java Transport.java KafkaAccess.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java Placement.java RateCalibration.java
-//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //DESCRIPTION Kafka vs Chronicle Queue: 5-service chains at a fixed rate each (1000 msg/s as published), grown until end-to-end p99.9 passes the SLO
 package perfkit.messaging;
 
-import perfkit.harness.Cli;
-import perfkit.harness.Forks;
-import perfkit.harness.Lists;
-import perfkit.harness.Loopback;
-import perfkit.harness.Opt;
-import perfkit.harness.Params;
-import perfkit.harness.RemoteJvm;
-import perfkit.harness.Run;
-import perfkit.harness.Study;
-import perfkit.harness.Warmup;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.run.Forks;
+import perfkit.harness.os.Lists;
+import perfkit.harness.os.Loopback;
+import perfkit.harness.cli.Opt;
+import perfkit.harness.cli.Params;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.run.Run;
+import perfkit.harness.run.Study;
+import perfkit.harness.measure.Warmup;
 
 import java.util.List;
 
@@ -112,8 +112,8 @@ public class Messaging {
                     : null)
             // the embedded Kafka broker (the original: isolated cores) and the chains' JVMs on hosts of their own
             .place(List.of("broker", "chains"), List.of("chains"))
-            .rule(p -> !p.placement().containsKey("broker") ? null : perfkit.harness.RemoteJvm.problem("broker", p.placement().get("broker"), Cli.JAVA.in(p)))
-            .rule(p -> Params.hostsOf(p.placement(), "chains").stream().distinct().map(h -> perfkit.harness.RemoteJvm.problem("chains", h, Cli.JAVA.in(p)))
+            .rule(p -> !p.placement().containsKey("broker") ? null : perfkit.harness.remote.RemoteJvm.problem("broker", p.placement().get("broker"), Cli.JAVA.in(p)))
+            .rule(p -> Params.hostsOf(p.placement(), "chains").stream().distinct().map(h -> perfkit.harness.remote.RemoteJvm.problem("chains", h, Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /**
@@ -122,13 +122,13 @@ public class Messaging {
      * JVMs of this host. Each is one line before the run.
      */
     static String chainsElsewhereProblem(Params p) {
-        List<perfkit.harness.Ssh> hosts = Params.hostsOf(p.placement(), "chains");
+        List<perfkit.harness.os.Ssh> hosts = Params.hostsOf(p.placement(), "chains");
         if (hosts.isEmpty()) return null;
         if (SYSTEMS.in(p).contains("kafka")) {
             if (BOOTSTRAP_SERVERS.in(p).isBlank() && !p.placement().containsKey("broker"))
                 return "--place chains needs the Kafka broker off loopback too: --place broker=user@host, or --bootstrap-servers";
             for (String server : Lists.commaSeparated(BOOTSTRAP_SERVERS.in(p))) {
-                if (perfkit.harness.Loopback.meansThisHost(server.substring(0, server.lastIndexOf(':'))))
+                if (perfkit.harness.os.Loopback.meansThisHost(server.substring(0, server.lastIndexOf(':'))))
                     return "--place chains needs --bootstrap-servers they can reach: " + server + " is each chain host's own loopback";
             }
         }
@@ -157,7 +157,7 @@ public class Messaging {
                    List<Integer> chronicleGrid, Placement placement, long sloMs, Warmup.Rule warmup, double measure, int maxInstances,
                    double budget, boolean jvmPerInstance, boolean busySpin, String bootstrapServers, short replicationFactor, String acks,
                    double drainTimeout, List<String> forkJvmArgs, List<String> brokerJvmArgs, KafkaAccess.Config kafkaConfig,
-                   perfkit.harness.Ssh brokerHost, List<perfkit.harness.Ssh> chainHosts) {
+                   perfkit.harness.os.Ssh brokerHost, List<perfkit.harness.os.Ssh> chainHosts) {
         static Options of(Params p) {
             return new Options(SYSTEMS.in(p), KAFKA_POLL.in(p), RATE_PER_CHAIN.in(p), CALIBRATION_SHARE.in(p),
                     REPETITIONS.in(p), CHRONICLE_GRID.in(p), Placement.parse(CPUS.in(p)), CLI.sloMs(p),

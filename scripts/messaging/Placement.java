@@ -1,6 +1,6 @@
 package perfkit.messaging;
 
-import perfkit.harness.Cpus;
+import perfkit.harness.os.Cpus;
 
 import java.util.LinkedHashMap;
 import java.util.List;

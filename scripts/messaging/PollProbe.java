@@ -1,8 +1,8 @@
 package perfkit.messaging;
 
 import kafka.server.KafkaRaftServer;
-import perfkit.harness.Disk;
-import perfkit.harness.Loopback;
+import perfkit.harness.os.Disk;
+import perfkit.harness.os.Loopback;
 
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;

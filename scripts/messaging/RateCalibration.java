@@ -2,8 +2,8 @@ package perfkit.messaging;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.Run;
-import perfkit.harness.Table;
+import perfkit.harness.run.Run;
+import perfkit.harness.run.Table;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package perfkit.messaging;
 
-import perfkit.harness.CpuSampler;
-import perfkit.harness.Fork;
-import perfkit.harness.LatencyLog;
-import perfkit.harness.Warmup;
+import perfkit.harness.measure.CpuSampler;
+import perfkit.harness.process.Fork;
+import perfkit.harness.measure.LatencyLog;
+import perfkit.harness.measure.Warmup;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;

@@ -4,16 +4,16 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
-import perfkit.harness.CapacitySearch;
-import perfkit.harness.Cli;
-import perfkit.harness.CpuSampler;
-import perfkit.harness.Forks;
-import perfkit.harness.Lists;
-import perfkit.harness.Loopback;
-import perfkit.harness.Run;
-import perfkit.harness.RunFile;
-import perfkit.harness.StepVerdict;
-import perfkit.harness.Table;
+import perfkit.harness.measure.CapacitySearch;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.measure.CpuSampler;
+import perfkit.harness.run.Forks;
+import perfkit.harness.os.Lists;
+import perfkit.harness.os.Loopback;
+import perfkit.harness.run.Run;
+import perfkit.harness.record.RunFile;
+import perfkit.harness.measure.StepVerdict;
+import perfkit.harness.run.Table;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,7 +90,7 @@ final class Sweep {
     private final ObjectNode placementSeen;
     private long brokerPid = -1;
     /** The embedded broker when it runs on a host of its own (--place broker): its CPU comes from that host. */
-    private volatile perfkit.harness.RemoteJvm remoteBroker;
+    private volatile perfkit.harness.remote.RemoteJvm remoteBroker;
     private double lastStepSeconds;
 
     private Sweep(Run run, Messaging.Options o) throws Exception {
@@ -206,7 +206,7 @@ final class Sweep {
         n.put("placement", o.placement().describe());
         if (!o.chainHosts().isEmpty())
             n.put("chains", "each step's JVM (" + (o.jvmPerInstance() ? "one per instance, the i-th on the i-th host of --place chains in turn" : "one per step")
-                    + ") on a host of its own (" + String.join(", ", o.chainHosts().stream().map(perfkit.harness.Ssh::destination).toList())
+                    + ") on a host of its own (" + String.join(", ", o.chainHosts().stream().map(perfkit.harness.os.Ssh::destination).toList())
                     + "; placement in the manifest), its latency logs sent back; a step's cpu_system_pct and steal_pct, and the saturation its verdict "
                     + "judges, are the busiest chain host's over the window; the warm-up rule there judges the JVM's own CPU (the broker's is not visible from it); "
                     + "its warm-up end is put on this host's clock by the host's measured offset; its latency logs, their windows included, keep its own host's clock");
@@ -251,7 +251,7 @@ final class Sweep {
 
         @Override
         public void close() throws InterruptedException {
-            perfkit.harness.RemoteJvm remote = remoteBroker;
+            perfkit.harness.remote.RemoteJvm remote = remoteBroker;
             if (remote != null) {
                 remoteBroker = null;
                 remote.close();
@@ -318,7 +318,7 @@ final class Sweep {
     private String startBrokerElsewhere(Cell cell, String password) throws Exception {
         java.util.concurrent.CompletableFuture<String> ready = new java.util.concurrent.CompletableFuture<>();
         run.progress().phase("starting a Kafka broker for " + cell.name() + " on " + o.brokerHost(), 5);
-        perfkit.harness.RemoteJvm remote = perfkit.harness.RemoteJvm.service(run, "broker", "kafka-broker", o.brokerHost(), o.brokerJvmArgs(),
+        perfkit.harness.remote.RemoteJvm remote = perfkit.harness.remote.RemoteJvm.service(run, "broker", "kafka-broker", o.brokerHost(), o.brokerJvmArgs(),
                 List.of(KafkaBroker.FLAG, "{work}/logs", "0", "0"), Map.of("password", password),
                 line -> { if (line.startsWith("READY ")) ready.complete(line.substring(6).strip()); else System.err.println("[kafka-broker] " + line); });
         remoteBroker = remote;
@@ -353,7 +353,7 @@ final class Sweep {
                 CpuSampler.SystemUsage u = cpu.sampleSystem();
                 if (u != null) { systemPct = u.busyPercent(); stealPct = u.stealPercent(); }
                 if (brokerTicks >= 0) brokerPct = CpuSampler.percent(brokerTicks, cpu.processTicks(brokerPid), seconds);
-                perfkit.harness.RemoteJvm remote = remoteBroker;
+                perfkit.harness.remote.RemoteJvm remote = remoteBroker;
                 if (remote != null) {
                     try {
                         brokerPct = remote.cpuPercent(t0Ms, System.currentTimeMillis());

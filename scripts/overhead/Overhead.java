@@ -2,7 +2,7 @@
 //JAVA 17+
 //DEPS org.openjdk.jmh:jmh-core:1.37
 //DEPS org.openjdk.jmh:jmh-generator-annprocess:1.37
-//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //DESCRIPTION JMH: what one latency sample costs the harness's recording path
 package perfkit.overhead;
 
@@ -23,12 +23,12 @@ import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
-import perfkit.harness.Cli;
-import perfkit.harness.Opt;
-import perfkit.harness.LatencyRecorder;
-import perfkit.harness.Run;
-import perfkit.harness.Study;
-import perfkit.harness.Table;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.cli.Opt;
+import perfkit.harness.measure.LatencyRecorder;
+import perfkit.harness.run.Run;
+import perfkit.harness.run.Study;
+import perfkit.harness.run.Table;
 
 import java.util.ArrayList;
 import java.util.Collection;

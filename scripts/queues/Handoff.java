@@ -1,6 +1,6 @@
 package perfkit.queues;
 
-import perfkit.harness.LatencyRecorder;
+import perfkit.harness.measure.LatencyRecorder;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,6 +1,6 @@
 package perfkit.queues;
 
-import perfkit.harness.LatencyRecorder;
+import perfkit.harness.measure.LatencyRecorder;
 import perfkit.queues.Handoff.Counter;
 import perfkit.queues.Handoff.Transport;
 

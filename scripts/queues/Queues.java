@@ -2,19 +2,19 @@
 //JAVA 17+
 //DEPS com.lmax:disruptor:4.0.0
 //SOURCES Handoff.java Producer.java QueueTransport.java DisruptorTransport.java WorkSharingConsumer.java QueuesFork.java
-//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //DESCRIPTION ArrayBlockingQueue with 1, 3 and 5 competing consumers vs the LMAX Disruptor
 package perfkit.queues;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.Cli;
-import perfkit.harness.Opt;
-import perfkit.harness.Params;
-import perfkit.harness.Run;
-import perfkit.harness.RunLayout;
-import perfkit.harness.ScriptJvm;
-import perfkit.harness.Study;
-import perfkit.harness.Table;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.cli.Opt;
+import perfkit.harness.cli.Params;
+import perfkit.harness.run.Run;
+import perfkit.harness.record.RunLayout;
+import perfkit.harness.run.ScriptJvm;
+import perfkit.harness.run.Study;
+import perfkit.harness.run.Table;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

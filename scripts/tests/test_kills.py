@@ -209,7 +209,7 @@ def test_killing_the_run_with_every_watchdog_during_a_servers_life_leaves_nothin
         time.sleep(random.Random(f"{SEED}-{server}").uniform(1, 3))
         pids = marked(token)
         ports = listening_ports(*pids)
-        watchdogs = [p for p in pids if "perfkit.harness.Watchdog" in cmdline(p)]
+        watchdogs = [p for p in pids if "perfkit.harness.process.Watchdog" in cmdline(p)]
         assert len(watchdogs) >= 2, "the run's reaper and the server's watchdog"
         for pid in [proc.pid, *watchdogs]:
             os.kill(pid, signal.SIGKILL)

@@ -307,7 +307,7 @@ def sasl_cluster(tmp_path):
                         capture_output=True, text=True, timeout=300)
     assert cp.returncode == 0, cp.stderr
     port, password = free_port(), secrets.token_hex(16)
-    broker = subprocess.Popen(["java", "-Xmx512m", "-cp", cp.stdout.strip(), "perfkit.harness.ChildProcess", "perfkit.messaging.Messaging",
+    broker = subprocess.Popen(["java", "-Xmx512m", "-cp", cp.stdout.strip(), "perfkit.harness.process.ChildProcess", "perfkit.messaging.Messaging",
                                "--kafka-broker", str(tmp_path / "cluster/logs"), str(port), str(free_port())],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:

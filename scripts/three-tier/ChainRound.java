@@ -3,18 +3,18 @@ package perfkit.threetier;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.CapacitySearch;
-import perfkit.harness.HttpLoad;
-import perfkit.harness.HttpService;
-import perfkit.harness.JdbcUrl;
-import perfkit.harness.JvmActivity;
-import perfkit.harness.Loopback;
-import perfkit.harness.Params;
-import perfkit.harness.PrivatePostgres;
-import perfkit.harness.Releases;
-import perfkit.harness.RemotePostgres;
-import perfkit.harness.Run;
-import perfkit.harness.Table;
+import perfkit.harness.measure.CapacitySearch;
+import perfkit.harness.http.HttpLoad;
+import perfkit.harness.http.HttpService;
+import perfkit.harness.db.JdbcUrl;
+import perfkit.harness.measure.JvmActivity;
+import perfkit.harness.os.Loopback;
+import perfkit.harness.cli.Params;
+import perfkit.harness.db.PrivatePostgres;
+import perfkit.harness.run.Releases;
+import perfkit.harness.db.RemotePostgres;
+import perfkit.harness.run.Run;
+import perfkit.harness.run.Table;
 import perfkit.threetier.chain.Hop;
 import perfkit.threetier.chain.async.AsyncTier;
 import perfkit.threetier.chain.sync.SyncTier;
@@ -352,7 +352,7 @@ final class ChainRound implements Rounds.Round {
         }
 
         /** C's database on a host of its own: its CPU is in the time series as that host's (proc:postgres@db, host:db). */
-        static Database placedCluster(Run run, int fork, perfkit.harness.Ssh host, perfkit.harness.Ssh c) throws Exception {
+        static Database placedCluster(Run run, int fork, perfkit.harness.os.Ssh host, perfkit.harness.os.Ssh c) throws Exception {
             run.progress().say("chain fork " + fork + ": starting a private PostgreSQL cluster on " + host);
             // a placed C writes to it from its own host
             RemotePostgres pg = RemotePostgres.start(run, "db", host, Map.of(), c == null ? List.of() : List.of(c));

@@ -1,16 +1,16 @@
 package perfkit.threetier;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import perfkit.harness.CapacitySearch;
-import perfkit.harness.Cli;
-import perfkit.harness.HttpLoad;
-import perfkit.harness.JvmActivity;
-import perfkit.harness.LoadResult;
-import perfkit.harness.OpenStep;
-import perfkit.harness.RateCapacity;
-import perfkit.harness.Run;
-import perfkit.harness.ServerWarmup;
-import perfkit.harness.Table;
+import perfkit.harness.measure.CapacitySearch;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.http.HttpLoad;
+import perfkit.harness.measure.JvmActivity;
+import perfkit.harness.http.LoadResult;
+import perfkit.harness.http.OpenStep;
+import perfkit.harness.http.RateCapacity;
+import perfkit.harness.run.Run;
+import perfkit.harness.http.ServerWarmup;
+import perfkit.harness.run.Table;
 
 import java.io.IOException;
 import java.util.ArrayList;

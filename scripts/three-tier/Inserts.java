@@ -1,16 +1,16 @@
 package perfkit.threetier;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.CpuSampler;
-import perfkit.harness.Fork;
-import perfkit.harness.JdbcUrl;
-import perfkit.harness.Params;
-import perfkit.harness.PrivatePostgres;
-import perfkit.harness.RemoteJvm;
-import perfkit.harness.RemotePostgres;
-import perfkit.harness.Releases;
-import perfkit.harness.Run;
-import perfkit.harness.Table;
+import perfkit.harness.measure.CpuSampler;
+import perfkit.harness.process.Fork;
+import perfkit.harness.db.JdbcUrl;
+import perfkit.harness.cli.Params;
+import perfkit.harness.db.PrivatePostgres;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.db.RemotePostgres;
+import perfkit.harness.run.Releases;
+import perfkit.harness.run.Run;
+import perfkit.harness.run.Table;
 
 import java.sql.Connection;
 import java.sql.ResultSet;

@@ -1,9 +1,9 @@
 package perfkit.threetier;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.HttpLoad;
-import perfkit.harness.Params;
-import perfkit.harness.Run;
+import perfkit.harness.http.HttpLoad;
+import perfkit.harness.cli.Params;
+import perfkit.harness.run.Run;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -3,10 +3,10 @@ package perfkit.threetier;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.HttpService;
-import perfkit.harness.JvmActivity;
-import perfkit.harness.Run;
-import perfkit.harness.Ssh;
+import perfkit.harness.http.HttpService;
+import perfkit.harness.measure.JvmActivity;
+import perfkit.harness.run.Run;
+import perfkit.harness.os.Ssh;
 import perfkit.threetier.templates.TemplatesApp;
 
 import java.net.URI;

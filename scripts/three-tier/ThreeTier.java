@@ -10,7 +10,7 @@
 // Jackson 3 (Spring Boot 4) needs annotations 2.21; the harness pins jackson-databind 2.18, which would pull 2.18 otherwise
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
 //SOURCES Rounds.java HttpRound.java Templates.java Inserts.java ChainRound.java
-//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java
 //SOURCES templates/*.java
 //SOURCES inserts/*.java
@@ -26,15 +26,15 @@
 //DESCRIPTION Three rounds of a 2014 three-tier study: JSP vs FreeMarker vs plain HTML, PostgreSQL vs Cassandra inserts at matched durability, and a sync vs async A -> B -> C chain
 package perfkit.threetier;
 
-import perfkit.harness.Cli;
-import perfkit.harness.HttpLoad;
-import perfkit.harness.JdbcUrl;
-import perfkit.harness.Opt;
-import perfkit.harness.Params;
-import perfkit.harness.RemoteJvm;
-import perfkit.harness.RemotePostgres;
-import perfkit.harness.Ssh;
-import perfkit.harness.Study;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.http.HttpLoad;
+import perfkit.harness.db.JdbcUrl;
+import perfkit.harness.cli.Opt;
+import perfkit.harness.cli.Params;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.db.RemotePostgres;
+import perfkit.harness.os.Ssh;
+import perfkit.harness.run.Study;
 
 import java.util.Arrays;
 import java.util.List;
@@ -142,7 +142,7 @@ public class ThreeTier {
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
             // the load driver and the Cassandra node are other scripts' JVMs, on the run's own JDK; the servers on --java
             .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(),
-                            e.getKey().startsWith("driver") || e.getKey().equals("cassandra") ? perfkit.harness.ScriptJvm.scriptJava() : Cli.JAVA.in(p)))
+                            e.getKey().startsWith("driver") || e.getKey().equals("cassandra") ? perfkit.harness.run.ScriptJvm.scriptJava() : Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     /**
@@ -159,7 +159,7 @@ public class ThreeTier {
             return "--place driver places the load driver of the chain and templates rounds, which this run does not have";
         if (placed.containsKey("a") && !placed.containsKey("b") || placed.containsKey("b") && !placed.containsKey("c"))
             return "--place a placed tier needs the tiers after it placed too (a needs b and c, b needs c): a tier here listens on loopback only";
-        if (placed.containsKey("c") && !placed.containsKey("db") && (JDBC_URL.in(p).isBlank() || perfkit.harness.JdbcUrl.onLoopback(JDBC_URL.in(p))))
+        if (placed.containsKey("c") && !placed.containsKey("db") && (JDBC_URL.in(p).isBlank() || perfkit.harness.db.JdbcUrl.onLoopback(JDBC_URL.in(p))))
             return "--place c needs its database elsewhere too (--place db, or a --jdbc-url not on loopback): a database here on loopback is out of its reach";
         if (placed.containsKey("templates") && !ROUNDS_OPT.in(p).contains("templates"))
             return "--place templates places the templates round's server, which this run does not have";

@@ -2,8 +2,8 @@ package perfkit.webreactive;
 
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
-import perfkit.harness.HttpService;
-import perfkit.harness.RemoteJvm;
+import perfkit.harness.http.HttpService;
+import perfkit.harness.remote.RemoteJvm;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;

@@ -3,11 +3,11 @@ package perfkit.webreactive;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.HttpLoad;
-import perfkit.harness.LoadResult;
-import perfkit.harness.Params;
-import perfkit.harness.Run;
-import perfkit.harness.Table;
+import perfkit.harness.http.HttpLoad;
+import perfkit.harness.http.LoadResult;
+import perfkit.harness.cli.Params;
+import perfkit.harness.run.Run;
+import perfkit.harness.run.Table;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -5,19 +5,19 @@
 // Jackson 3 (Spring Boot 4) needs annotations 2.21; the harness pins jackson-databind 2.18, which would pull 2.18 otherwise
 //DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
 //SOURCES Backend.java Dto.java RunPlan.java Peers.java mvc/MvcApp.java flux/FluxApp.java
-//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java
 //DESCRIPTION Spring MVC vs WebFlux calling a slow external service: closed-model sweep over concurrent users and open-model capacity at a p99 SLO
 package perfkit.webreactive;
 
-import perfkit.harness.Cli;
-import perfkit.harness.HttpLoad;
-import perfkit.harness.Opt;
-import perfkit.harness.Params;
-import perfkit.harness.RemoteJvm;
-import perfkit.harness.Run;
-import perfkit.harness.Ssh;
-import perfkit.harness.Study;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.http.HttpLoad;
+import perfkit.harness.cli.Opt;
+import perfkit.harness.cli.Params;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.run.Run;
+import perfkit.harness.os.Ssh;
+import perfkit.harness.run.Study;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -99,7 +99,7 @@ public class WebReactive {
             .rule(p -> p.placement().containsKey("app") && !p.placement().containsKey("backend")
                     ? "--place app needs backend placed too: the external service here listens on loopback only, which the app elsewhere cannot reach" : null)
             .rule(p -> HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), java.util.Collections.min(USERS.in(p)), "users"))
-            .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().startsWith("driver") ? perfkit.harness.ScriptJvm.scriptJava()
+            .rule(p -> p.placement().entrySet().stream().map(e -> RemoteJvm.problem(e.getKey(), e.getValue(), e.getKey().startsWith("driver") ? perfkit.harness.run.ScriptJvm.scriptJava()
                             : e.getKey().equals("app") ? RunPlan.appJavaPath(APP_JAVA.in(p), Cli.JAVA.in(p).trim()) : Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
 

@@ -1,9 +1,9 @@
 package perfkit.workflow;
 
-import perfkit.harness.CpuSampler;
-import perfkit.harness.Forks;
-import perfkit.harness.Run;
-import perfkit.harness.Table;
+import perfkit.harness.measure.CpuSampler;
+import perfkit.harness.run.Forks;
+import perfkit.harness.run.Run;
+import perfkit.harness.run.Table;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,11 +1,11 @@
 package perfkit.workflow;
 
-import perfkit.harness.JdbcUrl;
-import perfkit.harness.Params;
-import perfkit.harness.PrivatePostgres;
-import perfkit.harness.RemotePostgres;
-import perfkit.harness.Releases;
-import perfkit.harness.Run;
+import perfkit.harness.db.JdbcUrl;
+import perfkit.harness.cli.Params;
+import perfkit.harness.db.PrivatePostgres;
+import perfkit.harness.db.RemotePostgres;
+import perfkit.harness.run.Releases;
+import perfkit.harness.run.Run;
 
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -11,9 +11,9 @@ import org.flowable.engine.ProcessEngineConfiguration;
 import org.flowable.engine.impl.cfg.ProcessEngineConfigurationImpl;
 import org.flowable.job.service.impl.asyncexecutor.DefaultAsyncJobExecutor;
 import org.flowable.job.service.impl.persistence.entity.JobInfoEntity;
-import perfkit.harness.Fork;
-import perfkit.harness.LatencyLog;
-import perfkit.harness.LatencyRecorder;
+import perfkit.harness.process.Fork;
+import perfkit.harness.measure.LatencyLog;
+import perfkit.harness.measure.LatencyRecorder;
 
 import java.sql.Connection;
 import java.sql.DriverManager;

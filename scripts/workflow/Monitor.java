@@ -1,7 +1,7 @@
 package perfkit.workflow;
 
-import perfkit.harness.JdbcUrl;
-import perfkit.harness.Run;
+import perfkit.harness.db.JdbcUrl;
+import perfkit.harness.run.Run;
 
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -5,23 +5,23 @@
 //DEPS com.h2database:h2:2.3.232
 //DEPS org.slf4j:slf4j-simple:2.0.17
 //SOURCES Engine.java SleepTask.java Arrivals.java MeteredTaskExecutor.java Database.java Cell.java Monitor.java DrainRate.java DrainBottleneck.java
-//SOURCES ../harness/src/perfkit/harness/*.java
+//SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //DESCRIPTION Flowable Async Executor draining a job backlog: fixed 100 ms jobs, timers and no-op jobs, vs the theoretical maximum
 package perfkit.workflow;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import perfkit.harness.Cli;
-import perfkit.harness.Forks;
-import perfkit.harness.JdbcUrl;
-import perfkit.harness.Opt;
-import perfkit.harness.Params;
-import perfkit.harness.PrivatePostgres;
-import perfkit.harness.RemoteJvm;
-import perfkit.harness.RemotePostgres;
-import perfkit.harness.Run;
-import perfkit.harness.Ssh;
-import perfkit.harness.Study;
-import perfkit.harness.Table;
+import perfkit.harness.cli.Cli;
+import perfkit.harness.run.Forks;
+import perfkit.harness.db.JdbcUrl;
+import perfkit.harness.cli.Opt;
+import perfkit.harness.cli.Params;
+import perfkit.harness.db.PrivatePostgres;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.db.RemotePostgres;
+import perfkit.harness.run.Run;
+import perfkit.harness.os.Ssh;
+import perfkit.harness.run.Study;
+import perfkit.harness.run.Table;
 
 import java.sql.Connection;
 import java.util.Collections;

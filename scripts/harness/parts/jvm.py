@@ -7,7 +7,7 @@ a java, never a copy of the kit. Three modes, by the first line's JSON:
   {"jars": [{"sha256", "size"}]}   the classpath: answers `need [sha256, ...]` (those not in its cache), reads each
                                    of them from stdin as raw bytes in that order, checks it, and answers `synced`
   {"classpath": [sha256, ...], "java", "jvmArgs", "main", "childProcess", "args", "firstLine", "files", "collect"}
-                                   runs java with those jars from the cache (main through perfkit.harness.ChildProcess
+                                   runs java with those jars from the cache (main through perfkit.harness.process.ChildProcess
                                    when childProcess), hands it `firstLine` (its parameters, perhaps a password) on
                                    stdin, and answers:
       started {"address", "sshPort", "pid", "folder", "java", "host": {fingerprint}}
@@ -109,7 +109,7 @@ def run(message):
     command = ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--", java, "-Djava.io.tmpdir=" + os.path.join(folder, "tmp"),
                *(a.replace("{work}", work) for a in message["jvmArgs"]),
                "-cp", ":".join(os.path.join(CACHE, s + ".jar") for s in message["classpath"]),
-               *(["perfkit.harness.ChildProcess"] if message.get("childProcess", True) else []), message["main"],
+               *(["perfkit.harness.process.ChildProcess"] if message.get("childProcess", True) else []), message["main"],
                *(a.replace("{work}", work) for a in message["args"])]
     env = dict(os.environ, PERFKIT_PARENT_PID=str(os.getpid()), PERFKIT_BIND=address)
     jvm = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=folder)

@@ -2,7 +2,7 @@ package perfkit.threetier.chain;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import perfkit.harness.ChildProcess;
+import perfkit.harness.process.ChildProcess;
 
 import java.io.IOException;
 import java.net.URI;

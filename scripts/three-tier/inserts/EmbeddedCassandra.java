@@ -1,10 +1,10 @@
 package perfkit.threetier;
 
-import perfkit.harness.Disk;
-import perfkit.harness.RemoteJvm;
-import perfkit.harness.Run;
-import perfkit.harness.RunLayout;
-import perfkit.harness.ScriptJvm;
+import perfkit.harness.os.Disk;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.run.Run;
+import perfkit.harness.record.RunLayout;
+import perfkit.harness.run.ScriptJvm;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -128,7 +128,7 @@ final class EmbeddedCassandra implements AutoCloseable {
      * Starts a node, here or as part {@code cassandra} on {@code host} (null: here), and waits until it answers CQL with
      * a fresh random superuser password.
      */
-    static EmbeddedCassandra start(Run run, Scripts scripts, String label, String durability, perfkit.harness.Ssh host) throws Exception {
+    static EmbeddedCassandra start(Run run, Scripts scripts, String label, String durability, perfkit.harness.os.Ssh host) throws Exception {
         Map<String, String> settings = commitlog(durability);
         Map<String, String> files = Map.of(TEMPLATE, yaml(settings), "logback.xml", LOGBACK);
         List<String> jvm = new ArrayList<>(List.of(HEAP, "-Xss512k"));

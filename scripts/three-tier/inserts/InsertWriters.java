@@ -1,11 +1,11 @@
 package perfkit.threetier;
 
 import org.HdrHistogram.Histogram;
-import perfkit.harness.Fork;
-import perfkit.harness.JdbcUrl;
-import perfkit.harness.LatencyLog;
-import perfkit.harness.LatencyRecorder;
-import perfkit.harness.Warmup;
+import perfkit.harness.process.Fork;
+import perfkit.harness.db.JdbcUrl;
+import perfkit.harness.measure.LatencyLog;
+import perfkit.harness.measure.LatencyRecorder;
+import perfkit.harness.measure.Warmup;
 
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;

@@ -22,7 +22,7 @@ import org.springframework.context.event.EventListener;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ResponseBody;
 import org.springframework.stereotype.Controller;
-import perfkit.harness.HttpService;
+import perfkit.harness.http.HttpService;
 
 import java.io.File;
 import java.io.FilterWriter;
@@ -120,7 +120,7 @@ public class TemplatesApp {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("stack", "Spring Boot " + org.springframework.boot.SpringBootVersion.getVersion() + " MVC on Tomcat");
         info.putAll(versions());
-        info.putAll(perfkit.harness.TomcatPool.of(server));
+        info.putAll(perfkit.harness.http.TomcatPool.of(server));
         if (server != null) info.put("maxConnections", server.getTomcat().getConnector().getProperty("maxConnections"));
         ServletRegistration jsp = request.getServletContext().getServletRegistration(JSP_SERVLET);
         info.put("jspServlet", jsp == null ? null : Map.of("className", jsp.getClassName(), "initParameters", jsp.getInitParameters()));

@@ -11,7 +11,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
-import perfkit.harness.HttpService;
+import perfkit.harness.http.HttpService;
 import perfkit.webreactive.Dto;
 import reactor.core.publisher.Mono;
 

@@ -13,7 +13,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
-import perfkit.harness.HttpService;
+import perfkit.harness.http.HttpService;
 import perfkit.webreactive.Dto;
 
 import java.net.http.HttpClient;
@@ -56,7 +56,7 @@ public class MvcApp {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("stack", "Spring MVC on Tomcat, RestClient on the JDK HttpClient (blocking)");
         info.put("server", "Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
-        info.putAll(perfkit.harness.TomcatPool.of(server));
+        info.putAll(perfkit.harness.http.TomcatPool.of(server));
         info.put("virtualThreads", virtual);
         info.put("clientConnectionsMax", "unbounded (the JDK HttpClient opens a connection per concurrent request)");
         info.putAll(Dto.threads());

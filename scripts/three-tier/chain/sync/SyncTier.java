@@ -25,7 +25,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
-import perfkit.harness.HttpService;
+import perfkit.harness.http.HttpService;
 import perfkit.threetier.chain.Hop;
 
 import java.io.IOException;
@@ -135,7 +135,7 @@ public class SyncTier {
         info.put("tier", tier);
         info.put("stack", "sync");
         info.put("server", "Spring Boot 4.1.1 MVC on Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
-        info.putAll(perfkit.harness.TomcatPool.of(server));
+        info.putAll(perfkit.harness.http.TomcatPool.of(server));
         if (client != null) {
             info.put("client", "Apache HttpClient " + version(CloseableHttpClient.class) + " classic (blocking), pooled");
             info.put("clientConnectionsMax", Hop.SYNC_CLIENT_CONNECTIONS);

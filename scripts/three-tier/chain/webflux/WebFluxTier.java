@@ -18,7 +18,7 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
-import perfkit.harness.HttpService;
+import perfkit.harness.http.HttpService;
 import perfkit.threetier.chain.Hop;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;

@@ -1,4 +1,14 @@
-package perfkit.harness;
+package perfkit.harness.http;
+
+import perfkit.harness.measure.LatencyLog;
+import perfkit.harness.record.Manifest;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.run.Run;
+import perfkit.harness.record.RunFile;
+import perfkit.harness.record.RunLayout;
+import perfkit.harness.run.ScriptJvm;
+import perfkit.harness.os.Ssh;
+import perfkit.harness.process.Supervisor;
 
 import com.fasterxml.jackson.databind.JsonNode;
 

@@ -1,4 +1,9 @@
-package perfkit.harness;
+package perfkit.harness.http;
+
+import perfkit.harness.measure.JvmActivity;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.run.Run;
+import perfkit.harness.os.Ssh;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 

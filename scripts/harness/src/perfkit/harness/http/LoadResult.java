@@ -1,4 +1,4 @@
-package perfkit.harness;
+package perfkit.harness.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 

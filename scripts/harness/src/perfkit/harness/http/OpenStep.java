@@ -1,9 +1,15 @@
-package perfkit.harness;
+package perfkit.harness.http;
+
+import perfkit.harness.measure.JvmActivity;
+import perfkit.harness.record.Manifest;
+import perfkit.harness.run.Run;
+import perfkit.harness.measure.StepVerdict;
+import perfkit.harness.run.Table;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import perfkit.harness.HttpLoad.Plan.Counts;
-import perfkit.harness.HttpLoad.Plan.Follows;
+import perfkit.harness.http.HttpLoad.Plan.Counts;
+import perfkit.harness.http.HttpLoad.Plan.Follows;
 
 import java.util.ArrayList;
 import java.util.List;

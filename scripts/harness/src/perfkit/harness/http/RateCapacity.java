@@ -1,4 +1,8 @@
-package perfkit.harness;
+package perfkit.harness.http;
+
+import perfkit.harness.measure.CapacitySearch;
+import perfkit.harness.measure.StepVerdict;
+import perfkit.harness.run.Table;
 
 /**
  * Capacity in requests per second at an SLO, from open-model steps: the harness's {@link CapacitySearch} over multiples

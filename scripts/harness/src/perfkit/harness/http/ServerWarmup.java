@@ -1,4 +1,8 @@
-package perfkit.harness;
+package perfkit.harness.http;
+
+import perfkit.harness.measure.JvmActivity;
+import perfkit.harness.run.Run;
+import perfkit.harness.measure.Warmup;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

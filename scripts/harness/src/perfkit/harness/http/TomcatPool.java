@@ -1,4 +1,4 @@
-package perfkit.harness;
+package perfkit.harness.http;
 
 import org.springframework.boot.tomcat.TomcatWebServer;
 
