@@ -103,6 +103,18 @@ def test_catalog_has_one_runnable_script_per_study():
         assert script.is_file(), name
         assert alias["description"], name
         assert "//SOURCES ../harness/src/perfkit/harness/*.java" in script.read_text(), f"{name} uses the shared harness"
+        assert os.access(script, os.X_OK), f"{name}: its shebang works only when the script is executable"
+
+
+def test_a_script_runs_directly_for_a_user_with_jbang_on_the_path(tmp_path):
+    """What the shebang promises: `./scripts/queues/Queues.java --help` in a shell, with any jbang on PATH (here the kit's)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/jbang").write_text(f'#!/bin/sh\nexec "{ROOT / "env/setup/jbang"}" "$@"\n')
+    (tmp_path / "bin/jbang").chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    r = subprocess.run(["bash", "-c", "./scripts/queues/Queues.java --help"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "--forks" in r.stdout and "JVM forks (repetitions) per cell" in r.stdout
 
 
 def test_demo_runs_every_study():

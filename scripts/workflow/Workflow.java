@@ -98,7 +98,7 @@ public class Workflow {
             .rule(p -> p.placement().containsKey("db") && DATABASE.in(p) == DatabaseKind.H2 ? "--place db needs --database postgres: H2 runs inside the engines" : null)
             .rule(p -> enginesElsewhereProblem(p)) // before the binaries, any connection or SSH wait: a misplacement is told first
             .rule(p -> !usesH2(p) && JDBC_URL.in(p).isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
-                    ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
+                    ? PrivatePostgres.NOT_FOUND + "; or use --database h2 or --jdbc-url" : null)
             .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
             // the private cluster and the engines on hosts of their own (the original: engines on their own hosts, RDS apart)
             .place(List.of("db", "engines"), List.of("engines"))
