@@ -66,6 +66,25 @@ def test_list_shows_studies_and_runs():
     assert "reference/queues/" in r.stdout
 
 
+def test_show_says_where_a_run_still_going_is_and_when_it_should_end(tmp_path):
+    import datetime
+    import socket
+    run = tmp_path / "queues" / "20260101T000000Z-h-aaaaaa"
+    run.mkdir(parents=True)
+    ends = datetime.datetime.now().astimezone() + datetime.timedelta(minutes=42)
+    (run / "run.json").write_text(json.dumps({
+        "study": "queues", "runId": run.name, "status": "running", "startedAt": "2026-01-01T00:00:00Z", "endedAt": None,
+        "pid": os.getpid(), "host": {"hostname": socket.gethostname()}, "quick": False, "tag": "", "params": {"forks": "3"},
+        "progress": {"unit": "cell", "done": 4, "total": 12, "updatedAt": "2026-01-01T00:10:00Z",
+                     "endsAt": ends.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z")},
+        "files": [{"path": "throughput.csv", "kind": "table"}]}))
+    r = bench("show", str(run))
+    assert r.returncode == 0, r.stderr
+    assert "queues run 20260101T000000Z-h-aaaaaa: running" in r.stdout
+    assert f"now: cell 5 of 12, should end about {ends:%H:%M}" in r.stdout and "files: 1 table" in r.stdout
+    assert_one_line_error(bench("show", "20990101T000000Z-nosuch-000000"), "show: no run 20990101T000000Z-nosuch-000000 under data/")
+
+
 def tool_dir(tmp_path, *tools):
     """A PATH with only the named tools, to play a machine without a JDK."""
     bin_dir = tmp_path / "bin"

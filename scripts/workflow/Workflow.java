@@ -223,6 +223,10 @@ public class Workflow {
                      "cell", "instance", "commit_events", "jobs_per_s", "cpu_pct", "threads_busy_pct")) {
             int index = 0;
             List<Integer> polls = o.lockPollMs();
+            long lockSettings = o.locks().stream().mapToLong(l -> l.equals("on") ? polls.size() : 1).sum();
+            int planned = Math.toIntExact(o.repetitions() * o.jobTypes().size() * o.instances().size() * o.acquireSizes().size() * lockSettings);
+            // a cell: its generate, its engines' start-up and a drain of --min-drain (seconds apiece when it is 0)
+            run.progress().plan("cell", planned, planned * (Math.max(o.minDrain(), 5) + 20));
             for (int rep = 1; rep <= o.repetitions(); rep++)
                 for (String type : o.jobTypes())
                     for (int k : o.instances())
@@ -238,6 +242,7 @@ public class Workflow {
                                     outcome.write(cells, engines);
                                     // a failed check means jobs were lost or ran twice: the run cannot be trusted
                                     if (!outcome.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", outcome.reasons()));
+                                    run.progress().unitDone();
                                 }
         }
     }
