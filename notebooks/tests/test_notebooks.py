@@ -295,7 +295,15 @@ def test_every_post_has_front_matter(site):
     for path in NOTEBOOKS:
         fm = front_matter(site / path.stem / "index.md")
         assert fm["title"] and fm["summary"] and fm["tags"] and fm["host"] and fm["runs"]
-        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", fm["date"])
+        assert fm["description"] == fm["summary"] and fm["categories"], "what Hugo and Quarto read for a listing"
+        # dated by its data: the day the newest of its runs ended; lastmod is the day it was published
+        ended = [json.loads(m.read_text())["endedAt"][:10] for run_id in fm["runs"]
+                 for m in (ROOT / "data/reference").glob(f"*/{run_id}/run.json")]
+        assert len(ended) == len(fm["runs"]) and fm["date"] == max(ended), (path.name, fm["date"], ended)
+        assert fm["lastmod"] == time.strftime("%Y-%m-%d") >= fm["date"]
+        (lead,) = fm["images"]
+        assert lead.startswith("figures/") and (site / path.stem / lead).is_file(), "the lead figure, for a listing's card"
+    assert "unsafe = true" in (site / "README.md").read_text(), "the site says which setting Hugo needs for raw HTML"
 
 
 def test_figures_exist_are_valid_svg_and_have_stable_names(site):
@@ -308,7 +316,10 @@ def test_figures_exist_are_valid_svg_and_have_stable_names(site):
     for svg in site.rglob("*.svg"):
         root = ET.parse(svg).getroot()
         assert root.tag == "{http://www.w3.org/2000/svg}svg", svg
-        assert float(root.get("width")) > 0 and float(root.get("height")) > 0
+        # it scales to the reader's width, keeping its shape: the kit's size becomes the viewBox
+        assert root.get("width") == "100%" and root.get("height") is None, svg
+        x, y, w, h = map(float, root.get("viewBox").split())
+        assert (x, y) == (0, 0) and w > 0 and h > 0, svg
     for md in site.rglob("index.md"):
         for ref in re.findall(r"\]\(([^)]+)\)", md.read_text()):
             assert (md.parent / ref).exists(), f"{md}: broken link {ref}"
@@ -403,7 +414,7 @@ def test_posts_show_no_code_and_every_figure_is_described(site, chromium):
         folded = chromium.execute_script("return document.querySelectorAll('details.code pre code').length")
         assert folded > 0, f"{post.parent.name}: its code cells are not folded in the page"
         for image in seen["images"]:
-            assert image["alt"], f"{post.parent.name}: figure {image['src']} has no alt text"
+            assert image["alt"].startswith("Chart"), f"{post.parent.name}: figure {image['src']} says not what it shows: {image['alt']!r}"
         assert "Scale: reference, " in seen["firstScreen"], f"{post.parent.name}: the scale is not above the fold"
         if post.parent.name in ("compare", "overhead"):
             continue  # neither reproduces an original
@@ -419,6 +430,63 @@ def test_posts_show_no_code_and_every_figure_is_described(site, chromium):
     listing = chromium.execute_script("return document.body.innerText")
     assert listing.count("reference, ") >= len(NOTEBOOKS), listing
     assert all(i["alt"] for i in chromium.execute_script(VISIBLE_KOTLIN)["images"])
+
+
+# What a reader on a phone or a desktop would see go wrong: a page wider than the screen, or a figure that did not load
+FITS = """
+const images = Array.from(document.images);
+return {scroll: document.documentElement.scrollWidth, width: window.innerWidth,
+        broken: images.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src')),
+        wider: images.filter(i => i.getBoundingClientRect().right > window.innerWidth + 1).map(i => i.getAttribute('src')),
+        figures: images.length};
+"""
+
+
+def test_posts_fit_a_phone_and_a_desktop(site, chromium):
+    shots = ROOT / "build/test-reports/screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    try:
+        for width in (390, 1280):
+            chromium.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+            for post in [site / "index.html", *sorted(site.glob("*/index.html"))]:
+                chromium.get(post.as_uri())
+                seen = chromium.execute_script(FITS)
+                name = post.parent.name if post.parent != site else "index"
+                chromium.save_screenshot(str(shots / f"{name}-{width}.png"))
+                assert seen["width"] == width, seen
+                assert seen["scroll"] <= width, f"{name} at {width} px: the page is {seen['scroll']} px wide"
+                assert not seen["broken"] and not seen["wider"], f"{name} at {width} px: {seen}"
+                assert seen["figures"] > 0, name
+    finally:
+        chromium.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_a_post_builds_in_a_real_hugo_site(site, tmp_path):
+    """A post copied into a Hugo site as a page bundle, with the one setting the site's README names: its figures,
+    its folded code and its claims survive Hugo's renderer."""
+    hugo = shutil.which("hugo")
+    if not hugo:
+        pytest.skip("hugo is not installed (./bench test installs it as root on Debian: apt-get install hugo)")
+    blog = tmp_path / "blog"
+    shutil.copytree(site / "queues", blog / "content/posts/queues")
+    (blog / "layouts/_default").mkdir(parents=True)
+    (blog / "layouts/_default/single.html").write_text("<html><body><h1>{{ .Title }}</h1><time>{{ .Date.Format \"2006-01-02\" }}</time>"
+                                                        "{{ .Content }}</body></html>")
+    (blog / "layouts/_default/list.html").write_text("<html><body>{{ range .Pages }}{{ .Title }}{{ end }}</body></html>")
+    (blog / "hugo.toml").write_text('baseURL = "https://example.invalid/"\ntitle = "t"\ndisableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
+                                   "[markup.goldmark.renderer]\nunsafe = true\n")
+    r = subprocess.run([hugo, "--source", str(blog), "--destination", str(tmp_path / "public"), "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "public/posts/queues/index.html").read_text()
+    fm = front_matter(site / "queues/index.md")
+    assert f"<time>{fm['date']}</time>" in page, "Hugo read the front matter's date"
+    assert '<details class="code">' in page and 'class="glance"' in page, "the raw HTML is kept"
+    assert "raw HTML omitted" not in page
+    for name in re.findall(r'src="(figures/[^"]+\.svg)"', page):
+        assert (tmp_path / "public/posts/queues" / name).is_file(), name
+    assert re.findall(r'src="figures/', page), "the figures are in the page"
 
 
 def execute_against_fresh_run(tmp_path_factory, tmp_path, study):
@@ -533,8 +601,8 @@ def test_publisher_escapes_and_sanitises_hostile_outputs(tmp_path):
     post = published_post(tmp_path, nb, "hostile")
     assert "&lt;img src=x onerror=alert(1)&gt;" in post, "the payload is shown as text"
     assert front_matter(tmp_path / "site/hostile/index.md")["host"] == HOST_PAYLOAD
-    # a figure without the kit's Markdown caption is named by its file, never by its raw text
-    assert "![figure-1](figures/figure-1.svg)" in (tmp_path / "site/hostile/index.md").read_text()
+    # a figure that draws no titles is named by its file, never by its raw text
+    assert "![Figure figure-1](figures/figure-1.svg)" in (tmp_path / "site/hostile/index.md").read_text()
 
 
 def test_a_quick_post_says_it_can_claim_nothing_and_folds_its_code(tmp_path):
@@ -558,6 +626,53 @@ def test_a_quick_post_says_it_can_claim_nothing_and_folds_its_code(tmp_path):
     assert post.index("<td>b</td>") < post.index('<details class="code">'), "folded code sits under what it made"
     assert front_matter(tmp_path / "site/quick/index.md")["scale"] == "quick demo"
     assert "(quick demo, 1 fork)" in (tmp_path / "site/index.md").read_text()
+
+
+# A figure as Lets-Plot draws one: its texts carry these classes
+FIGURE_SVG = ('<svg data-perfkit-figure="throughput" xmlns="http://www.w3.org/2000/svg" width="720.0" height="400.0">'
+              '<text class="plot-title">Throughput</text><text class="axis-title-y">events per second</text>'
+              '<text class="axis-title-x">variant</text><text class="legend-title">wait</text>'
+              '<text class="legend-item">blocking</text><text class="legend-item">busy_spin &lt;b&gt;</text></svg>')
+
+
+def test_the_tags_other_tools_use_and_two_figures_of_one_name(tmp_path):
+    nb = nbformat.v4.new_notebook(metadata={"perfkit": {"slug": "tags", "title": "t", "summary": "s", "tags": ["x"]}})
+    runs = {"study": "queues", "runIds": ["r"], "hosts": ["h"], "jdks": ["17"], "reference": False, "scale": "full",
+            "forks": 3, "ended": "2026-01-02"}
+
+    def cell(source, tags, *outs):
+        c = nbformat.v4.new_code_cell(source, outputs=list(outs), execution_count=1)
+        c.metadata["tags"] = tags
+        return c
+
+    text = lambda t: nbformat.v4.new_output("stream", name="stdout", text=t)
+    figure = lambda: nbformat.v4.new_output("display_data", {"image/svg+xml": FIGURE_SVG, "text/x-perfkit-caption": "What it means"})
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"),
+                cell("val runs = 1", [], nbformat.v4.new_output("display_data", {"text/x-perfkit-runs": json.dumps(runs),
+                                                                                  "text/markdown": "runs"})),
+                cell("val gone = 1", ["remove-cell"], text("a removed cell's output")),
+                cell("val noInput = 1", ["remove-input"], text("an output without its code")),
+                cell("val noOutput = 1", ["remove-output"], text("a code without its output")),
+                cell("val hidden = 1", ["hide-input"], figure()),
+                cell("val again = 1", [], figure())]
+    (tmp_path / "in").mkdir()
+    nbformat.write(nb, tmp_path / "in/tags.ipynb")
+    r = bench("publish", "--from", str(tmp_path / "in"), "--out", str(tmp_path / "site"))
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "site/tags/index.md").read_text()
+    assert "removed cell" not in md and "val gone" not in md
+    assert "an output without its code" in md and "val noInput" not in md
+    assert "val noOutput" in md and "a code without its output" not in md
+    assert re.search(r'<details class="code">.*?val hidden = 1.*?</details>', md, re.S), "hide-input folds, as every cell"
+    # the second figure of the same name is kept beside the first, and the publisher says so
+    assert sorted(p.name for p in (tmp_path / "site/tags/figures").iterdir()) == ["throughput-2.svg", "throughput.svg"]
+    assert "cell 7 draws a second figure named 'throughput'; it is figures/throughput-2.svg" in r.stderr
+    # the alt text says what the figure shows, from what it draws; the caption under it says what it means
+    alt = ("Chart titled Throughput: events per second against variant, one series per wait (blocking, busy\\_spin &lt;b>).")
+    assert f"![{alt}](figures/throughput.svg)\n\n*What it means*" in md, md
+    fm = front_matter(tmp_path / "site/tags/index.md")
+    assert fm["date"] == "2026-01-02" and fm["images"] == ["figures/throughput.svg"]
+    assert_site_is_safe(tmp_path / "site")
 
 
 def test_publish_rejects_a_file_as_out(tmp_path):

@@ -2,11 +2,15 @@
 
 Usage: python publish.py EXECUTED_DIR SITE_DIR
 
-For every executed notebook: SITE_DIR/<slug>/index.md (front matter + Markdown), index.html (the same,
-standalone), and figures/<name>.svg. A post shows prose, tables and figures: each code cell is folded in a
-closed <details> under its output, a cell tagged `show-code` is printed open above it, and cells tagged
-`setup` or `parameters` are left out. Under the title, one line says at what scale the runs were made and where. Figures keep the name
-given in the notebook (figure("name", ...)). Tables arrive as Markdown. SITE_DIR/index.html lists the posts.
+For every executed notebook: SITE_DIR/<slug>/index.md (front matter + Markdown, a Hugo or Quarto page
+bundle), index.html (the same, standalone), and figures/<name>.svg. A post shows prose, tables and figures:
+each code cell is folded in a closed <details> under its output (the tag `hide-input` says the same), a cell
+tagged `show-code` is printed open above it, and cells tagged `setup`, `parameters` or `remove-cell` are left
+out; `remove-input` keeps a cell's output without its code, `remove-output` its code without its output (the
+tags nbconvert, Quarto and Jupyter Book users already write). Under the title, one line says at what scale the
+runs were made and where. Figures keep the name given in the notebook (figure("name", ...)), scale to the
+reader's width, and carry alt text that says what they show. Tables arrive as Markdown. SITE_DIR/index.html
+lists the posts, and SITE_DIR/README.md says how to put them in a blog.
 """
 import datetime
 import html
@@ -15,16 +19,20 @@ import pathlib
 import re
 import shutil
 import sys
+import xml.etree.ElementTree as ET
 
 import markdown
 import nbformat
 import nh3
 
-HIDDEN_TAGS = {"setup", "parameters"}
+HIDDEN_TAGS = {"setup", "parameters", "remove-cell"}
 SHOWN_CODE_TAG = "show-code"
+NO_CODE_TAG = "remove-input"
+NO_OUTPUT_TAG = "remove-output"
 FIGURE_NAME = re.compile(r'data-perfkit-figure="([a-z0-9-]+)"')
 STYLE = """
-body { font-family: Georgia, 'DejaVu Serif', serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.55; color: #222; }
+body { font-family: Georgia, 'DejaVu Serif', serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.55; color: #222; overflow-wrap: break-word; }
+img { max-width: 100%; height: auto; }
 h1, h2, h3 { font-family: 'DejaVu Sans', Helvetica, Arial, sans-serif; line-height: 1.25; }
 pre { background: #f6f6f4; padding: .8rem; overflow-x: auto; font-size: .85rem; }
 code { font-family: 'DejaVu Sans Mono', Menlo, monospace; }
@@ -148,6 +156,93 @@ def page(title: str, body_html: str) -> str:
             f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body_html}\n</body>\n</html>\n")
 
 
+SVG = "{http://www.w3.org/2000/svg}"
+# what a Lets-Plot SVG names each text it draws
+FIGURE_TEXTS = ("plot-title", "axis-title-x", "axis-title-y", "legend-title", "legend-item")
+
+
+def figure_texts(svg: str) -> dict:
+    """The figure's own titles, axis titles and legend, by the class Lets-Plot gives them; empty when it is not one."""
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError:
+        return {}
+    # a long legend label is wrapped into several texts of one entry's group: read them back as one label
+    parent = {child: element for element in root.iter() for child in element}
+    lines = {}
+    for element in root.iter(SVG + "text"):
+        kind = element.get("class", "")
+        text = " ".join("".join(element.itertext()).split())
+        if kind in FIGURE_TEXTS and text:
+            up = parent.get(parent.get(element))  # Lets-Plot: text in a line's group, in the entry's group
+            entry = up if kind == "legend-item" and up is not None else element
+            lines.setdefault((kind, entry), []).append(text)
+    found = {}
+    for (kind, _), texts in lines.items():
+        text = " ".join(texts)
+        if text not in found.setdefault(kind, []):
+            found[kind].append(text)
+    return found
+
+
+def alt_text(svg: str, name: str) -> str:
+    """What the figure shows, in words a screen reader can say, from what it draws: its title, what is plotted against
+    what, and what the legend tells apart. The caption below says what it means; the alt text does not repeat it."""
+    t = figure_texts(svg)
+    first = lambda kind: (t.get(kind) or [""])[0]
+    if not (first("axis-title-x") or first("axis-title-y")):
+        return f"Figure {name}"
+    words = "Chart" + (f" titled {first('plot-title')}" if first("plot-title") else "") + ": "
+    words += f"{first('axis-title-y') or 'a value'} against {first('axis-title-x') or 'a category'}"
+    items = t.get("legend-item", [])
+    if items:
+        shown = ", ".join(items[:8]) + (f" and {len(items) - 8} more" if len(items) > 8 else "")
+        words += f", one series per {first('legend-title') or 'group'} ({shown})"
+    return words + "."
+
+
+def markdown_alt(text: str) -> str:
+    """Alt text inside ![...]: nothing in it may close the brackets, open a tag or turn into emphasis."""
+    return re.sub(r"([\\\[\]*_`])", r"\\\1", text).replace("&", "&amp;").replace("<", "&lt;")
+
+
+def scalable(svg: str) -> str:
+    """The figure with a viewBox and a width of 100%: it keeps its shape and fits a phone's width in any blog's page,
+    where a fixed 720 px would overflow it; an <img> of it takes the width of the text around it."""
+    head = re.match(r"<svg\b[^>]*>", svg)
+    if not head:
+        return svg
+    tag = head.group(0)
+    width, height = re.search(r'\swidth="([\d.]+)"', tag), re.search(r'\sheight="([\d.]+)"', tag)
+    if not (width and height) or "viewBox=" in tag:
+        return svg
+    new = tag.replace(width.group(0), ' width="100%"').replace(height.group(0), "")
+    new = new[:-1] + f' viewBox="0 0 {width.group(1)} {height.group(1)}">'
+    return new + svg[len(tag):]
+
+
+SITE_README = """# These posts in a blog
+
+Each folder is one post as a page bundle: `index.md` with its front matter (`title`, `date`: the day its newest
+run ended, `lastmod`: the day it was published, `description`, `categories`, `tags`, `images`: its lead figure)
+and `figures/*.svg` beside it. Copy a folder into your site's posts, e.g. `content/posts/<slug>/` in Hugo.
+
+A post folds its code cells in `<details>` and marks its scale line and its claims with a class, so its Markdown
+holds raw HTML (no script: every page was sanitised with an allow-list):
+
+- **Hugo** drops raw HTML unless the site allows it, so set, in `hugo.toml`:
+
+  ```toml
+  [markup.goldmark.renderer]
+  unsafe = true
+  ```
+- **Quarto** and **Jekyll** (kramdown) pass it through as it is.
+
+The figures are SVG without scripts, and scale to the page's width. `index.html` in each folder is the same post
+as a standalone page, for sites that take HTML.
+"""
+
+
 def front_matter(fields: dict) -> str:
     return "---\n" + "".join(f"{k}: {yaml_value(v)}\n" for k, v in fields.items()) + "---\n"
 
@@ -164,18 +259,22 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
         if cell.cell_type == "markdown":
             blocks.append(cell.source)
             continue
-        if cell.cell_type != "code" or HIDDEN_TAGS & set(cell.metadata.get("tags", [])):
+        tags = set(cell.metadata.get("tags", []))
+        if cell.cell_type != "code" or HIDDEN_TAGS & tags:
             continue
         if cell.get("execution_count") is None and cell.source.strip():
             raise NotExecuted(f"{nb_path.name}: cell {index} was never executed; run ./bench notebooks first")
         # a cell tagged show-code prints its code before its result; any other folds it after, under what it made
-        shown = SHOWN_CODE_TAG in cell.metadata.get("tags", [])
-        if cell.source.strip() and shown:
+        shown = SHOWN_CODE_TAG in tags
+        code = cell.source.strip() and NO_CODE_TAG not in tags
+        if code and shown:
             blocks.append("```kotlin\n" + cell.source.strip() + "\n```")
         for o in cell.get("outputs", []):
             kind = o.get("output_type")
             if kind == "error":
                 raise NotExecuted(f"{nb_path.name}: cell {index} failed: {o.get('ename')}: {o.get('evalue')}")
+            if NO_OUTPUT_TAG in tags:
+                continue
             if kind == "stream":
                 blocks.append(text_block(o.get("text", "")))
                 continue
@@ -188,26 +287,39 @@ def convert(nb_path: pathlib.Path, site: pathlib.Path) -> dict:
                 svg = data["image/svg+xml"]
                 found = FIGURE_NAME.search(svg)
                 name = found.group(1) if found else f"figure-{len(figures) + 1}"
-                (out / "figures" / f"{name}.svg").write_text(svg, encoding="utf-8")
+                if name in figures:  # a second figure of the same name would overwrite the first
+                    taken, k = name, 2
+                    while f"{taken}-{k}" in figures:
+                        k += 1
+                    name = f"{taken}-{k}"
+                    print(f"publish: {nb_path.name}: cell {index} draws a second figure named {taken!r}; it is figures/{name}.svg",
+                          file=sys.stderr)
+                (out / "figures" / f"{name}.svg").write_text(scalable(svg), encoding="utf-8")
                 # the kit's caption, already Markdown that reads as itself (its mdText: the kit's one escaper); a
                 # figure from elsewhere is named by its file, never by its unescaped text
                 caption = data.get("text/x-perfkit-caption", name).strip()
                 figures.append(name)
-                blocks.append(f"![{caption}](figures/{name}.svg)\n\n*{caption}*")
+                blocks.append(f"![{markdown_alt(alt_text(svg, name))}](figures/{name}.svg)\n\n*{caption}*")
             elif "text/markdown" in data:
                 blocks.append(text_md(data["text/markdown"]))
             elif "text/plain" in data:
                 blocks.append(text_block(data["text/plain"]))
-        if cell.source.strip() and not shown:
+        if code and not shown:
             blocks.append(folded_code(cell.source))
     # a title the runs give (compare: what was compared) wins over the notebook's, in the page and its heading
     title = runs.get("title") or meta.get("title") or next((l[2:] for c in nb.cells if c.cell_type == "markdown"
                                                              for l in c.source.splitlines() if l.startswith("# ")), slug)
+    today = datetime.date.today().isoformat()
     info = {
         "title": title,
-        "date": datetime.date.today().isoformat(),
+        # dated by its data: re-publishing the same runs keeps the date, and lastmod says when it was written
+        "date": runs.get("ended") or today,
+        "lastmod": today,
+        "description": meta.get("summary", ""),
         "summary": meta.get("summary", ""),
+        "categories": meta.get("categories", ["performance"]),
         "tags": meta.get("tags", []),
+        "images": [f"figures/{figures[0]}.svg"] if figures else [],
         "host": "; ".join(runs.get("hosts", [])),
         "jdk": ", ".join(runs.get("jdks", [])),
         "runs": runs.get("runIds", []),
@@ -276,6 +388,7 @@ def main() -> int:
         print(f"publish: {e}", file=sys.stderr)
         return 1
     index(posts, site)
+    (site / "README.md").write_text(SITE_README, encoding="utf-8")
     for p in posts:
         print(f"[publish] {p['slug']}: {len(p['figures'])} figure(s) -> {site / p['slug'] / 'index.html'}", file=sys.stderr)
     print(site / "index.html")

@@ -149,6 +149,8 @@ final class Sweep {
             // repetitions interleaved across cells, so a drift of the host touches every cell alike
             for (int k = 1; k <= repetitions; k++) for (Cell cell : cells) searches.add(new Search(cell, k));
             List<String> summary = new ArrayList<>();
+            // the searches share what is left of --budget: the plan is that budget, whatever the calibration took of it
+            run.progress().plan("search", searches.size(), Math.max(o.budget() - s.elapsed(), 1));
             for (int i = 0; i < searches.size(); i++) {
                 Search search = searches.get(i);
                 // each remaining search gets an equal share of the remaining budget, so the last cell is measured too
@@ -162,6 +164,7 @@ final class Sweep {
                         .set("capacity_status", r.status().label).set("slo_ms", s.slo).set("steps", r.steps().size()).set("stop_reason", r.stopReason()));
                 summary.add(String.format(Locale.ROOT, "%-18s r%d capacity %s at p99.9 <= %.0f ms (%s: %s)", search.cell().name(), search.repetition(),
                         r.capacity() == null ? "-" : r.capacity() + " instance(s)", s.slo, r.status().label, r.stopReason()));
+                run.progress().unitDone();
             }
             run.progress().clear();
             summary.forEach(System.err::println);

@@ -125,6 +125,9 @@ public class Queues {
                      + "events per second of each 1-consumer cell's fork and of the minimal program run next to it",
                      "cell", "variant", "wait_strategy", "fork", "harness_events_per_s", "minimal_events_per_s", "harness_over_minimal",
                      "minimal_exactly_once") : null) {
+            // a cell's fork: its JVM's start (about 2 s) and window, and as long again for the minimal program beside it
+            long minimals = calibrate ? cells.stream().filter(Cell::hasMinimal).count() : 0;
+            run.progress().plan("cell", o.forks() * cells.size(), o.forks() * ((cells.size() + minimals) * (warmup + measure + 2)));
             for (int fork = 1; fork <= o.forks(); fork++) {
                 for (Cell cell : cells) {
                     // the minimal program goes first on even forks, so drift on the host favours neither
@@ -155,6 +158,7 @@ public class Queues {
                                 .set("fork", fork).set("consumer", c + 1).set("events", r.consumerEvents().get(c)).set("events_total", r.consumerEventsTotal().get(c)));
                     perCell.computeIfAbsent(cell.name(), v -> new ArrayList<>()).add(r.eventsPerSecond());
                     for (String reason : invalidReasons(cell.name(), fork, rate, r)) run.invalid(reason);
+                    run.progress().unitDone();
                 }
             }
         }

@@ -67,6 +67,25 @@ def test_list_shows_studies_and_runs():
     assert "reference/queues/" in r.stdout
 
 
+def test_show_says_where_a_run_still_going_is_and_when_it_should_end(tmp_path):
+    import datetime
+    import socket
+    run = tmp_path / "queues" / "20260101T000000Z-h-aaaaaa"
+    run.mkdir(parents=True)
+    ends = datetime.datetime.now().astimezone() + datetime.timedelta(minutes=42)
+    (run / "run.json").write_text(json.dumps({
+        "study": "queues", "runId": run.name, "status": "running", "startedAt": "2026-01-01T00:00:00Z", "endedAt": None,
+        "pid": os.getpid(), "host": {"hostname": socket.gethostname()}, "quick": False, "tag": "", "params": {"forks": "3"},
+        "progress": {"unit": "cell", "done": 4, "total": 12, "updatedAt": "2026-01-01T00:10:00Z",
+                     "endsAt": ends.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z")},
+        "files": [{"path": "throughput.csv", "kind": "table"}]}))
+    r = bench("show", str(run))
+    assert r.returncode == 0, r.stderr
+    assert "queues run 20260101T000000Z-h-aaaaaa: running" in r.stdout
+    assert f"now: cell 5 of 12, should end about {ends:%H:%M}" in r.stdout and "files: 1 table" in r.stdout
+    assert_one_line_error(bench("show", "20990101T000000Z-nosuch-000000"), "show: no run 20990101T000000Z-nosuch-000000 under data/")
+
+
 def tool_dir(tmp_path, *tools):
     """A PATH with only the named tools, to play a machine without a JDK."""
     bin_dir = tmp_path / "bin"
@@ -107,6 +126,18 @@ def test_catalog_has_one_runnable_script_per_study():
         packages = sorted(p.name for p in (ROOT / "scripts/harness/src/perfkit/harness").iterdir() if p.is_dir() and p.name != "http")
         sources = " ".join(re.findall(r"^//SOURCES (.+)$", script.read_text(), re.M)).split()
         assert all(f"../harness/src/perfkit/harness/{p}/*.java" in sources for p in packages), f"{name} uses the shared harness"
+        assert os.access(script, os.X_OK), f"{name}: its shebang works only when the script is executable"
+
+
+def test_a_script_runs_directly_for_a_user_with_jbang_on_the_path(tmp_path):
+    """What the shebang promises: `./scripts/queues/Queues.java --help` in a shell, with any jbang on PATH (here the kit's)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/jbang").write_text(f'#!/bin/sh\nexec "{ROOT / "env/setup/jbang"}" "$@"\n')
+    (tmp_path / "bin/jbang").chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    r = subprocess.run(["bash", "-c", "./scripts/queues/Queues.java --help"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "--forks" in r.stdout and "JVM forks (repetitions) per cell" in r.stdout
 
 
 def test_demo_runs_every_study():

@@ -31,6 +31,9 @@ def test_manifest_validates_and_says_what_ran(tiny_queues_run):
     assert "shared counter" in m["notes"]["disruptor-work-N"]
     assert not any("fair" in str(v) for v in m["notes"].values())
     assert "busy-spin" in m["notes"]["waitStrategies"], "the quick run says which strategy it leaves out"
+    # where the run was, kept once it ended: every cell's fork counted, nothing left to wait for
+    assert m["progress"]["unit"] == "cell" and m["progress"]["done"] == m["progress"]["total"] == len(CELLS)
+    assert m["progress"]["endsAt"] is None
 
 
 def test_every_listed_file_exists_and_every_file_is_listed(tiny_queues_run):

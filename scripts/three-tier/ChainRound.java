@@ -76,7 +76,7 @@ final class ChainRound implements Rounds.Round {
         String url = ThreeTier.JDBC_URL.in(p);
         if (url.isEmpty())
             return !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
-                    ? "chain: PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url" : null;
+                    ? "chain: " + PrivatePostgres.NOT_FOUND + "; or use --jdbc-url" : null;
         if (!url.startsWith("jdbc:postgresql://")) return "option --jdbc-url expects a PostgreSQL URL such as jdbc:postgresql://host:5432/database";
         try {
             JdbcUrl.parse(url);

@@ -81,7 +81,7 @@ final class Inserts implements Rounds.Round {
         }
         if (!ThreeTier.ROUNDS_OPT.in(p).contains("inserts")) return null;
         if (ThreeTier.STORES.in(p).contains("postgres") && url.isEmpty() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null)
-            return "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --jdbc-url, or --stores cassandra";
+            return PrivatePostgres.NOT_FOUND + "; or use --jdbc-url, or --stores cassandra";
         return null;
     }
 

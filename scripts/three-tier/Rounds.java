@@ -63,11 +63,14 @@ final class Rounds {
         for (Round r : rounds) r.describe(notes);
         run.writeManifest();
         if (http != null) HttpLoad.prepare(run, Params.hostsOf(o.placement(), "driver"));
+        // a round: each of its cells' forks, a warm-up and a window apiece and their servers' start (some 20 s)
+        run.progress().plan("round", rounds.size(), cells.size() * o.forks() * (o.warmup() + o.measure() + 20));
         try {
             for (int i = 0; i < rounds.size(); i++) {
                 run.progress().say("round " + names.get(i));
                 rounds.get(i).run();
                 run.writeManifest();
+                run.progress().unitDone();
             }
         } finally {
             if (http != null) http.close();

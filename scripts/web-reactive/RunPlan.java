@@ -130,12 +130,18 @@ final class RunPlan {
                 + "met the SLO with no errors, and the first above it that did not", "cell", "stack", "calls", "fork", "slo_ms", "last_met_rps",
                 "first_missed_rps", "status", "stop_reason", "steps");
 
+        // a cell's fork: its closed sweep (a step of --step-seconds or so for each N) and its capacity search (about
+        // a dozen steps, at most --budget), and per fork each stack's warm-up by rule (some 40 s)
+        double closedSeconds = o.closedModel() ? o.users().size() * (Math.max(o.stepSeconds(), 1) + 4) : 0;
+        double openSeconds = o.openModel() ? Math.min(o.budget(), 12 * (o.warmup() + o.measure() + 8)) : 0;
+        run.progress().plan("cell", cells.size() * o.forks(), o.forks() * (cells.size() * (closedSeconds + openSeconds) + 40.0 * cells.size()));
         if (!target.isEmpty()) {
             for (int fork = 1; fork <= o.forks(); fork++) {
                 ServerWarmup.warm(run, "target", fork, List.of(target), Map.of(), warmupRule(16));
                 closedSweep("target", "target", 0, fork, null);
                 if (fork == 1) peers.cell("target", 1, target, o.repeatsFor(0), n -> driverRps("target", 1, n));
                 openModel("target", "target", 0, fork, null);
+                run.progress().unitDone();
             }
         } else {
             backend = HttpService.start(run, "backend", "backend", o.placement().get("backend"), null, List.of("-Xmx256m"),
@@ -155,6 +161,7 @@ final class RunPlan {
                         for (int c : rotated(calls, fork - 1)) {
                             closedSweep(cell(stack, c), stack, c, fork, app);
                             openModel(cell(stack, c), stack, c, fork, app);
+                            run.progress().unitDone();
                         }
                         if (fork == 1) {
                             // thread pools as the sweeps left them; then the peers, on the first calls count

@@ -98,7 +98,7 @@ public class Workflow {
             .rule(p -> p.placement().containsKey("db") && DATABASE.in(p) == DatabaseKind.H2 ? "--place db needs --database postgres: H2 runs inside the engines" : null)
             .rule(p -> enginesElsewhereProblem(p)) // before the binaries, any connection or SSH wait: a misplacement is told first
             .rule(p -> !usesH2(p) && JDBC_URL.in(p).isBlank() && !p.placement().containsKey("db") && PrivatePostgres.binaries() == null
-                    ? "PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them); or use --database h2 or --jdbc-url" : null)
+                    ? PrivatePostgres.NOT_FOUND + "; or use --database h2 or --jdbc-url" : null)
             .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
             // the private cluster and the engines on hosts of their own (the original: engines on their own hosts, RDS apart)
             .place(List.of("db", "engines"), List.of("engines"))
@@ -223,6 +223,10 @@ public class Workflow {
                      "cell", "instance", "commit_events", "jobs_per_s", "cpu_pct", "threads_busy_pct")) {
             int index = 0;
             List<Integer> polls = o.lockPollMs();
+            long lockSettings = o.locks().stream().mapToLong(l -> l.equals("on") ? polls.size() : 1).sum();
+            int planned = Math.toIntExact(o.repetitions() * o.jobTypes().size() * o.instances().size() * o.acquireSizes().size() * lockSettings);
+            // a cell: its generate, its engines' start-up and a drain of --min-drain (seconds apiece when it is 0)
+            run.progress().plan("cell", planned, planned * (Math.max(o.minDrain(), 5) + 20));
             for (int rep = 1; rep <= o.repetitions(); rep++)
                 for (String type : o.jobTypes())
                     for (int k : o.instances())
@@ -238,6 +242,7 @@ public class Workflow {
                                     outcome.write(cells, engines);
                                     // a failed check means jobs were lost or ran twice: the run cannot be trusted
                                     if (!outcome.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", outcome.reasons()));
+                                    run.progress().unitDone();
                                 }
         }
     }

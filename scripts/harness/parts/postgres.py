@@ -25,19 +25,32 @@ import time
 FOLDER_PREFIX = "perfkit-part-pg-"
 
 
+def server_in(folder):
+    return os.access(os.path.join(folder, "postgres"), os.X_OK) and os.access(os.path.join(folder, "initdb"), os.X_OK)
+
+
 def binaries():
-    """The newest installed server's bin folder, or None (as PrivatePostgres.binaries())."""
+    """The server's bin folder, or None, found as PrivatePostgres.binaries() finds it: PERFKIT_PG_BINDIR, then
+    pg_config --bindir, then the newest under Debian's /usr/lib/postgresql."""
+    given = os.environ.get("PERFKIT_PG_BINDIR", "").strip()
+    if given:
+        return given if server_in(given) else None
+    try:
+        configured = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        configured = ""
+    if configured and server_in(configured):
+        return configured
     base = "/usr/lib/postgresql"
     found = [os.path.join(base, v, "bin") for v in (os.listdir(base) if os.path.isdir(base) else [])]
-    found = [b for b in found if os.access(os.path.join(b, "postgres"), os.X_OK) and os.access(os.path.join(b, "initdb"), os.X_OK)]
-    return max(found, key=lambda b: int(re.sub(r"\D", "0", os.path.basename(os.path.dirname(b))) or 0), default=None)
+    return max(filter(server_in, found), key=lambda b: int(re.sub(r"\D", "0", os.path.basename(os.path.dirname(b))) or 0), default=None)
 
 
 def problem():
     """What keeps this host from running the part, in one line; None when it can."""
     host = socket.gethostname()
     if binaries() is None:
-        return f"PostgreSQL server binaries not found under /usr/lib/postgresql on {host}"
+        return f"PostgreSQL server binaries not found on {host} (PERFKIT_PG_BINDIR, pg_config --bindir, /usr/lib/postgresql/*/bin)"
     if not os.path.exists("/usr/bin/setpriv"):
         return f"{host} lacks /usr/bin/setpriv (util-linux), which ties the server to its agent"
     if os.geteuid() == 0:

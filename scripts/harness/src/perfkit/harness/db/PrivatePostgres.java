@@ -47,12 +47,41 @@ public final class PrivatePostgres implements AutoCloseable {
         this.password = password;
     }
 
-    /** The newest installed server's bin folder, or null. */
+    /** What a run says when no server is found, before the study's own way out. */
+    public static final String NOT_FOUND = "PostgreSQL server binaries not found (PERFKIT_PG_BINDIR, pg_config --bindir, "
+            + "/usr/lib/postgresql/*/bin; ./bench setup installs them on Debian)";
+
+    /**
+     * The server's bin folder, or null: {@code PERFKIT_PG_BINDIR} when set, else {@code pg_config --bindir}, else the
+     * newest under Debian's {@code /usr/lib/postgresql}. A folder counts only with both {@code postgres} and
+     * {@code initdb} in it: a client-only pg_config names a folder without them.
+     */
     public static Path binaries() {
+        String given = System.getenv("PERFKIT_PG_BINDIR");
+        if (given != null && !given.isBlank()) return serverIn(Path.of(given)) ? Path.of(given) : null;
+        Path configured = pgConfigBindir();
+        if (configured != null && serverIn(configured)) return configured;
         try (Stream<Path> versions = Files.list(Path.of("/usr/lib/postgresql"))) {
-            return versions.map(v -> v.resolve("bin")).filter(b -> Files.isExecutable(b.resolve("postgres")) && Files.isExecutable(b.resolve("initdb")))
+            return versions.map(v -> v.resolve("bin")).filter(PrivatePostgres::serverIn)
                     .max(Comparator.comparing(b -> Integer.parseInt(b.getParent().getFileName().toString().replaceAll("\\D", "0")))).orElse(null);
         } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static boolean serverIn(Path bin) {
+        return Files.isExecutable(bin.resolve("postgres")) && Files.isExecutable(bin.resolve("initdb"));
+    }
+
+    private static Path pgConfigBindir() {
+        try {
+            Process p = new ProcessBuilder("pg_config", "--bindir").redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+            return p.waitFor() == 0 && !out.isEmpty() ? Path.of(out) : null;
+        } catch (IOException e) {
+            return null; // no pg_config on PATH
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             return null;
         }
     }
@@ -63,7 +92,7 @@ public final class PrivatePostgres implements AutoCloseable {
      */
     public static PrivatePostgres start(Run run, Map<String, String> settings) throws Exception {
         Path bin = binaries();
-        if (bin == null) throw new IllegalStateException("PostgreSQL server binaries not found under /usr/lib/postgresql (./bench setup installs them)");
+        if (bin == null) throw new IllegalStateException(NOT_FOUND);
         boolean asRoot = "root".equals(System.getProperty("user.name"));
         if (asRoot && !Files.isExecutable(Path.of("/usr/bin/setpriv")))
             throw new IllegalStateException("running as root needs /usr/bin/setpriv (util-linux) to start PostgreSQL as user postgres");

@@ -110,6 +110,17 @@ final class RunManifest {
         }
     }
 
+    /** Where the run is ({@link Progress}): read by ./bench list and show while it runs, and kept once it ends. */
+    synchronized void progress(Progress.Overall o) {
+        ObjectNode p = m.putObject("progress");
+        p.put("unit", o.unit());
+        p.put("done", o.done());
+        p.put("total", o.total());
+        p.put("updatedAt", Instant.now().toString());
+        if (o.done() < o.total()) p.put("endsAt", o.endsAt().toString()); else p.putNull("endsAt");
+        write();
+    }
+
     synchronized void end(String status, String error) {
         registerLeftoverFiles(file.getParent(), m);
         m.put("status", status);

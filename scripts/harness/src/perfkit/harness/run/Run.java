@@ -83,6 +83,7 @@ public final class Run {
         run.supervisor.startReaper();
         run.timeSeries.watchProcess("proc:" + study, ProcessHandle.current().pid());
         run.timeSeries.onRate(run.progress::rate);
+        run.progress.onUnit(run.manifest::progress);
         run.timeSeries.start();
         run.progress.say("run " + run.dir);
         return run;

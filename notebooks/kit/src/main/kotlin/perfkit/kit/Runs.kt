@@ -58,6 +58,8 @@ class RecordedRun(val dir: Path, val manifest: JsonNode) {
     val tag: String get() = manifest.path("tag").asText("")
     val quick: Boolean get() = manifest.path("quick").asBoolean(false)
     val startedAt: String get() = manifest.path("startedAt").asText("")
+    /** When the run ended; empty while it runs. */
+    val endedAt: String get() = manifest.path("endedAt").asText("")
     val commit: String get() = manifest.path("kit").path("commit").asText("")
     val dirty: Boolean? get() = manifest.path("kit").path("dirty").takeIf { it.isBoolean }?.asBoolean()
     val repetitions: Int get() = manifest.path("measurement").path("repetitions").asInt()
@@ -307,6 +309,8 @@ class RunsSummary(val runs: List<RecordedRun>, val skipped: List<String> = (runs
         "hosts" to runs.map { "${it.hostname} (${it.cores} cores, ${it.cpuModel})" }.distinct(),
         "jdks" to runs.map { it.jdk }.distinct(),
         "reference" to runs.all { it.isReference },
+        // a post is dated by its data, not by the day it was published: the day the newest run ended
+        "ended" to runs.map { it.endedAt.ifBlank { it.startedAt } }.filter { it.length >= 10 }.maxOrNull()?.take(10),
     ) + scaleFields(runs))
 }
 

@@ -106,6 +106,16 @@ class RunsTest {
     }
 
     @Test
+    fun `a post is dated by the day its newest run ended, not the day it is published`() {
+        run("runs", id1)
+        val later = run("runs", id2).resolve("run.json")
+        Files.writeString(later, Files.readString(later).replace("\"endedAt\":\"2026-01-01T00:01:00Z\"", "\"endedAt\":\"2026-01-02T23:59:00Z\""))
+        val json = com.fasterxml.jackson.databind.ObjectMapper()
+        assertEquals("2026-01-02", json.readTree(findRuns("queues", "all", root).summary().json)["ended"].asText())
+        assertEquals("2026-01-01", json.readTree(findRuns("queues", id1, root).summary().json)["ended"].asText())
+    }
+
+    @Test
     fun `the runs a notebook can read are listed newest first with their labels`() {
         run("runs", id1); run("reference", id2); run("runs", id3, status = "interrupted")
         val listed = availableRuns("queues", root)
