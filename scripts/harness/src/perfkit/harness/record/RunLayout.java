@@ -36,6 +36,22 @@ public final class RunLayout {
     /** Scratch's temp folder: every child JVM's java.io.tmpdir, so a server's temp files (Tomcat's) go with the run. */
     static final String TMP_DIR = "tmp";
 
+    /**
+     * The study's folder under {@code runsRoot}, made when missing; refused in one line when the disk lacks the room a
+     * run needs ({@link #minFreeMb()}) or the folder cannot be made.
+     */
+    public static Path studyDir(Path runsRoot, String study) {
+        long free = Disk.freeBytes(runsRoot), needed = minFreeMb() << 20;
+        if (free >= 0 && free < needed)
+            throw new UserError(study + ": only " + (free >> 20) + " MB free under " + runsRoot + "; a run needs at least " + (needed >> 20)
+                    + " MB (free some space, choose another --out, or set PERFKIT_MIN_FREE_MB)");
+        try {
+            return Files.createDirectories(runsRoot.resolve(study));
+        } catch (IOException e) {
+            throw new UserError(study + ": cannot create the run folder under " + runsRoot + " (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
     private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
     private static final SecureRandom RANDOM = new SecureRandom();
 

@@ -110,14 +110,17 @@ final class RunManifest {
         }
     }
 
-    /** Where the run is ({@link Progress}): read by ./bench list and show while it runs, and kept once it ends. */
-    synchronized void progress(Progress.Overall o) {
+    /**
+     * Where the run is (the run's Progress): {@code done} of {@code total} units, and when it should end ({@code endsAt},
+     * null once all are done). Read by ./bench list and show while the run goes, and kept once it ends.
+     */
+    synchronized void progress(String unit, int done, int total, Instant endsAt) {
         ObjectNode p = m.putObject("progress");
-        p.put("unit", o.unit());
-        p.put("done", o.done());
-        p.put("total", o.total());
+        p.put("unit", unit);
+        p.put("done", done);
+        p.put("total", total);
         p.put("updatedAt", Instant.now().toString());
-        if (o.done() < o.total()) p.put("endsAt", o.endsAt().toString()); else p.putNull("endsAt");
+        if (endsAt != null) p.put("endsAt", endsAt.toString()); else p.putNull("endsAt");
         write();
     }
 

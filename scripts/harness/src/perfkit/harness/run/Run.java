@@ -14,7 +14,6 @@ import perfkit.harness.record.RunManifest;
 import perfkit.harness.os.Signals;
 import perfkit.harness.process.Supervisor;
 import perfkit.harness.measure.TimeSeries;
-import perfkit.harness.os.UserError;
 
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -65,17 +64,7 @@ public final class Run {
         Path runsRoot = RunLayout.kitRoot().resolve(Cli.OUT.in(new Params(params)));
         Janitor.sweep(runsRoot);
         Janitor.sweepClusters();
-        long free = Disk.freeBytes(runsRoot), needed = RunLayout.minFreeMb() << 20;
-        if (free >= 0 && free < needed)
-            throw new UserError(study + ": only " + (free >> 20) + " MB free under " + runsRoot + "; a run needs at least " + (needed >> 20)
-                    + " MB (free some space, choose another --out, or set PERFKIT_MIN_FREE_MB)");
-        Path studyDir;
-        try {
-            studyDir = Files.createDirectories(runsRoot.resolve(study));
-        } catch (IOException e) {
-            throw new UserError(study + ": cannot create the run folder under " + runsRoot + " (" + e.getClass().getSimpleName() + ")");
-        }
-        Run run = new Run(study, params, RunLayout.createUniqueDir(studyDir), mainClass);
+        Run run = new Run(study, params, RunLayout.createUniqueDir(RunLayout.studyDir(runsRoot, study)), mainClass);
         RunLayout.holdReserve(run.dir, study);
         Runtime.getRuntime().addShutdownHook(new Thread(run::onShutdown, "perfkit-shutdown"));
         Signals.watch(code -> run.signalExitCode = code);
@@ -83,7 +72,7 @@ public final class Run {
         run.supervisor.startReaper();
         run.timeSeries.watchProcess("proc:" + study, ProcessHandle.current().pid());
         run.timeSeries.onRate(run.progress::rate);
-        run.progress.onUnit(run.manifest::progress);
+        run.progress.onUnit(o -> run.manifest.progress(o.unit(), o.done(), o.total(), o.done() < o.total() ? o.endsAt() : null));
         run.timeSeries.start();
         run.progress.say("run " + run.dir);
         return run;

@@ -1,4 +1,4 @@
-package perfkit.harness;
+package perfkit.harness.run;
 
 import org.junit.jupiter.api.Test;
 
