@@ -2,7 +2,7 @@
 //JAVA 17+
 //DEPS io.hyperfoil:hyperfoil-http:0.25.2
 // slf4j-api 2 arrives with no provider beside Log4j's 1.x binding and would print a warning with local jar paths
-//DEPS org.slf4j:slf4j-nop:2.0.6
+//DEPS org.slf4j:slf4j-nop:2.0.20
 // the harness's /proc reader, so the driver's CPU figures follow the run's rules (busy without steal, process trees)
 //SOURCES ../harness/src/perfkit/harness/measure/CpuSampler.java
 //JAVA_OPTIONS -Xmx512m -XX:+UseParallelGC -XX:NewRatio=1 -XX:+ExitOnOutOfMemoryError -Dlog4j2.level=WARN -Dorg.apache.logging.log4j.level=WARN

@@ -1,9 +1,9 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
-//DEPS org.apache.kafka:kafka_2.13:4.3.1
-//DEPS org.apache.kafka:kafka-clients:4.3.1
+//DEPS org.apache.kafka:kafka_2.13:4.4.0
+//DEPS org.apache.kafka:kafka-clients:4.4.0
 //DEPS net.openhft:chronicle-queue:2026.4
-//DEPS org.slf4j:slf4j-simple:2.0.17
+//DEPS org.slf4j:slf4j-simple:2.0.20
 //SOURCES StepFork.java Transport.java KafkaAccess.java KafkaTransport.java ChronicleTransport.java KafkaBroker.java PollProbe.java Chain.java Sweep.java Placement.java RateCalibration.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //DESCRIPTION Kafka vs Chronicle Queue: 5-service chains at a fixed rate each (1000 msg/s as published), grown until end-to-end p99.9 passes the SLO

@@ -1,5 +1,8 @@
 """The committed data: reference runs follow the run format; published numbers are tidy."""
 
+import json
+import re
+
 import pytest
 
 from conftest import ROOT, decode_hlog, manifest, read_csv, validate, validate_load_results, validate_notes
@@ -314,3 +317,55 @@ def test_published_numbers_are_tidy():
         assert r["study"] == "queues" and float(r["value"]) > 0 and r["unit"] and r["hardware"]
     ours = {"abq-1", "abq-3", "abq-5", "disruptor-1"}
     assert {r["variant"] for r in rows if r["source"] == "original write-up"} == ours
+
+
+# ---- dependencies: one version of each, wherever it is declared ---------------------------------------------------
+
+# Projects released as one: their artifacts share a version (Jackson 2's annotations drop the patch from 2.20 on)
+FAMILIES = {"com.fasterxml.jackson": lambda v: ".".join(v.split(".")[:2]), "org.slf4j": str, "org.apache.kafka": str,
+            "org.openjdk.jmh": str, "org.springframework.boot": str, "org.jetbrains.kotlin": str, "org.junit": str}
+
+
+def declared_dependencies():
+    """(group:artifact, version, where) for every //DEPS line, every pom's dependencies, BOMs and plugins, the kernel's
+    perfkit.json and the Python pins of environment.yml."""
+    found = []
+    for f in sorted(ROOT.glob("scripts/**/*.java")):
+        if "/target/" in str(f):
+            continue
+        for line in re.findall(r"^//DEPS (.+)$", f.read_text(), re.M):
+            for coordinate in line.split():
+                parts = coordinate.split("@")[0].split(":")
+                if len(parts) >= 3:
+                    found.append((f"{parts[0]}:{parts[1]}", parts[2], f.relative_to(ROOT)))
+    for pom in [*ROOT.glob("scripts/*/pom.xml"), ROOT / "notebooks/kit/pom.xml", *ROOT.glob("env/setup/*.pom.xml")]:
+        text = pom.read_text()
+        properties = dict(re.findall(r"<([\w.-]+)>([^<$]+)</\1>", text.split("<properties>")[1].split("</properties>")[0])) \
+            if "<properties>" in text else {}
+        for group, artifact, version in re.findall(r"<groupId>([^<]+)</groupId>\s*<artifactId>([^<]+)</artifactId>\s*<version>([^<]+)</version>", text):
+            version = re.sub(r"\$\{([^}]+)\}", lambda m: properties.get(m.group(1), m.group(0)), version)
+            found.append((f"{group}:{artifact}", version, pom.relative_to(ROOT)))
+    for coordinate in json.loads((ROOT / "notebooks/kit/perfkit.json").read_text())["dependencies"]:
+        parts = coordinate.split(":")
+        if len(parts) == 3:
+            found.append((f"{parts[0]}:{parts[1]}", parts[2], "notebooks/kit/perfkit.json"))
+    for name, version in re.findall(r"^\s*- ([\w.-]+)==([\w.]+)", (ROOT / "environment.yml").read_text(), re.M):
+        found.append((f"pypi:{name}", version, "environment.yml"))
+    return found
+
+
+def test_every_dependency_has_one_version_wherever_it_is_declared():
+    found = declared_dependencies()
+    assert len(found) > 40, "the scan finds the declarations"
+    versions = {}
+    for name, version, where in found:
+        versions.setdefault(name, set()).add((version, str(where)))
+    split = {n: sorted(v) for n, v in versions.items() if len({version for version, _ in v}) > 1}
+    assert not split, f"declared at more than one version: {split}"
+    for prefix, line in FAMILIES.items():
+        group = lambda name: name.split(":")[0]
+        lines = {(line(version), name) for name, version, _ in found
+                 if (group(name) == prefix or group(name).startswith(prefix + ".")) and not name.endswith("-plugin")}
+        assert len({l for l, _ in lines}) <= 1, f"{prefix}: one release of the project everywhere: {sorted(lines)}"
+    # the lab's JavaScript comes from the PyPI wheel of the same Lets-Plot as the kit's lets-plot-common
+    assert {v for n, v, _ in found if n == "pypi:lets-plot"} == {v for n, v, _ in found if n == "org.jetbrains.lets-plot:lets-plot-common"}

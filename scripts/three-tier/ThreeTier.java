@@ -2,24 +2,24 @@
 //JAVA 17+
 //DEPS org.springframework.boot:spring-boot-starter-web:4.1.1
 //DEPS org.springframework.boot:spring-boot-starter-webflux:4.1.1
-//DEPS org.freemarker:freemarker:2.3.34
+//DEPS org.freemarker:freemarker:2.3.35
 //DEPS org.apache.tomcat.embed:tomcat-embed-jasper:11.0.24
 // the Reactor Netty of Spring Boot 4.1.1's reactor-bom 2025.0.7; declared before r2dbc-postgresql, whose pom asks for reactor-netty-core 1.1
 //DEPS io.projectreactor.netty:reactor-netty-http:1.3.7
-//DEPS org.postgresql:postgresql:42.7.7
-// Jackson 3 (Spring Boot 4) needs annotations 2.21; the harness pins jackson-databind 2.18, which would pull 2.18 otherwise
-//DEPS com.fasterxml.jackson.core:jackson-annotations:2.21
+//DEPS org.postgresql:postgresql:42.7.14
+// one Jackson 2 with the harness and the kit (2.23), whose annotations Jackson 3 (Spring Boot 4) needs at 2.20 or newer
+//DEPS com.fasterxml.jackson.core:jackson-annotations:2.23
 //SOURCES Rounds.java HttpRound.java Templates.java Inserts.java ChainRound.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java
 //SOURCES templates/*.java
 //SOURCES inserts/*.java
-// chain round: Apache HttpClient 5 and HikariCP as Spring Boot 4.1.1 manages them; R2DBC PostgreSQL 1.1.1 (Boot manages 1.1.2, which did not resolve from the Maven repository the kit was built against)
-//DEPS org.apache.httpcomponents.client5:httpclient5:5.6.4
+// chain round: Apache HttpClient 5 and HikariCP at their newest; R2DBC PostgreSQL 1.1.3 (Boot manages 1.1.2, which did not resolve from the Maven repository the kit was built against)
+//DEPS org.apache.httpcomponents.client5:httpclient5:5.6.5
 // httpclient5 asks for slf4j-api 1.7, which would win over Spring Boot's 2.0 and break Logback 1.5
-//DEPS org.slf4j:slf4j-api:2.0.18
-//DEPS com.zaxxer:HikariCP:7.0.2
-//DEPS org.postgresql:r2dbc-postgresql:1.1.1.RELEASE
+//DEPS org.slf4j:slf4j-api:2.0.20
+//DEPS com.zaxxer:HikariCP:7.1.0
+//DEPS org.postgresql:r2dbc-postgresql:1.1.3.RELEASE
 //DEPS io.r2dbc:r2dbc-pool:1.0.2.RELEASE
 //SOURCES chain/*.java chain/sync/*.java chain/async/*.java chain/webflux/*.java
 //FILES perfkit-templates/page.jsp=templates/page.jsp perfkit-templates/page.ftlh=templates/page.ftlh

@@ -1,9 +1,9 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
 //DEPS org.flowable:flowable-engine:7.2.0
-//DEPS org.postgresql:postgresql:42.7.7
-//DEPS com.h2database:h2:2.3.232
-//DEPS org.slf4j:slf4j-simple:2.0.17
+//DEPS org.postgresql:postgresql:42.7.14
+//DEPS com.h2database:h2:2.5.252
+//DEPS org.slf4j:slf4j-simple:2.0.20
 //SOURCES Engine.java SleepTask.java Arrivals.java MeteredTaskExecutor.java Database.java Cell.java Monitor.java DrainRate.java DrainBottleneck.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //DESCRIPTION Flowable Async Executor draining a job backlog: fixed 100 ms jobs, timers and no-op jobs, vs the theoretical maximum

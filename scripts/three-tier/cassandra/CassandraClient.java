@@ -1,7 +1,8 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
 //DEPS org.apache.cassandra:java-driver-core:4.19.2
-//DEPS org.slf4j:slf4j-nop:1.7.36
+//DEPS org.slf4j:slf4j-api:2.0.20
+//DEPS org.slf4j:slf4j-nop:2.0.20
 //DESCRIPTION The Apache Cassandra Java driver 4.19 behind plain JDK types, loaded in an isolated class loader by the three-tier study
 package perfkit.threetier.cassandra;
 

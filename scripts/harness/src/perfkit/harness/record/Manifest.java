@@ -1,4 +1,4 @@
-//DEPS com.fasterxml.jackson.core:jackson-databind:2.18.2
+//DEPS com.fasterxml.jackson.core:jackson-databind:2.23.0
 package perfkit.harness.record;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
