@@ -1,0 +1,148 @@
+package perfkit.kit
+
+import org.hipparchus.linear.Array2DRowRealMatrix
+import org.hipparchus.linear.ArrayRealVector
+import org.hipparchus.linear.RealMatrix
+import org.hipparchus.linear.RealVector
+import org.hipparchus.optim.nonlinear.vector.leastsquares.LeastSquaresBuilder
+import org.hipparchus.optim.nonlinear.vector.leastsquares.LevenbergMarquardtOptimizer
+import org.hipparchus.optim.nonlinear.vector.leastsquares.MultivariateJacobianFunction
+import org.hipparchus.util.Pair
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.rows
+import kotlin.math.max
+import kotlin.math.sqrt
+
+/**
+ * Gunther's Universal Scalability Law: the throughput of [n] workers (instances, chains, users, consumers) is
+ * `X(n) = lambda n / (1 + sigma (n - 1) + kappa n (n - 1))`. [lambda] is one worker's throughput alone, [sigma] the
+ * share of the work that queues for something shared (contention), [kappa] the cost of keeping workers consistent
+ * with each other (coherency), which makes throughput fall past a peak.
+ */
+data class UslModel(val lambda: Double, val sigma: Double, val kappa: Double) {
+    fun throughput(n: Double): Double = lambda * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+
+    /** Where throughput peaks, sqrt((1 - sigma) / kappa); null without coherency (it only levels off, at lambda / sigma). */
+    val peakN: Double? get() = if (kappa > 0 && sigma < 1) sqrt((1 - sigma) / kappa) else null
+}
+
+/**
+ * A USL fitted to one throughput curve: [model] from every point, [sigma] and [kappa] as intervals over the forks
+ * (each fork's curve fitted alone), and [r2] of the fit on the points. [trusted] is false, with [why], when the curve
+ * cannot carry a model: too few points, a bad fit, or points at the machine's CPU wall (where the curve bends
+ * because the host ran out of cores, not because of what the model describes). An untrusted fit predicts nothing.
+ */
+data class UslFit(
+    val model: UslModel?, val sigma: Estimate?, val kappa: Estimate?, val r2: Double, val points: Int,
+    val trusted: Boolean, val why: String?,
+) {
+    /** The predicted throughput at [n], or null when the fit is not trusted. */
+    fun predict(n: Double): Double? = if (trusted) model?.throughput(n) else null
+
+    /** The fitted curve from [from] to [to] workers, for drawing beside the points; empty when the fit is not trusted. */
+    fun curve(from: Double, to: Double, steps: Int = 60): AnyFrame {
+        val m = model?.takeIf { trusted } ?: return frameOf(listOf(USL_N, USL_X), emptyList())
+        return frameOf(listOf(USL_N, USL_X), (0..steps).map { i -> from + (to - from) * i / steps }.map { listOf(it, m.throughput(it)) })
+    }
+
+    /** One sentence for a post: the two coefficients with their intervals and the peak, or why there is no model. */
+    fun summary(what: String, unit: String): Markdown {
+        if (!trusted || model == null) return md("No scalability model for $what: ${mdText(why ?: "no fit", atLineStart = false)}.")
+        val peak = model.peakN?.let { n -> "peaks at about ${formatNumber(n, 2)} $unit (${formatNumber(model.throughput(n), 3)} predicted)" }
+            ?: "levels off towards ${formatNumber(model.lambda / max(model.sigma, 1e-12), 3)} (no coherency cost)"
+        return md("Universal Scalability Law for $what (R² ${formatNumber(r2, 3)} over $points points): contention σ ${interval(sigma)}, " +
+            "coherency κ ${interval(kappa)}; it $peak. A prediction from this host's data, not a measurement.")
+    }
+
+    private fun interval(e: Estimate?): String = when {
+        e == null -> "?"
+        else -> "${formatNumber(e.mean, 3)} (${e.interval} ${formatNumber(e.low, 3)}..${formatNumber(e.high, 3)}, ${e.n} forks)"
+    }
+}
+
+const val USL_N = "usl_n"
+const val USL_X = "usl_throughput"
+
+/** The least a fit needs: more points than its three coefficients, at four or more worker counts. */
+const val USL_MIN_POINTS = 5
+const val USL_MIN_LEVELS = 4
+
+/** A fit explaining less of the points' spread than this is called bad, and predicts nothing. */
+const val USL_MIN_R2 = 0.9
+
+/** System CPU at or above this share of the cores is the machine's wall ([belowWall]'s threshold). */
+const val USL_WALL_SHARE = 0.9
+
+/**
+ * Fits the USL to [df]'s throughput column [x] against worker count [n], all forks pooled for the model and each
+ * [fork] alone for the intervals. With [cpuPct] (system CPU, % of one core) and [cores], a point at 90% or more of
+ * the machine marks the curve as at the wall, and the fit is not trusted.
+ */
+fun uslFit(df: AnyFrame, n: String, x: String, fork: String = "fork", cpuPct: String? = null, cores: Int? = null): UslFit {
+    val rows = df.rows().mapNotNull { r ->
+        val nv = num(r[n]); val xv = num(r[x])
+        if (nv == null || xv == null || nv <= 0 || xv.isNaN()) null else Triple(r[fork]?.toString() ?: "", nv, xv) to cpuPct?.let { num(r[it]) }
+    }
+    val points = rows.map { it.first.second to it.first.third }
+    val fitted = fitUsl(points)
+    val r2 = fitted?.let { rSquared(points, it) } ?: Double.NaN
+    val byFork = rows.map { it.first }.groupBy({ it.first }, { it.second to it.third })
+        .mapNotNull { (_, pts) -> if (pts.map { it.first }.distinct().size >= USL_MIN_LEVELS) fitUsl(pts) else null }
+    val sigma = byFork.takeIf { it.isNotEmpty() }?.let { fits -> meanInterval(fits.map { it.sigma }) }
+    val kappa = byFork.takeIf { it.isNotEmpty() }?.let { fits -> meanInterval(fits.map { it.kappa }) }
+    val wall = if (cores != null && cores > 0) rows.filter { (it.second ?: 0.0) >= USL_WALL_SHARE * cores * 100 }.map { it.first.second } else emptyList()
+    val why = when {
+        points.size < USL_MIN_POINTS || points.map { it.first }.distinct().size < USL_MIN_LEVELS ->
+            "${points.size} points at ${points.map { it.first }.distinct().size} worker counts; a fit needs $USL_MIN_POINTS at $USL_MIN_LEVELS or more"
+        fitted == null -> "the least-squares fit did not converge"
+        wall.isNotEmpty() -> "the curve reached the machine's CPU wall (${formatNumber(USL_WALL_SHARE * 100, 2)}% of its $cores cores) at " +
+            "${wall.distinct().sorted().joinToString { formatNumber(it, 3) }} workers, so its bend is this host's, not the system's"
+        r2 < USL_MIN_R2 -> "the fit explains too little of the points (R² ${formatNumber(r2, 3)}, under $USL_MIN_R2)"
+        else -> null
+    }
+    return UslFit(fitted, sigma, kappa, r2, points.size, why == null, why)
+}
+
+/** Least squares (Levenberg-Marquardt) over (n, throughput) points, sigma and kappa held at 0 or above; null when it fails. */
+internal fun fitUsl(points: List<kotlin.Pair<Double, Double>>): UslModel? {
+    if (points.size < 3) return null
+    val ns = points.map { it.first }.toDoubleArray()
+    val xs = points.map { it.second }.toDoubleArray()
+    // lambda from the smallest worker count, as if it scaled perfectly up to there
+    val smallest = points.minBy { it.first }
+    val start = doubleArrayOf(max(smallest.second / smallest.first, 1e-9), 0.01, 0.0001)
+    val function = MultivariateJacobianFunction { p: RealVector ->
+        val lambda = p.getEntry(0); val sigma = p.getEntry(1); val kappa = p.getEntry(2)
+        val value = ArrayRealVector(ns.size)
+        val jacobian: RealMatrix = Array2DRowRealMatrix(ns.size, 3)
+        for (i in ns.indices) {
+            val nn = ns[i]
+            val d = 1 + sigma * (nn - 1) + kappa * nn * (nn - 1)
+            value.setEntry(i, lambda * nn / d)
+            jacobian.setEntry(i, 0, nn / d)
+            jacobian.setEntry(i, 1, -lambda * nn * (nn - 1) / (d * d))
+            jacobian.setEntry(i, 2, -lambda * nn * nn * (nn - 1) / (d * d))
+        }
+        Pair<RealVector, RealMatrix>(value, jacobian)
+    }
+    val problem = LeastSquaresBuilder()
+        .start(start).model(function).target(xs)
+        // contention and coherency are costs: a negative one has no meaning, so the search stays at 0 or above
+        .parameterValidator { p -> ArrayRealVector(doubleArrayOf(max(p.getEntry(0), 1e-12), max(p.getEntry(1), 0.0), max(p.getEntry(2), 0.0))) }
+        .maxEvaluations(10_000).maxIterations(10_000)
+        .build()
+    return try {
+        val optimum = LevenbergMarquardtOptimizer().optimize(problem).point
+        UslModel(optimum.getEntry(0), optimum.getEntry(1), optimum.getEntry(2))
+    } catch (e: RuntimeException) {
+        null // Hipparchus's MathIllegalStateException: too many evaluations, or a singular problem
+    }
+}
+
+/** The share of the points' variance the model explains. */
+internal fun rSquared(points: List<kotlin.Pair<Double, Double>>, m: UslModel): Double {
+    val mean = points.map { it.second }.average()
+    val total = points.sumOf { (it.second - mean) * (it.second - mean) }
+    val residual = points.sumOf { (it.second - m.throughput(it.first)).let { r -> r * r } }
+    return if (total == 0.0) (if (residual == 0.0) 1.0 else 0.0) else 1 - residual / total
+}

@@ -1,0 +1,71 @@
+package perfkit.kit
+
+import org.junit.jupiter.api.Test
+import kotlin.random.Random
+import kotlin.test.assertEquals
+import kotlin.test.assertFalse
+import kotlin.test.assertNotNull
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+
+class UslTest {
+    private val counts = listOf(1, 2, 4, 8, 16, 32, 48)
+
+    /** Three forks of a curve of known coefficients, each point off by up to [noise] of itself. */
+    private fun curve(truth: UslModel, noise: Double = 0.01, cpu: (Int) -> Double = { 50.0 }) = frameOf(
+        listOf("fork", "n", "x", "cpu"),
+        (1..3).flatMap { fork ->
+            val random = Random(fork)
+            counts.map { n -> listOf(fork, n, truth.throughput(n.toDouble()) * (1 + noise * (2 * random.nextDouble() - 1)), cpu(n)) }
+        })
+
+    @Test
+    fun `a curve of known contention and coherency gives them back, with its peak`() {
+        val truth = UslModel(1000.0, 0.05, 0.002)
+        val fit = uslFit(curve(truth), n = "n", x = "x", cpuPct = "cpu", cores = 2)
+        assertTrue(fit.trusted, fit.why)
+        val model = assertNotNull(fit.model)
+        assertEquals(0.05, model.sigma, 0.01)
+        assertEquals(0.002, model.kappa, 0.0003)
+        assertEquals(truth.peakN!!, model.peakN!!, 2.0)
+        // over the forks: each interval holds the truth, from 3 forks
+        val sigma = assertNotNull(fit.sigma); val kappa = assertNotNull(fit.kappa)
+        assertEquals(3, sigma.n)
+        assertTrue(sigma.low <= 0.05 + 0.005 && 0.05 - 0.005 <= sigma.high, "$sigma")
+        assertTrue(kappa.low <= 0.002 + 0.0002 && 0.002 - 0.0002 <= kappa.high, "$kappa")
+        assertTrue(fit.r2 > 0.99)
+        assertEquals(truth.throughput(20.0), fit.predict(20.0)!!, truth.throughput(20.0) * 0.03)
+        assertEquals(61, fit.curve(1.0, 48.0).rowsCount())
+    }
+
+    @Test
+    fun `without coherency the curve levels off and has no peak`() {
+        val fit = uslFit(curve(UslModel(500.0, 0.1, 0.0), noise = 0.005), n = "n", x = "x")
+        assertTrue(fit.trusted, fit.why)
+        assertEquals(0.0, fit.model!!.kappa, 1e-4)
+        assertNull(UslModel(500.0, 0.1, 0.0).peakN)
+    }
+
+    @Test
+    fun `a curve that reached the machine's wall predicts nothing`() {
+        val fit = uslFit(curve(UslModel(1000.0, 0.05, 0.002)) { n -> if (n >= 16) 195.0 else 120.0 }, n = "n", x = "x", cpuPct = "cpu", cores = 2)
+        assertFalse(fit.trusted)
+        assertTrue(fit.why!!.contains("CPU wall") && fit.why!!.contains("16"), fit.why)
+        assertNull(fit.predict(8.0))
+        assertEquals(0, fit.curve(1.0, 48.0).rowsCount())
+        assertTrue(fit.summary("the queues", "consumers").text.startsWith("No scalability model for the queues: the curve reached"))
+    }
+
+    @Test
+    fun `too few points or a bad fit predict nothing`() {
+        val few = frameOf(listOf("fork", "n", "x"), listOf(listOf(1, 1, 10.0), listOf(1, 2, 19.0), listOf(1, 4, 30.0)))
+        val fit = uslFit(few, n = "n", x = "x")
+        assertFalse(fit.trusted)
+        assertTrue(fit.why!!.startsWith("3 points at 3 worker counts"), fit.why)
+        // no shape at all: throughput that jumps about whatever the count
+        val noise = frameOf(listOf("fork", "n", "x"), counts.mapIndexed { i, n -> listOf(1, n, if (i % 2 == 0) 100.0 else 900.0) })
+        val bad = uslFit(noise, n = "n", x = "x")
+        assertFalse(bad.trusted)
+        assertTrue(bad.why!!.contains("explains too little") || bad.why!!.contains("did not converge"), bad.why)
+    }
+}
