@@ -27,13 +27,13 @@ import java.util.Map;
  * in progress nor tell a long one from a busy compiler.
  */
 public final class JvmActivity {
-    static final String LINE = "PERFKIT_JVM ";
+    public static final String LINE = "PERFKIT_JVM ";
     public static final String JIT = "jit_ms_per_s", GC = "gc_ms_per_s";
 
     private JvmActivity() {}
 
     /** In the service: a daemon thread printing {@code PERFKIT_JVM <nanoTime> <jit ms> <gc ms>} every second. */
-    static void reportEverySecond() {
+    public static void reportEverySecond() {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         CompilerThreads compilers = new CompilerThreads(Path.of("/proc/self/task"));
         Processes.daemon("perfkit-jvm-activity", () -> {
@@ -93,12 +93,12 @@ public final class JvmActivity {
     }
 
     /** In the run: turns a service's report lines into time-series counters, and keeps them for {@link Listener#jitMsPerSecond}. */
-    static Listener listen(TimeSeries series, String name) {
+    public static Listener listen(TimeSeries series, String name) {
         return new Listener(series.counter(name, JIT), series.counter(name, GC));
     }
 
     /** One report as the run received it: the wall clock here (the service's nanoTime is another JVM's), cumulative totals. */
-    record Report(long receivedMs, long jitMs, long gcMs) {}
+    public record Report(long receivedMs, long jitMs, long gcMs) {}
 
     /** A service's reports: written to the time series, and kept (the last hour) to judge warm-up and steps. */
     public static final class Listener {

@@ -103,7 +103,7 @@ public final class Warmup {
     }
 
     /** 30 -> "30", 2.5 -> "2.5": seconds as a person writes them. */
-    static String seconds(double s) {
+    public static String seconds(double s) {
         return s == Math.rint(s) ? String.valueOf((long) s) : String.valueOf(s);
     }
 

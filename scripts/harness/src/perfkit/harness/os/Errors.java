@@ -6,18 +6,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** How a failure is told: one line for the terminal and the manifest, the whole stack trace in a file beside the run. */
-final class Errors {
+public final class Errors {
     private Errors() {}
 
     /** The first message on the cause chain, on one line; the exception's class when none has a message. */
-    static String oneLine(Throwable t) {
+    public static String oneLine(Throwable t) {
         Throwable root = t;
         while (root.getCause() != null && root.getMessage() == null) root = root.getCause();
         String msg = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
         return msg.replaceAll("\\s+", " ").trim();
     }
 
-    static void writeStackTrace(Path file, Throwable t) {
+    public static void writeStackTrace(Path file, Throwable t) {
         try {
             StringWriter sw = new StringWriter();
             t.printStackTrace(new PrintWriter(sw));

@@ -26,7 +26,7 @@ public final class Processes {
     }
 
     /** Signal, wait up to {@code grace} seconds, then SIGKILL whatever is left of it and its descendants; 0 when it stopped in time, else 137. */
-    static int stopTree(ProcessHandle p, String signal, double grace) {
+    public static int stopTree(ProcessHandle p, String signal, double grace) {
         List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
         if (p.isAlive()) signal(p.pid(), signal);
         boolean clean = true;

@@ -11,11 +11,11 @@ import java.util.function.IntConsumer;
  * number), before the JVM's own handler starts the shutdown. {@code sun.misc.Signal} is reached by reflection: javac
  * warns about it on every compile otherwise, and a study's first run would print those warnings to its user.
  */
-final class Signals {
+public final class Signals {
     private Signals() {}
 
     /** Tells {@code exitCode} the code each INT or TERM calls for, then hands the signal on to the JVM's handler. */
-    static void watch(IntConsumer exitCode) {
+    public static void watch(IntConsumer exitCode) {
         try {
             Class<?> signalClass = Class.forName("sun.misc.Signal"), handlerType = Class.forName("sun.misc.SignalHandler");
             Method handle = signalClass.getMethod("handle", signalClass, handlerType);

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * Keep-alives make a dead link end the session, which the far side takes as the run's end.
  */
 public record Ssh(String destination) {
-    static final int CONNECT_TIMEOUT_S = 10;
+    public static final int CONNECT_TIMEOUT_S = 10;
     private static final Pattern DESTINATION = Pattern.compile("([A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+|([A-Za-z0-9._-]+@)?\\[[0-9A-Fa-f:.]+]");
 
     /** {@code user@host} or {@code host}; anything else (an option, a space, a path) is refused in one line. */
@@ -187,7 +187,7 @@ public record Ssh(String destination) {
     }
 
     /** One word for the far side's shell, whatever it holds. */
-    static String shellWord(String s) { return "'" + s.replace("'", "'\\''") + "'"; }
+    public static String shellWord(String s) { return "'" + s.replace("'", "'\\''") + "'"; }
 
     private static String lastLine(String out) {
         String[] lines = out.strip().split("\n");

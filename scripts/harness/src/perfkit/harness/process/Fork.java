@@ -47,7 +47,7 @@ public final class Fork {
     }
 
     /** args: FLAG runDir series; the spec arrives as the first line of stdin. */
-    static void main(String[] args, Body body) {
+    public static void main(String[] args, Body body) {
         try {
             Fork fork = new Fork(Path.of(args[1]), args[2], ForkProtocol.decodeLine(ChildProcess.firstLine()));
             fork.routeLibraryLogging();

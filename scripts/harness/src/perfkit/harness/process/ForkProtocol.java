@@ -15,43 +15,43 @@ import java.util.Locale;
  * the fork the parent is gone. The fork answers with tagged stdout lines: progress ticks, phase changes, and one
  * final result; any other line is passed through to the console.
  */
-final class ForkProtocol {
-    static final String FLAG = "--perfkit-fork";
-    static final String TICK = "PERFKIT:TICK ", PHASE = "PERFKIT:PHASE ", RESULT = "PERFKIT:RESULT ";
+public final class ForkProtocol {
+    public static final String FLAG = "--perfkit-fork";
+    public static final String TICK = "PERFKIT:TICK ", PHASE = "PERFKIT:PHASE ", RESULT = "PERFKIT:RESULT ";
 
     /** A cumulative count, stamped with the fork's System.nanoTime() (one monotonic clock for all processes on Linux). */
-    record Tick(long count, long nanos) {}
+    public record Tick(long count, long nanos) {}
 
-    record Phase(String name, double plannedSeconds) {}
+    public record Phase(String name, double plannedSeconds) {}
 
     private ForkProtocol() {}
 
-    static String tick(long count, long nanos) { return TICK + count + " " + nanos; }
+    public static String tick(long count, long nanos) { return TICK + count + " " + nanos; }
 
-    static Tick parseTick(String line) {
+    public static Tick parseTick(String line) {
         String[] f = line.substring(TICK.length()).trim().split(" ");
         return new Tick(Long.parseLong(f[0]), f.length > 1 ? Long.parseLong(f[1]) : System.nanoTime());
     }
 
-    static String phase(String name, double plannedSeconds) {
+    public static String phase(String name, double plannedSeconds) {
         return String.format(Locale.ROOT, "%s%s %.3f", PHASE, name, plannedSeconds);
     }
 
-    static Phase parsePhase(String line) {
+    public static Phase parsePhase(String line) {
         String[] f = line.substring(PHASE.length()).split(" ", 2);
         return new Phase(f[0], Double.parseDouble(f[1]));
     }
 
-    static String result(ObjectNode result) throws JsonProcessingException {
+    public static String result(ObjectNode result) throws JsonProcessingException {
         return RESULT + Manifest.JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(result);
     }
 
-    static ObjectNode parseResult(String line) throws JsonProcessingException {
+    public static ObjectNode parseResult(String line) throws JsonProcessingException {
         return (ObjectNode) Manifest.JSON.readTree(line.substring(RESULT.length()));
     }
 
     /** A study's typed fork spec (a record) as the one stdin line: its components by name, each of its own JSON type. */
-    static String encodeSpec(Record spec) throws JsonProcessingException {
+    public static String encodeSpec(Record spec) throws JsonProcessingException {
         return Manifest.JSON.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsString(spec);
     }
 

@@ -26,7 +26,7 @@ import java.util.stream.Stream;
  */
 public final class Janitor {
     /** A private PostgreSQL cluster's temp folder ({@link PrivatePostgres}), and the file in it naming the run's JVM. */
-    static final String CLUSTER_PREFIX = "perfkit-pg-", CLUSTER_OWNER_FILE = "owner";
+    public static final String CLUSTER_PREFIX = "perfkit-pg-", CLUSTER_OWNER_FILE = "owner";
 
     private Janitor() {}
 
@@ -126,7 +126,7 @@ public final class Janitor {
     }
 
     /** Private PostgreSQL clusters left in the temp folder by runs that died before any cleanup: stopped and removed. */
-    static void sweepClusters() {
+    public static void sweepClusters() {
         Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
         try (Stream<Path> dirs = Files.list(tmp)) {
             for (Path dir : dirs.filter(d -> d.getFileName().toString().startsWith(CLUSTER_PREFIX)).toList()) {

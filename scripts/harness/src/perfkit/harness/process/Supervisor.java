@@ -28,9 +28,9 @@ import java.util.function.Consumer;
  * {@link Watchdog} wrapper; and a reaper {@link Watchdog} tidies up if this JVM is killed outright. Each child
  * is recorded in the run's live file, so the {@link Janitor} can still stop it when even the reaper is gone.
  */
-final class Supervisor {
+public final class Supervisor {
     /** A started child: its process, and the stdin pipe whose closing tells its watchdog to stop it. */
-    record Child(String name, Process process, OutputStream stdin, boolean wrapped) {}
+    public record Child(String name, Process process, OutputStream stdin, boolean wrapped) {}
 
     private final Path runDir;
     private final Class<?> mainClass;
@@ -45,14 +45,14 @@ final class Supervisor {
     private final Map<String, String> placement = new java.util.LinkedHashMap<>();
     private boolean liveWriteFailed;
 
-    Supervisor(Path runDir, Class<?> mainClass, String childJava) {
+    public Supervisor(Path runDir, Class<?> mainClass, String childJava) {
         this.runDir = runDir;
         this.mainClass = mainClass;
         this.childJava = childJava == null || childJava.isBlank() ? ownJava() : childJava;
     }
 
     /** The reaper: a watchdog JVM that cleans up after this one if it is killed with SIGKILL. */
-    void startReaper() throws IOException {
+    public void startReaper() throws IOException {
         writeLive();
         ProcessBuilder pb = new ProcessBuilder(ownSession(javaCommand(List.of("-Xmx32m", "-XX:TieredStopAtLevel=1", "-Xss256k"), Watchdog.class,
                 List.of(Watchdog.REAP, runDir.toString()))))
@@ -62,12 +62,12 @@ final class Supervisor {
     }
 
     /** Starts a JVM of the study's main class through ChildProcess; {@code firstLine} goes to its stdin first. */
-    Child launchJvm(String name, List<String> jvmArgs, List<String> args, String firstLine) throws IOException {
+    public Child launchJvm(String name, List<String> jvmArgs, List<String> args, String firstLine) throws IOException {
         return launchJvm(name, null, jvmArgs, args, firstLine);
     }
 
     /** The same on another JVM ({@code java}, an executable; null: the run's --java or its own). */
-    Child launchJvm(String name, String java, List<String> jvmArgs, List<String> args, String firstLine) throws IOException {
+    public Child launchJvm(String name, String java, List<String> jvmArgs, List<String> args, String firstLine) throws IOException {
         List<String> childArgs = new ArrayList<>();
         childArgs.add(mainClass.getName());
         childArgs.addAll(args);
@@ -96,7 +96,7 @@ final class Supervisor {
     static final String TASKSET = "/usr/bin/taskset";
 
     /** JVMs started later whose series starts with {@code seriesPrefix} run on {@code cpus} (taskset's list, e.g. 0 or 1-3). */
-    void pin(String seriesPrefix, String cpus) {
+    public void pin(String seriesPrefix, String cpus) {
         placement.put(seriesPrefix, cpus);
     }
 
@@ -108,7 +108,7 @@ final class Supervisor {
      * Starts a non-JVM program under a watchdog JVM, output to {@code log} (null: to a pipe the caller reads). Stopping it (or this JVM's death)
      * sends it {@code signal}, SIGKILL after {@code graceSeconds}, then removes {@code removeOnExit}.
      */
-    Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit) throws IOException {
+    public Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit) throws IOException {
         return launchProgram(name, command, log, signal, graceSeconds, removeOnExit, null);
     }
 
@@ -116,7 +116,7 @@ final class Supervisor {
      * The same, handing {@code firstLine} (a secret, say) to the program's stdin through its watchdog, never its
      * command line. The program's stdin then stays open until its watchdog goes: EOF means "stop".
      */
-    Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit,
+    public Child launchProgram(String name, List<String> command, Path log, String signal, double graceSeconds, List<Path> removeOnExit,
                         String firstLine) throws IOException {
         List<String> args = new ArrayList<>(List.of(Watchdog.WRAP, "--signal", signal, "--grace", Double.toString(graceSeconds)));
         for (Path p : removeOnExit) args.addAll(List.of("--remove", p.toString()));
@@ -165,26 +165,26 @@ final class Supervisor {
     }
 
     /** A temp folder outside the run directory (e.g. a database cluster) that must go when the run goes. */
-    void registerTempDir(Path dir) {
+    public void registerTempDir(Path dir) {
         tempDirs.add(dir);
         writeLive();
     }
 
-    void forgetTempDir(Path dir) {
+    public void forgetTempDir(Path dir) {
         tempDirs.remove(dir);
         writeLive();
     }
 
-    Child childOf(Process p) { return byProcess.get(p); }
+    public Child childOf(Process p) { return byProcess.get(p); }
 
     /** The java that runs forks and services: the run's --java, else its own. */
-    String childJava() { return childJava; }
+    public String childJava() { return childJava; }
 
     /** The study's main class: every JVM of the run starts it through ChildProcess. */
-    Class<?> mainClass() { return mainClass; }
+    public Class<?> mainClass() { return mainClass; }
 
     /** Reads a child's stdout line by line on a daemon thread. */
-    static void pipeLines(String name, Process p, Consumer<String> lines) {
+    public static void pipeLines(String name, Process p, Consumer<String> lines) {
         ChildProcess.daemon("perfkit-out-" + name, () -> {
             try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = out.readLine()) != null; ) lines.accept(line);
@@ -199,7 +199,7 @@ final class Supervisor {
      * program is left to its watchdog, which stops the server gracefully and removes its folder: a signal would only
      * hurry the watchdog. After the timeout, SIGKILL for it and everything below it.
      */
-    void stop(Child c, double timeoutSeconds) throws InterruptedException {
+    public void stop(Child c, double timeoutSeconds) throws InterruptedException {
         List<ProcessHandle> tree = new ArrayList<>(c.process().descendants().toList());
         closeQuietly(c.stdin());
         if (!c.wrapped()) c.process().destroy();
@@ -209,7 +209,7 @@ final class Supervisor {
         forget(c);
     }
 
-    void forget(Child c) {
+    public void forget(Child c) {
         children.remove(c);
         byProcess.remove(c.process());
         writeLive();
@@ -222,7 +222,7 @@ final class Supervisor {
      * Stops every child: the JVMs are asked first (stdin closed) and given {@link #QUIET_BEFORE_STOP_MS} to go quiet,
      * then all are stopped at once (each gets its grace period in parallel), then anything still below this JVM.
      */
-    void stopAll() {
+    public void stopAll() {
         java.util.Map<Child, List<ProcessHandle>> trees = new java.util.LinkedHashMap<>();
         // the JVMs first: a closed stdin makes each go quiet at once (ChildProcess), before the database or broker
         // they use is stopped under them, so their threads' failures against it never reach the terminal
@@ -262,7 +262,7 @@ final class Supervisor {
     }
 
     /** The run ended properly: the live file goes, and the reaper (which reads it) may go too. */
-    void finished() {
+    public void finished() {
         try { java.nio.file.Files.deleteIfExists(runDir.resolve(RunLayout.LIVE_FILE)); } catch (IOException ignored) { }
         if (reaper != null) closeQuietly(reaper.getOutputStream());
     }
@@ -310,7 +310,7 @@ final class Supervisor {
         return out;
     }
 
-    static String ownJava() {
+    public static String ownJava() {
         return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
 public final class Manifest {
     public static final int SCHEMA_VERSION = 2;
     public static final String FILE_NAME = "run.json";
-    static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    public static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     private static final Pattern URL_CREDENTIALS = Pattern.compile("(?<=://)([^:/@\\s]+):([^@/\\s]*)@");
     private static final Pattern URL_PASSWORD_PARAM = Pattern.compile("(?i)((?:password|passwd|pwd|secret|token)=)[^&;\\s]*");
@@ -72,7 +72,7 @@ public final class Manifest {
         return node;
     }
 
-    static String statusOf(ObjectNode manifest) {
+    public static String statusOf(ObjectNode manifest) {
         return manifest.path("status").asText("").toLowerCase(Locale.ROOT);
     }
 }

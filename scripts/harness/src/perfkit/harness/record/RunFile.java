@@ -39,7 +39,7 @@ public record RunFile(String path, String kind, String description, String cell,
         return f;
     }
 
-    static RunFile fromJson(JsonNode f) {
+    public static RunFile fromJson(JsonNode f) {
         JsonNode w = f.path("window");
         return new RunFile(f.get("path").asText(), f.get("kind").asText(), f.get("description").asText(),
                 text(f, "cell"), text(f, "series"), f.path("fork").isInt() ? f.get("fork").asInt() : null, text(f, "timing"),

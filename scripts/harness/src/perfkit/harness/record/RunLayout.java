@@ -16,9 +16,9 @@ import java.time.format.DateTimeFormatter;
 public final class RunLayout {
     public static final String RUNNING = "running", COMPLETE = "complete", FAILED = "failed", INTERRUPTED = "interrupted";
     /** Temporary files of a live run, inside its directory; removed however the run ends. */
-    static final String SCRATCH_DIR = "scratch";
+    public static final String SCRATCH_DIR = "scratch";
     /** The live run's processes and temp folders, for the janitor; removed when the run ends. */
-    static final String LIVE_FILE = ".live.json";
+    public static final String LIVE_FILE = ".live.json";
     /**
      * The environment variable that marks every process a run starts, and so everything those start in turn
      * (a postmaster's backends, a node's JVM): its value is the run's folder. The janitor finds a run's leftovers by
@@ -29,12 +29,12 @@ public final class RunLayout {
      * Space held back for the run's last words: on a full disk, deleting it lets the final manifest (failed, and why)
      * still be written.
      */
-    static final String RESERVE_FILE = ".reserve";
+    public static final String RESERVE_FILE = ".reserve";
     static final int RESERVE_BYTES = 1 << 20;
     /** Free space a run needs before it starts, in MB; PERFKIT_MIN_FREE_MB changes it. */
     static final long DEFAULT_MIN_FREE_MB = 100;
     /** Scratch's temp folder: every child JVM's java.io.tmpdir, so a server's temp files (Tomcat's) go with the run. */
-    static final String TMP_DIR = "tmp";
+    public static final String TMP_DIR = "tmp";
 
     /**
      * The study's folder under {@code runsRoot}, made when missing; refused in one line when the disk lacks the room a
@@ -65,7 +65,7 @@ public final class RunLayout {
     }
 
     /** A new run folder under {@code parent}, named by a fresh run id. */
-    static Path createUniqueDir(Path parent) throws IOException {
+    public static Path createUniqueDir(Path parent) throws IOException {
         for (int attempt = 0; ; attempt++) {
             try {
                 return Files.createDirectory(parent.resolve(newRunId(Instant.now(), HostInfo.hostname())));
@@ -76,7 +76,7 @@ public final class RunLayout {
     }
 
     /** Holds {@link #RESERVE_BYTES} in the run folder that only {@link #releaseReserve} gives back, for the manifest's last write. */
-    static void holdReserve(Path runDir, String study) {
+    public static void holdReserve(Path runDir, String study) {
         try {
             Files.write(runDir.resolve(RESERVE_FILE), new byte[RESERVE_BYTES]);
         } catch (IOException e) {
@@ -85,7 +85,7 @@ public final class RunLayout {
         }
     }
 
-    static void releaseReserve(Path runDir) {
+    public static void releaseReserve(Path runDir) {
         try { Files.deleteIfExists(runDir.resolve(RESERVE_FILE)); } catch (IOException ignored) { }
     }
 
@@ -100,7 +100,7 @@ public final class RunLayout {
     }
 
     /** The marker value of a run: its folder as an absolute, normal path. */
-    static String mark(Path runDir) { return runDir.toAbsolutePath().normalize().toString(); }
+    public static String mark(Path runDir) { return runDir.toAbsolutePath().normalize().toString(); }
 
     /** Where data and git live: PERFKIT_HOME (set by ./bench), else the working directory. */
     public static Path kitRoot() {

@@ -19,11 +19,11 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /** The content of one run's {@code run.json}, and every change to it, each written atomically at once. */
-final class RunManifest {
+public final class RunManifest {
     private final Path file;
     private final ObjectNode m;
 
-    RunManifest(Path dir, String study, Map<String, String> params) {
+    public RunManifest(Path dir, String study, Map<String, String> params) {
         this.file = dir.resolve(Manifest.FILE_NAME);
         this.m = Manifest.newObject();
         m.put("schemaVersion", Manifest.SCHEMA_VERSION);
@@ -54,28 +54,28 @@ final class RunManifest {
         m.putArray("files");
     }
 
-    synchronized ObjectNode notes() { return (ObjectNode) m.get("notes"); }
+    public synchronized ObjectNode notes() { return (ObjectNode) m.get("notes"); }
 
     /** A part of the run on another host (schema field {@code placement}); the entry may be completed later, then {@link #write()}. */
-    synchronized void placed(ObjectNode part) {
+    public synchronized void placed(ObjectNode part) {
         (m.has("placement") ? (ArrayNode) m.get("placement") : m.putArray("placement")).add(part);
         write();
     }
 
-    synchronized String status() { return Manifest.statusOf(m); }
+    public synchronized String status() { return Manifest.statusOf(m); }
 
-    synchronized void mode(String mode) {
+    public synchronized void mode(String mode) {
         m.put("mode", mode);
         write();
     }
 
-    synchronized void variants(List<String> variants) {
+    public synchronized void variants(List<String> variants) {
         ArrayNode a = m.putArray("variants");
         variants.forEach(a::add);
         write();
     }
 
-    synchronized void measurement(double warmupSeconds, double measureSeconds, long repetitions, String repetitionKind) {
+    public synchronized void measurement(double warmupSeconds, double measureSeconds, long repetitions, String repetitionKind) {
         ObjectNode meas = (ObjectNode) m.get("measurement");
         meas.put("warmupSeconds", warmupSeconds);
         meas.put("measureSeconds", measureSeconds);
@@ -84,13 +84,13 @@ final class RunManifest {
         write();
     }
 
-    synchronized void addFile(RunFile f) {
+    public synchronized void addFile(RunFile f) {
         ArrayNode files = (ArrayNode) m.get("files");
         for (JsonNode e : files) if (e.get("path").asText().equals(f.path())) return;
         files.add(f.toJson());
     }
 
-    synchronized void invalid(String reason) {
+    public synchronized void invalid(String reason) {
         m.put("valid", false);
         ((ArrayNode) m.get("invalidReasons")).add(reason);
         write();
@@ -100,7 +100,7 @@ final class RunManifest {
      * Forks run with other JVM options than the run itself, and with --java even another JVM: the manifest shows
      * the measuring JVM beside its own ({@code jvm.fork}, and its flags as {@code jvm.forkInputArguments}).
      */
-    synchronized void forkJvm(JsonNode forkJvm) {
+    public synchronized void forkJvm(JsonNode forkJvm) {
         ObjectNode jvm = (ObjectNode) m.get("jvm");
         if (forkJvm.isObject() && !jvm.has("fork")) {
             jvm.set("forkInputArguments", forkJvm.path("inputArguments"));
@@ -114,7 +114,7 @@ final class RunManifest {
      * Where the run is (the run's Progress): {@code done} of {@code total} units, and when it should end ({@code endsAt},
      * null once all are done). Read by ./bench list and show while the run goes, and kept once it ends.
      */
-    synchronized void progress(String unit, int done, int total, Instant endsAt) {
+    public synchronized void progress(String unit, int done, int total, Instant endsAt) {
         ObjectNode p = m.putObject("progress");
         p.put("unit", unit);
         p.put("done", done);
@@ -124,7 +124,7 @@ final class RunManifest {
         write();
     }
 
-    synchronized void end(String status, String error) {
+    public synchronized void end(String status, String error) {
         registerLeftoverFiles(file.getParent(), m);
         m.put("status", status);
         if (error == null) m.putNull("error"); else m.put("error", Manifest.redact(error));
@@ -132,7 +132,7 @@ final class RunManifest {
         write();
     }
 
-    synchronized void write() {
+    public synchronized void write() {
         try {
             Manifest.writeAtomically(file, m);
         } catch (IOException e) {
@@ -141,7 +141,7 @@ final class RunManifest {
     }
 
     /** Files a fork wrote but never reported (it was stopped first) still belong in the listing. */
-    static void registerLeftoverFiles(Path dir, ObjectNode manifest) {
+    public static void registerLeftoverFiles(Path dir, ObjectNode manifest) {
         ArrayNode files = manifest.withArray("files");
         Set<String> known = new HashSet<>();
         files.forEach(f -> known.add(f.path("path").asText()));
@@ -157,7 +157,7 @@ final class RunManifest {
         }
     }
 
-    static String kindOf(String path) {
+    public static String kindOf(String path) {
         if (path.endsWith(".hlog")) return "hlog";
         if (path.equals(TimeSeries.FILE_NAME)) return "timeseries";
         if (path.endsWith(".csv")) return "table";

@@ -67,7 +67,7 @@ public final class TableSchema {
         return read(file, "data/schema/tables/" + study + ".json");
     }
 
-    static TableSchema read(Path file, String source) throws IOException {
+    public static TableSchema read(Path file, String source) throws IOException {
         if (!Files.isRegularFile(file)) return new TableSchema(source, Map.of());
         JsonNode doc = Manifest.JSON.readTree(file.toFile());
         Map<String, Map<String, Column>> tables = new LinkedHashMap<>();

@@ -73,7 +73,7 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
      * Starts the study's main class with {@code args} on {@code host} as part {@code part}, its series {@code series}
      * (as a local service's), and hands each line it prints to {@code lines}; returns once it runs.
      */
-    static RemoteJvm start(Run run, String part, String series, Ssh host, String java, List<String> jvmArgs, Class<?> mainClass, List<String> args,
+    public static RemoteJvm start(Run run, String part, String series, Ssh host, String java, List<String> jvmArgs, Class<?> mainClass, List<String> args,
                            Map<String, String> privateParams, Consumer<String> lines) throws Exception {
         Map<String, Object> message = new LinkedHashMap<>();
         message.put("java", java == null ? run.supervisor().childJava() : java);
@@ -159,7 +159,7 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
      * folder; when it ends by itself, each file under {@code collect}'s keys (a file or folder in its work folder) comes
      * back to the local path given, before {@link #exitCode} answers.
      */
-    static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, String classpath, String mainClass, List<String> args,
+    public static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, String classpath, String mainClass, List<String> args,
                              Map<String, String> files, Map<String, Path> collect, Consumer<String> lines) throws Exception {
         return program(run, part, series, host, jvmArgs, classpath, mainClass, args, files, "", collect, lines);
     }

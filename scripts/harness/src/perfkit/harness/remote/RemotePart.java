@@ -34,7 +34,7 @@ import java.util.function.Consumer;
  * the link, the clock offset at the start and the end, whether anything was left behind; and in the time series,
  * the part's and the host's CPU from the host's own /proc.
  */
-final class RemotePart implements AutoCloseable {
+public final class RemotePart implements AutoCloseable {
     /** Reads one JSON line (the agent's text, its part's name and its message) and runs the agent with it. */
     static final String BOOTSTRAP = "import sys, json; m = json.loads(sys.stdin.buffer.readline()); "
             + "exec(compile(m.pop('code'), 'perfkit-part-' + m.pop('kind'), 'exec'), {'MESSAGE': m, '__name__': '__main__'})";
@@ -91,7 +91,7 @@ final class RemotePart implements AutoCloseable {
      * What keeps {@code host} from running a part of {@code kind}, in one line for the user before the run starts;
      * null when it can. The agent itself answers, in its check mode. Ask it after {@link Ssh#problem}.
      */
-    static String problem(String kind, String what, Ssh host, Map<String, ?> fields) {
+    public static String problem(String kind, String what, Ssh host, Map<String, ?> fields) {
         Map<String, Object> check = new java.util.LinkedHashMap<>(fields);
         check.put("check", true);
         try {
@@ -120,7 +120,7 @@ final class RemotePart implements AutoCloseable {
      * {@code readyKind}, whose JSON it returns; the part's CPU is then watched in the time series as {@code processSeries}
      * and its host's as {@code host:<part>}. {@link #record} puts it in the manifest.
      */
-    static RemotePart start(Run run, String part, String kind, Ssh host, Map<String, ?> fields, String readyKind, int readySeconds,
+    public static RemotePart start(Run run, String part, String kind, Ssh host, Map<String, ?> fields, String readyKind, int readySeconds,
                             String processSeries, Map<String, Consumer<String>> handlers) throws Exception {
         RemotePart p = new RemotePart(run, part, kind, host, handlers);
         run.onFinish(p::close); // however the run ends: the clock at the end, and the check that nothing is left
