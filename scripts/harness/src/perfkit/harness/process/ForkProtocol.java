@@ -56,7 +56,7 @@ public final class ForkProtocol {
     }
 
     /** The stdin line as it came: the study's spec, each component of its own JSON type. */
-    static ObjectNode decodeLine(String line) throws JsonProcessingException {
+    public static ObjectNode decodeLine(String line) throws JsonProcessingException {
         return (ObjectNode) Manifest.JSON.readTree(line);
     }
 
@@ -64,7 +64,7 @@ public final class ForkProtocol {
      * The line as the study's spec record: every component must be there, of its type, and nothing else, so a spec
      * the parent and the fork disagree on fails at the fork's start, never as a silent default.
      */
-    static <T extends Record> T spec(ObjectNode line, Class<T> type) throws JsonProcessingException {
+    public static <T extends Record> T spec(ObjectNode line, Class<T> type) throws JsonProcessingException {
         return strict(line, type);
     }
 
@@ -72,7 +72,7 @@ public final class ForkProtocol {
     static final java.util.Set<String> HARNESS_RESULT_FIELDS = java.util.Set.of("series", "files", "jvm");
 
     /** A fork's result as the study's result record: its fields without the harness's, read as strictly as a spec. */
-    static <T extends Record> T result(ObjectNode result, Class<T> type) throws JsonProcessingException {
+    public static <T extends Record> T result(ObjectNode result, Class<T> type) throws JsonProcessingException {
         ObjectNode own = result.deepCopy();
         own.remove(HARNESS_RESULT_FIELDS);
         return strict(own, type);

@@ -96,7 +96,7 @@ public final class TableSchema {
      * The declared columns of {@code table}, checked against the {@code header} a study is about to write: the same
      * columns, none missing and none extra. A table no one declared is refused too: the notebooks could not rely on it.
      */
-    Map<String, Column> columnsFor(String table, List<String> header) {
+    public Map<String, Column> columnsFor(String table, List<String> header) {
         Map<String, Column> declared = tables.get(table);
         if (declared == null) throw new IllegalStateException("table " + table + " is not declared in " + source + ": declare its columns there first");
         List<String> missing = declared.keySet().stream().filter(c -> !header.contains(c)).toList();
@@ -109,5 +109,5 @@ public final class TableSchema {
     }
 
     /** Every declared table with its columns. */
-    Map<String, Map<String, Column>> tables() { return Collections.unmodifiableMap(tables); }
+    public Map<String, Map<String, Column>> tables() { return Collections.unmodifiableMap(tables); }
 }

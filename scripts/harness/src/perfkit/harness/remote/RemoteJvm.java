@@ -309,10 +309,10 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
     public Ssh host() { return part.host(); }
 
     /** Whether its folder was still on its host when it was closed. */
-    boolean leftBehind() { return part.leftBehind(); }
+    public boolean leftBehind() { return part.leftBehind(); }
 
     /** Marks its manifest entry as standing for a later JVM of the same part that left its folder behind. */
-    void markLeftBehind() { part.markLeftBehind(); }
+    public void markLeftBehind() { part.markLeftBehind(); }
 
     /** Stops the JVM and checks that its folder is gone from its host; safe to call twice. */
     @Override

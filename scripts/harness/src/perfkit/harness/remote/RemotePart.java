@@ -166,13 +166,13 @@ public final class RemotePart implements AutoCloseable {
     }
 
     /** The ready line's JSON. */
-    JsonNode ready() { return readyJson; }
+    public JsonNode ready() { return readyJson; }
 
     /**
      * Records the part in the manifest, with the round trip to {@code port} at its address and the link to it; fails
      * when this host cannot reach it there (the address SSH reached, which a jump host or NAT in between hides).
      */
-    void record(int port, String service) {
+    public void record(int port, String service) {
         String address = readyJson.path("address").asText();
         ObjectNode rtt = NetworkPath.rtt(address, port);
         if (rtt.path("samples").asInt() == 0)
@@ -190,10 +190,10 @@ public final class RemotePart implements AutoCloseable {
     }
 
     /** Whether the part's folder was still on its host when it closed. */
-    boolean leftBehind() { return placement.path("leftBehind").asBoolean(false); }
+    public boolean leftBehind() { return placement.path("leftBehind").asBoolean(false); }
 
     /** Marks this part's manifest entry: another part it stands for (a later fork of the same part) left its folder behind. */
-    void markLeftBehind() {
+    public void markLeftBehind() {
         synchronized (leftBehindMark) {
             placement.put("leftBehind", true);
         }
@@ -261,10 +261,10 @@ public final class RemotePart implements AutoCloseable {
         }
     }
 
-    Ssh host() { return host; }
+    public Ssh host() { return host; }
 
     /** The local process that holds the part's session (its watchdog). */
-    Process session() {
+    public Process session() {
         Supervisor.Child a = agent;
         return a == null ? null : a.process();
     }
@@ -273,7 +273,7 @@ public final class RemotePart implements AutoCloseable {
     private volatile Long offsetMs;
 
     /** Puts {@code line} on the stdin of the part's own process (its agent passes on a {@code to-jvm} line; jvm.py). */
-    void tell(String line) throws IOException {
+    public void tell(String line) throws IOException {
         Supervisor.Child a = agent;
         if (a == null) throw new IOException(part + " on " + host + " has ended");
         synchronized (a.stdin()) {
@@ -293,7 +293,7 @@ public final class RemotePart implements AutoCloseable {
      * agent's readings (corrected by the clock offset measured at the start); NaN without readings around both.
      * Waits briefly for the reading after {@code toMs}.
      */
-    double cpuPercent(long fromMs, long toMs) throws InterruptedException {
+    public double cpuPercent(long fromMs, long toMs) throws InterruptedException {
         Long offset = offsetMs;
         if (offset == null) return Double.NaN;
         long a = fromMs + offset, b = toMs + offset, deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
@@ -303,10 +303,10 @@ public final class RemotePart implements AutoCloseable {
     }
 
     /** The host's busy CPU in percent of one of its cores between two instants of this host's clock; NaN without readings. */
-    double hostBusyPercent(long fromMs, long toMs) { return hostPercent(fromMs, toMs, false); }
+    public double hostBusyPercent(long fromMs, long toMs) { return hostPercent(fromMs, toMs, false); }
 
     /** The host's steal in percent of one of its cores between two instants of this host's clock; NaN without readings. */
-    double hostStealPercent(long fromMs, long toMs) { return hostPercent(fromMs, toMs, true); }
+    public double hostStealPercent(long fromMs, long toMs) { return hostPercent(fromMs, toMs, true); }
 
     private double hostPercent(long fromMs, long toMs, boolean steal) {
         Long offset = offsetMs;

@@ -145,9 +145,9 @@ public final class Run {
     }
 
     /** The run's processes: non-JVM servers start with {@link Supervisor#launchProgram}, stopped however the run ends. */
-    Supervisor supervisor() { return supervisor; }
+    public Supervisor supervisor() { return supervisor; }
 
-    Class<?> mainClass() { return supervisor.mainClass(); }
+    public Class<?> mainClass() { return supervisor.mainClass(); }
 
     /**
      * Pins every JVM started later whose series starts with {@code seriesPrefix} to {@code cpus} (taskset's list, e.g.
