@@ -55,9 +55,20 @@ public final class Processes {
             try (var cmdline = Files.newInputStream(Path.of("/proc", Long.toString(pid), "cmdline"))) {
                 return cmdline.read() >= 0; // /proc files report size 0: read a byte
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
+            // Only /proc saying the process is gone is an answer. This JVM failing to look (out of file descriptors,
+            // as a server holding 15,000 connections is) is not: taken for "gone", it made a live parent's child stop
+            // itself. ProcessHandle reads /proc too, so it can only stand in where there is no /proc at all.
+            if (gone(e)) return false;
+            return !Files.isDirectory(Path.of("/proc/self")) ? ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) : true;
+        } catch (RuntimeException e) {
             return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && !Files.isDirectory(Path.of("/proc/self"));
         }
+    }
+
+    /** Whether a failed read of /proc/<pid> says the process is gone (no entry, or ESRCH while it exits), not that the reader failed. */
+    static boolean gone(IOException e) {
+        return e instanceof java.nio.file.NoSuchFileException || String.valueOf(e.getMessage()).contains("No such process");
     }
 
     /**
