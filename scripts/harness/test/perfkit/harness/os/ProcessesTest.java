@@ -1,4 +1,4 @@
-package perfkit.harness;
+package perfkit.harness.os;
 
 import org.junit.jupiter.api.Test;
 
