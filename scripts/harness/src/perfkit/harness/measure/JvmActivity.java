@@ -106,13 +106,13 @@ public final class JvmActivity {
         private final TimeSeries.Counter jit, gc;
         private final java.util.ArrayDeque<Report> reports = new java.util.ArrayDeque<>();
 
-        Listener(TimeSeries.Counter jit, TimeSeries.Counter gc) {
+        public Listener(TimeSeries.Counter jit, TimeSeries.Counter gc) {
             this.jit = jit;
             this.gc = gc;
         }
 
         /** True when the line was a report (and is consumed). */
-        boolean accept(String line) {
+        public boolean accept(String line) {
             if (!line.startsWith(LINE)) return false;
             String[] f = line.substring(LINE.length()).trim().split(" ");
             try {
@@ -126,7 +126,7 @@ public final class JvmActivity {
             return true;
         }
 
-        synchronized void add(Report r) {
+        public synchronized void add(Report r) {
             reports.addLast(r);
             while (reports.size() > KEEP) reports.removeFirst();
         }

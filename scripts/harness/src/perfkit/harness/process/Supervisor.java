@@ -185,7 +185,7 @@ public final class Supervisor {
 
     /** Reads a child's stdout line by line on a daemon thread. */
     public static void pipeLines(String name, Process p, Consumer<String> lines) {
-        ChildProcess.daemon("perfkit-out-" + name, () -> {
+        Processes.daemon("perfkit-out-" + name, () -> {
             try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = out.readLine()) != null; ) lines.accept(line);
             } catch (IOException ignored) {

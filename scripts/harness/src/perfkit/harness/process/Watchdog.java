@@ -89,7 +89,7 @@ public final class Watchdog {
                 // the program is gone; its exit stops this watchdog
             }
         });
-        ChildProcess.daemon("perfkit-child-exit", () -> {
+        Processes.daemon("perfkit-child-exit", () -> {
             try { child.waitFor(); } catch (InterruptedException ignored) { }
             stop.countDown();
         });
@@ -141,7 +141,7 @@ public final class Watchdog {
         // the run lives: once it dies they are re-parented. So remember every descendant as it appears.
         java.util.Set<Processes.Pid> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
         long self = ProcessHandle.current().pid();
-        ChildProcess.daemon("perfkit-descendants", () -> {
+        Processes.daemon("perfkit-descendants", () -> {
             while (stop.getCount() > 0) {
                 ProcessHandle.of(parent).ifPresent(p -> p.descendants().filter(d -> d.pid() != self).forEach(d -> seen.add(Processes.Pid.of(d))));
                 try { Thread.sleep(500); } catch (InterruptedException e) { return; }
@@ -162,7 +162,7 @@ public final class Watchdog {
 
     /** The same, handing every further stdin line to {@code lines} (a wrapped program's heartbeat from the run). */
     private static void watch(BufferedReader stdin, long parent, CountDownLatch stop, java.util.function.Consumer<String> lines) {
-        ChildProcess.daemon("perfkit-stdin", () -> {
+        Processes.daemon("perfkit-stdin", () -> {
             try (BufferedReader in = stdin) {
                 for (String line; (line = in.readLine()) != null; ) if (lines != null) lines.accept(line); // EOF is the signal
             } catch (Exception ignored) {
@@ -170,7 +170,7 @@ public final class Watchdog {
             }
             stop.countDown();
         });
-        ChildProcess.daemon("perfkit-parent", () -> {
+        Processes.daemon("perfkit-parent", () -> {
             var handle = ProcessHandle.of(parent);
             while (handle.isPresent() && Processes.running(parent)) {
                 try { Thread.sleep(200); } catch (InterruptedException e) { return; }

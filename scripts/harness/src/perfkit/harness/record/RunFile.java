@@ -25,7 +25,7 @@ public record RunFile(String path, String kind, String description, String cell,
         return new RunFile(path, kind, description, cell, series, fork, timing, startMs, endMs);
     }
 
-    ObjectNode toJson() {
+    public ObjectNode toJson() {
         ObjectNode f = Manifest.newObject();
         f.put("path", path);
         f.put("kind", kind);

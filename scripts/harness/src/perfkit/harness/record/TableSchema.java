@@ -43,7 +43,7 @@ public final class TableSchema {
         }
 
         /** Why {@code v} cannot be written in this column, or null when it can. */
-        String refusal(Object v) {
+        public String refusal(Object v) {
             if (!type.accepts(v)) return "is declared " + type.word() + ", not " + v.getClass().getSimpleName() + " '" + v + "'";
             if (v != null && !values.isEmpty() && !values.contains(v.toString())) return "holds one of " + values + ", not '" + v + "'";
             return null;

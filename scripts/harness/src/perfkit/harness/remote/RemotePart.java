@@ -316,7 +316,7 @@ public final class RemotePart implements AutoCloseable {
     }
 
     /** The host's logical cores, from its fingerprint. */
-    int hostCores() { return readyJson == null ? 1 : readyJson.path("host").path("logicalCores").asInt(1); }
+    public int hostCores() { return readyJson == null ? 1 : readyJson.path("host").path("logicalCores").asInt(1); }
 
     private Sample nearest(long epochMs) {
         synchronized (samples) {
