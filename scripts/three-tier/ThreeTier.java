@@ -7,8 +7,6 @@
 // the Reactor Netty of Spring Boot 4.1.1's reactor-bom 2025.0.7; declared before r2dbc-postgresql, whose pom asks for reactor-netty-core 1.1
 //DEPS io.projectreactor.netty:reactor-netty-http:1.3.7
 //DEPS org.postgresql:postgresql:42.7.14
-// one Jackson 2 with the harness and the kit (2.23), whose annotations Jackson 3 (Spring Boot 4) needs at 2.20 or newer
-//DEPS com.fasterxml.jackson.core:jackson-annotations:2.23
 //SOURCES Rounds.java HttpRound.java Templates.java Inserts.java ChainRound.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java

@@ -2,8 +2,6 @@
 //JAVA 17+
 //DEPS org.springframework.boot:spring-boot-starter-web:4.1.1
 //DEPS org.springframework.boot:spring-boot-starter-webflux:4.1.1
-// one Jackson 2 with the harness and the kit (2.23), whose annotations Jackson 3 (Spring Boot 4) needs at 2.20 or newer
-//DEPS com.fasterxml.jackson.core:jackson-annotations:2.23
 //SOURCES Backend.java Dto.java RunPlan.java Peers.java mvc/MvcApp.java flux/FluxApp.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java

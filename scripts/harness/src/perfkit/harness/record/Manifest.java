@@ -1,4 +1,7 @@
 //DEPS com.fasterxml.jackson.core:jackson-databind:2.23.0
+// the whole of one Jackson 2 for every study: a library of a study (Flowable, Kafka) asking for an older core or
+// annotations would otherwise win beside databind 2.23, which needs its own (JsonSerializeAs)
+//DEPS com.fasterxml.jackson.core:jackson-core:2.23.0 com.fasterxml.jackson.core:jackson-annotations:2.23
 package perfkit.harness.record;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
