@@ -46,8 +46,9 @@ figcaption { font-size: .9rem; color: #555; }
 .scale { border-left: 4px solid #b8860b; background: #fbf8ef; padding: .5rem .8rem; }
 details.code { margin: .4rem 0; color: #555; font-size: .85rem; }
 details.code summary { cursor: pointer; }
-.post { display: flex; gap: 1rem; margin: 1.5rem 0; align-items: flex-start; }
-.post img { width: 14rem; height: auto; border: 1px solid #eee; }
+.post { display: flex; flex-wrap: wrap; gap: 1rem; margin: 1.5rem 0; align-items: flex-start; }
+.post img { width: 14rem; max-width: 100%; height: auto; border: 1px solid #eee; }
+.post > div { flex: 1 1 14rem; min-width: 0; }
 """
 
 
