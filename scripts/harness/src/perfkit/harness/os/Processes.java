@@ -60,7 +60,7 @@ public final class Processes {
             // as a server holding 15,000 connections is) is not: taken for "gone", it made a live parent's child stop
             // itself. ProcessHandle reads /proc too, so it can only stand in where there is no /proc at all.
             if (gone(e)) return false;
-            return !Files.isDirectory(Path.of("/proc/self")) ? ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) : true;
+            return Files.isDirectory(Path.of("/proc/self")) || ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
         } catch (RuntimeException e) {
             return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && !Files.isDirectory(Path.of("/proc/self"));
         }
