@@ -335,6 +335,8 @@ public final class HttpLoad {
 
     static void unplaced(long sessionPid) { PLACED.remove(sessionPid); }
 
+    static boolean isPlaced(long sessionPid) { return PLACED.containsKey(sessionPid); }
+
     /**
      * Reads the driver's log as it grows for its {@code perfkit-phase} lines and names the phase the time series is
      * in: {@code measure} while a measured phase runs, else {@code warmup} while a warm-up phase runs (phases overlap:

@@ -1,6 +1,7 @@
 package perfkit.harness.http;
 
 import perfkit.harness.measure.JvmActivity;
+import perfkit.harness.os.OpenFiles;
 import perfkit.harness.record.Manifest;
 import perfkit.harness.run.Run;
 import perfkit.harness.measure.StepVerdict;
@@ -89,7 +90,11 @@ public final class OpenStep {
 
     /** Runs the step: one driver run of a warm-up phase at the rate, then the measured phase, back to back. */
     public static Result run(Run run, Spec spec) throws Exception {
-        int connections = connections(spec.rate(), spec.sloMs(), spec.latencyHintMs());
+        int wanted = connections(spec.rate(), spec.sloMs(), spec.latencyHintMs());
+        FileBudget files = fileBudget(spec.watch());
+        int connections = (int) Math.min(wanted, files.connections());
+        String capped = connections == wanted ? "" : String.format(Locale.ROOT, "connections capped at %d of the %d Little's law asks: "
+                + "half the open files left to %s", connections, wanted, files.tightest());
         String phaseName = spec.series().replace('/', '.') + ".fork" + spec.fork();
         HttpLoad.Plan plan = new HttpLoad.Plan(spec.description(), spec.url());
         // warm-up: the rate rises from a tenth over the first half (the driver's own JVM starts cold and compiles), then
@@ -100,8 +105,8 @@ public final class OpenStep {
         }
         plan.open(phaseName, spec.path(), spec.rate(), spec.measureSeconds(), connections, Counts.MEASURED,
                 spec.warmupSeconds() > 0 ? Follows.WITHOUT_GAP : Follows.AFTER_DRAIN);
-        run.progress().say(String.format(Locale.ROOT, "%s fork %d: open model at %s req/s (%d connections)", spec.cell(), spec.fork(),
-                rateLabel(spec.rate()), connections));
+        run.progress().say(String.format(Locale.ROOT, "%s fork %d: open model at %s req/s (%d connections%s)", spec.cell(), spec.fork(),
+                rateLabel(spec.rate()), connections, capped.isEmpty() ? "" : "; " + capped));
         JsonNode result;
         try {
             result = HttpLoad.run(run, phaseName, plan, spec.watch(), spec.probes(), 180 + 3 * (spec.warmupSeconds() + spec.measureSeconds()));
@@ -123,6 +128,7 @@ public final class OpenStep {
             if (w.path("blockedTimeNs").asLong() > 0 || w.hasNonNull("error"))
                 for (String pr : LoadResult.problems(w)) if (!pr.contains("sessions")) driver.add("warm-up: " + pr);
         }
+        if (!driver.isEmpty() && !capped.isEmpty()) driver.add(capped);
         Latency latency = Latency.of(ph.path("latencyMs")), uncorrected = Latency.of(ph.path("uncorrectedMs")), lateness = Latency.of(ph.path("latenessMs"));
         long requests = ph.path("requests").asLong(), errors = ph.path("errors").asLong();
         List<Long> perSecond = new ArrayList<>();
@@ -163,6 +169,29 @@ public final class OpenStep {
         double hint = Double.isFinite(latencyHintMs) && latencyHintMs > 0 ? latencyHintMs : 2 * sloMs;
         double latencyS = Math.min(2 * sloMs, Math.max(MIN_CONCURRENCY_MS, 4 * hint)) / 1000;
         return (int) Math.min(50_000, Math.ceil(rate * latencyS * CONNECTION_HEADROOM) + 16);
+    }
+
+    /** The connections a step may open, and the process whose open files bound them. */
+    record FileBudget(long connections, String tightest) {}
+
+    /**
+     * Half the open files left to the tightest of this JVM (the driver's JVM inherits its limit) and each server under
+     * test on this host. A server out of files refuses connections and fails in ways that say nothing of its speed; the
+     * other half stays for what it opens on its own behalf (its calls to a backend, a database pool). Too few
+     * connections for the rate shows as the driver blocking, and the step is judged by the driver rule.
+     */
+    static FileBudget fileBudget(Map<String, Long> servers) {
+        String tightest = "the load driver";
+        long left = OpenFiles.left(ProcessHandle.current().pid()).orElse(Long.MAX_VALUE);
+        for (Map.Entry<String, Long> e : servers.entrySet()) {
+            if (HttpLoad.isPlaced(e.getValue())) continue; // on another host: the SSH session here holds none of its connections
+            long l = OpenFiles.left(e.getValue()).orElse(Long.MAX_VALUE);
+            if (l < left) {
+                left = l;
+                tightest = e.getKey();
+            }
+        }
+        return new FileBudget(Math.max(16, left / 2), tightest);
     }
 
     /** A step's facts for {@link #verdict}: CPU and steal in % of one core, latencies in ms, arrivals per whole second of the window. */

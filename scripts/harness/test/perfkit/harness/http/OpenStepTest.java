@@ -109,4 +109,21 @@ class OpenStepTest {
         assertEquals(20, l.jitMsPerSecond(1_010_000L, 1_020_000L), 1e-9, "quiet after");
         assertTrue(Double.isNaN(l.jitMsPerSecond(2_000_000L, 2_001_000L)), "no report in that span");
     }
+
+    /** A server with few files left bounds the step's connections; its name says which one did. */
+    @Test
+    void aServerWithFewFilesLeftCapsTheConnections() throws Exception {
+        Process server = new ProcessBuilder("bash", "-c", "ulimit -n 64 && exec sleep 60").start();
+        try {
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (!ProcessHandle.of(server.pid()).flatMap(h -> h.info().command()).orElse("").endsWith("sleep") && System.nanoTime() < deadline)
+                Thread.sleep(20);
+            OpenStep.FileBudget budget = OpenStep.fileBudget(Map.of("app", server.pid()));
+            assertEquals("app", budget.tightest());
+            assertTrue(budget.connections() >= 16 && budget.connections() <= 32, "half of 64 less what sleep holds: " + budget.connections());
+            assertEquals("the load driver", OpenStep.fileBudget(Map.of()).tightest());
+        } finally {
+            server.destroyForcibly().waitFor();
+        }
+    }
 }
