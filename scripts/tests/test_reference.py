@@ -271,6 +271,13 @@ def test_web_reactive_reference_sweeps_every_n_with_three_forks():
     assert {r["cell"] for r in rows} >= {"mvc/1call", "mvc/2call", "webflux/1call", "webflux/2call"}
     assert {r["fork"] for r in rows} == {"1", "2", "3"} and all(r["valid"] == "true" for r in rows)
     assert {r["cell"] for r in read_csv(run / "capacity.csv")} == {r["cell"] for r in rows}
+    # each closed step long enough to judge whether its servers were warm over it: the original's 5 requests a user
+    # repeated until a user's requests take --step-seconds at the external service's delay
+    m = manifest(run)
+    step, delay = float(m["params"]["step-seconds"]), float(m["params"]["backend-delay-ms"]) / 1000
+    assert step >= 10
+    for r in rows:
+        assert int(r["repeats"]) * int(r["calls"]) * delay >= step and float(r["seconds"]) >= step, r
 
 
 def test_three_tier_reference_has_every_round_with_three_forks():
