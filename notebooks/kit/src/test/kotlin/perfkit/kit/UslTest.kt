@@ -68,4 +68,37 @@ class UslTest {
         assertFalse(bad.trusted)
         assertTrue(bad.why!!.contains("explains too little") || bad.why!!.contains("did not converge"), bad.why)
     }
+
+    @Test
+    fun `each curve of a frame gets its own fit, and only trusted ones are drawn`() {
+        val good = curve(UslModel(1000.0, 0.05, 0.002))
+        val walled = curve(UslModel(800.0, 0.05, 0.002)) { n -> if (n >= 32) 190.0 else 100.0 }
+        fun withStack(df: org.jetbrains.kotlinx.dataframe.AnyFrame, stack: String) =
+            frameOf(listOf("stack", "fork", "n", "x", "cpu"), df.rows().map { r -> listOf(stack, r["fork"], r["n"], r["x"], r["cpu"]) })
+        val both = frameOf(listOf("stack", "fork", "n", "x", "cpu"),
+            (withStack(good, "a").rows() + withStack(walled, "b").rows()).map { r -> listOf(r["stack"], r["fork"], r["n"], r["x"], r["cpu"]) })
+        val fits = uslFits(both, by = listOf("stack"), n = "n", x = "x", cpuPct = "cpu", cores = 2)
+        assertEquals(setOf(listOf<Any?>("a"), listOf<Any?>("b")), fits.keys)
+        assertTrue(fits.getValue(listOf("a")).trusted)
+        assertFalse(fits.getValue(listOf("b")).trusted)
+        val curves = uslCurves(fits, listOf("stack"), 1.0, 48.0)
+        assertEquals(61, curves.rowsCount())
+        assertTrue(curves.rows().all { it["stack"] == "a" })
+        val table = uslTable(fits, listOf("stack"), "users").text
+        val rowA = table.lines().single { it.startsWith("| a |") }
+        val rowB = table.lines().single { it.startsWith("| b |") }
+        assertTrue(rowA.contains("it peaks at about") && rowA.contains("| 21 |"), rowA)
+        assertTrue(rowB.contains("no model: the curve reached the machine's CPU wall"), rowB)
+    }
+
+    @Test
+    fun `a curve with neither cost scales linearly, and a peak past the counts measured says so`() {
+        val linear = uslFit(curve(UslModel(10.0, 0.0, 0.0), noise = 0.002), n = "n", x = "x")
+        // up to 48 workers: within 2% of linear however the noise sets the two small costs
+        assertTrue(linear.trusted, linear.why)
+        assertTrue(linear.shape("users").startsWith("scales linearly"), linear.shape("users"))
+        val far = uslFit(curve(UslModel(10.0, 0.002, 0.00003), noise = 0.001), n = "n", x = "x")
+        assertTrue(far.trusted, far.why)
+        assertTrue(far.shape("users").contains("beyond the 48 users measured"), far.shape("users"))
+    }
 }
