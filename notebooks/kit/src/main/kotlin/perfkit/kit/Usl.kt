@@ -190,3 +190,15 @@ internal fun rSquared(points: List<kotlin.Pair<Double, Double>>, m: UslModel): D
     val residual = points.sumOf { (it.second - m.throughput(it.first)).let { r -> r * r } }
     return if (total == 0.0) (if (residual == 0.0) 1.0 else 0.0) else 1 - residual / total
 }
+
+/**
+ * The price per million [per] at the original's scale, [n] [unit] on [vcpus] vCPUs, as [fit] predicts it: the
+ * throughput the fitted curve gives there over the price of those vCPUs; labelled as a prediction, or why there is none.
+ */
+fun uslPriceAt(fit: UslFit?, n: Double, unit: String, vcpus: Double, pricePerVcpuHour: Double, per: String): String {
+    val scale = "${formatNumber(n, 3)} $unit on ${formatNumber(vcpus, 3)} vCPUs"
+    val x = fit?.predict(n)
+    if (fit == null || x == null || x <= 0) return "At the original's scale ($scale) no price is predicted: ${fit?.why ?: "no curve of that configuration"}."
+    return "At the original's scale ($scale) the fitted curve predicts ${formatNumber(x, 3)} $per/s, so " +
+        "\$${formatNumber(costPerMillion(pricePerVcpuHour * vcpus, x), 3)} per million $per: a prediction from this host's data, not a measurement."
+}

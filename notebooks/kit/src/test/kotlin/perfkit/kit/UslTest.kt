@@ -101,4 +101,18 @@ class UslTest {
         assertTrue(far.trusted, far.why)
         assertTrue(far.shape("users").contains("beyond the 48 users measured"), far.shape("users"))
     }
+
+    @Test
+    fun `the original's scale is priced by the fitted curve, or says why not`() {
+        val fit = uslFit(curve(UslModel(1000.0, 0.05, 0.002)), n = "n", x = "x")
+        val priced = uslPriceAt(fit, 4.0, "instances", 64.0, 0.05, "jobs")
+        val predicted = UslModel(1000.0, 0.05, 0.002).throughput(4.0)
+        assertTrue(priced.contains("the fitted curve predicts") && priced.contains("a prediction from this host's data"), priced)
+        // 64 vCPUs at $0.05 an hour = $3.20 an hour, over about 3,400 jobs/s
+        val dollars = Regex("""\$([0-9.]+) per million""").find(priced)!!.groupValues[1].toDouble()
+        assertEquals(3.2 / (predicted * 3600) * 1e6, dollars, dollars * 0.05)
+        val few = uslFit(frameOf(listOf("fork", "n", "x"), listOf(listOf(1, 1, 10.0), listOf(1, 2, 19.0))), n = "n", x = "x")
+        assertTrue(uslPriceAt(few, 4.0, "instances", 64.0, 0.05, "jobs").startsWith("At the original's scale (4 instances on 64 vCPUs) no price is predicted: 2 points"))
+        assertTrue(uslPriceAt(null, 4.0, "instances", 64.0, 0.05, "jobs").endsWith("no curve of that configuration."))
+    }
 }
