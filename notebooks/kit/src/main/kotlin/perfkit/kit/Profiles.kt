@@ -23,15 +23,20 @@ import java.nio.file.Path
  * settings record those waits from 10 ms or 20 ms on, so short ones are not in these totals).
  */
 data class JvmProfile(
-    val name: String, val seconds: Double, val stacks: Map<String, Long>,
+    val name: String, val windows: Set<Window>, val stacks: Map<String, Long>,
     val allocatedBytes: Double, val gcPauses: Int, val gcPauseMs: Double,
     val monitorWaitMs: Double, val parkMs: Double, val socketReadMs: Double, val socketWriteMs: Double,
 ) {
     val samples: Long get() = stacks.values.sum()
+
+    /** The wall time covered: each window once, however many JVMs were recorded in it. */
+    val seconds: Double get() = windows.sumOf { (it.endMs - it.startMs) / 1000.0 }
+
+    /** What the side allocated per second of wall time, all its JVMs together. */
     val allocationMBps: Double get() = if (seconds > 0) allocatedBytes / 1e6 / seconds else Double.NaN
 
     /** This profile and [other] as one: a side's JVMs or windows together. */
-    operator fun plus(other: JvmProfile) = JvmProfile(name, seconds + other.seconds,
+    operator fun plus(other: JvmProfile) = JvmProfile(name, windows + other.windows,
         (stacks.keys + other.stacks.keys).associateWith { (stacks[it] ?: 0) + (other.stacks[it] ?: 0) },
         allocatedBytes + other.allocatedBytes, gcPauses + other.gcPauses, gcPauseMs + other.gcPauseMs,
         monitorWaitMs + other.monitorWaitMs, parkMs + other.parkMs, socketReadMs + other.socketReadMs, socketWriteMs + other.socketWriteMs)
@@ -58,7 +63,7 @@ data class JvmProfile(
 private fun frameName(typeName: String, method: String) = typeName.substringAfterLast('.') + "." + method
 
 /**
- * Reads one recording; with [window] (epoch ms) only the events that start inside it. [name] labels it (the JVM).
+ * Reads one recording; with [window] (epoch ms, its end excluded) only the events that start inside it. [name] labels it.
  * Stacks are cut to their innermost [maxDepth] frames, the depth JFR records by default.
  */
 fun readProfile(file: Path, name: String = file.fileName.toString(), window: Window? = null, maxDepth: Int = 64): JvmProfile {
@@ -70,7 +75,7 @@ fun readProfile(file: Path, name: String = file.fileName.toString(), window: Win
         while (recording.hasMoreEvents()) {
             val e = recording.readEvent()
             val at = e.startTime.toEpochMilli()
-            if (window != null && (at < window.startMs || at > window.endMs)) continue
+            if (window != null && (at < window.startMs || at >= window.endMs)) continue
             first = minOf(first, at); last = maxOf(last, e.endTime.toEpochMilli())
             when (e.eventType.name) {
                 "jdk.ExecutionSample" -> e.stackTrace?.frames?.take(maxDepth)?.takeIf { it.isNotEmpty() }?.let { frames ->
@@ -86,8 +91,8 @@ fun readProfile(file: Path, name: String = file.fileName.toString(), window: Win
             }
         }
     }
-    val seconds = window?.let { (it.endMs - it.startMs) / 1000.0 } ?: if (last > first) (last - first) / 1000.0 else 0.0
-    return JvmProfile(name, seconds, stacks, allocated, pauses, pauseMs, monitorMs, parkMs, readMs, writeMs)
+    val covered = window ?: Window(minOf(first, last), last)
+    return JvmProfile(name, setOf(covered), stacks, allocated, pauses, pauseMs, monitorMs, parkMs, readMs, writeMs)
 }
 
 /** A profile the run kept: the JVM it recorded (the manifest's series) over the window it covers. */
@@ -108,17 +113,19 @@ fun List<RecordedRun>.cellProfile(cell: String, jvm: (String) -> Boolean = { tru
     }.map { p -> readProfile(p.run.dir.resolve(p.path), cell, p.window) }.reduceOrNull(JvmProfile::plus)
 
 /**
- * Where the time went on each side of a comparison, for a post: the methods whose share of the samples differs most
- * between [a] and [b] (total time, so a framework's whole path counts), then allocation, GC pauses and waits.
+ * Where the time went on each side of a comparison, for a post: the [methods] whose own share of the samples (self
+ * time) differs most between [a] and [b], with their total share, then allocation, GC pauses and waits.
  */
 fun whereTimeWent(a: JvmProfile, b: JvmProfile, methods: Int = 2): Markdown {
     val sa = a.frameShares(); val sb = b.frameShares()
-    val differ = (sa.keys + sb.keys).map { m -> m to ((sa[m]?.second ?: 0.0) - (sb[m]?.second ?: 0.0)) }
+    // by self time: a caller's total share is never below its callee's, so ranking by total would name thread roots
+    val differ = (sa.keys + sb.keys).map { m -> m to ((sa[m]?.first ?: 0.0) - (sb[m]?.first ?: 0.0)) }
         .sortedByDescending { kotlin.math.abs(it.second) }.take(methods)
     fun pct(v: Double?) = formatNumber(100 * (v ?: 0.0), 2) + "%"
     fun row(what: String, f: (JvmProfile) -> String) = "| $what | ${f(a)} | ${f(b)} |"
     return md((listOf("| | ${mdText(a.name, atLineStart = false)} | ${mdText(b.name, atLineStart = false)} |", "|---|---|---|") +
-        differ.map { (m, _) -> "| `${m.replace("`", "'")}` (share of samples, total) | ${pct(sa[m]?.second)} | ${pct(sb[m]?.second)} |" } + listOf(
+        differ.map { (m, _) -> "| `${m.replace("`", "'")}` (share of samples: self / total) | ${pct(sa[m]?.first)} / ${pct(sa[m]?.second)} | " +
+            "${pct(sb[m]?.first)} / ${pct(sb[m]?.second)} |" } + listOf(
         row("method samples") { formatNumber(it.samples.toDouble()) },
         row("allocation (MB/s)") { formatNumber(it.allocationMBps, 3) },
         row("GC pauses (count, total ms)") { "${it.gcPauses}, ${formatNumber(it.gcPauseMs, 3)}" },
@@ -159,14 +166,14 @@ fun flameGraph(p: JvmProfile, title: String = "Where ${p.name}'s threads ran", m
 }
 
 /**
- * A post's "where the time went" under a claim comparing [cellA] and [cellB]: [whereTimeWent] from every profile of
- * each cell in these runs, or, when they kept none, how to get one.
+ * A post's "where the time went" under a claim comparing [cellA] and [cellB]: [whereTimeWent] from the profiles of
+ * each cell in these runs, of the JVMs [jvmA] and [jvmB] accept (a side's own server, not a bystander recorded in the
+ * same window), or, when they kept none, how to get one.
  */
-fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String): Markdown {
-    val a = cellProfile(cellA); val b = cellProfile(cellB)
+fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String, jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true }): Markdown {
+    val a = cellProfile(cellA, jvmA); val b = cellProfile(cellB, jvmB)
     val names = "${mdText(cellA, atLineStart = false)} and ${mdText(cellB, atLineStart = false)}"
     if (a == null || b == null) return md("**Where the time went:** these runs kept no profile of $names. A run made with `--profile` " +
         "records each JVM under test with JDK Flight Recorder over its measured windows, and this paragraph then compares the two sides.")
-    return md("**Where the time went**, $names, from JDK Flight Recorder over the measured windows (every JVM under test on the run's host):\n\n") +
-        whereTimeWent(a, b)
+    return Markdown("**Where the time went**, $names, from JDK Flight Recorder over the measured windows:\n\n") + whereTimeWent(a, b)
 }

@@ -191,6 +191,6 @@ fun consumerScaling(throughput: AnyFrame, cores: Int): Markdown {
         "more threads than this host's $cores cores, so from ${crowded.first()} consumers on they take turns on the cores, and the curve bends " +
         "because of the host, not the queue.")
     val df = frameOf(listOf("label", "design", "wait_strategy", "fork", "consumers", "events_per_s"), rows)
-    return md("$USL_EXPLAINED\n\n") + uslTable(uslFits(df, listOf("label", "design", "wait_strategy"), n = "consumers", x = "events_per_s"),
+    return Markdown("$USL_EXPLAINED\n\n") + uslTable(uslFits(df, listOf("label", "design", "wait_strategy"), n = "consumers", x = "events_per_s"),
         listOf("label", "design", "wait_strategy"), "consumers")
 }

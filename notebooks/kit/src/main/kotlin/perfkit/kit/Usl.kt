@@ -9,6 +9,7 @@ import org.hipparchus.optim.nonlinear.vector.leastsquares.LevenbergMarquardtOpti
 import org.hipparchus.optim.nonlinear.vector.leastsquares.MultivariateJacobianFunction
 import org.hipparchus.util.Pair
 import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.columnNames
 import org.jetbrains.kotlinx.dataframe.api.filter
 import org.jetbrains.kotlinx.dataframe.api.rows
 import kotlin.math.max
@@ -99,13 +100,16 @@ const val USL_WALL_SHARE = 0.9
 
 /**
  * Fits the USL to [df]'s throughput column [x] against worker count [n], all forks pooled for the model and each
- * [fork] alone for the intervals. With [cpuPct] (system CPU, % of one core) and [cores], a point at 90% or more of
+ * [fork] alone for the intervals (a fork of each run, where [df] stacks several runs with their `run_id`). With [cpuPct] (system CPU, % of one core) and [cores], a point at 90% or more of
  * the machine marks the curve as at the wall, and the fit is not trusted.
  */
 fun uslFit(df: AnyFrame, n: String, x: String, fork: String = "fork", cpuPct: String? = null, cores: Int? = null): UslFit {
+    // forks of several runs pooled under one label are each their own: fork 1 of one run is not fork 1 of another
+    val ofRun = "run_id" in df.columnNames()
     val rows = df.rows().mapNotNull { r ->
         val nv = num(r[n]); val xv = num(r[x])
-        if (nv == null || xv == null || nv <= 0 || xv.isNaN()) null else Triple(r[fork]?.toString() ?: "", nv, xv) to cpuPct?.let { num(r[it]) }
+        val forkKey = (if (ofRun) "${r["run_id"]}/" else "") + (r[fork]?.toString() ?: "")
+        if (nv == null || xv == null || nv <= 0 || xv.isNaN()) null else Triple(forkKey, nv, xv) to cpuPct?.let { num(r[it]) }
     }
     val points = rows.map { it.first.second to it.first.third }
     val fitted = fitUsl(points)

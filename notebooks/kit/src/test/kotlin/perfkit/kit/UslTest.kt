@@ -1,5 +1,6 @@
 package perfkit.kit
 
+import org.jetbrains.kotlinx.dataframe.api.rows
 import org.junit.jupiter.api.Test
 import kotlin.random.Random
 import kotlin.test.assertEquals
