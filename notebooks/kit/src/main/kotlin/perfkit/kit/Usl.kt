@@ -137,9 +137,16 @@ fun uslFits(df: AnyFrame, by: List<String>, n: String, x: String, fork: String =
         uslFit(df.filter { r -> by.indices.all { r[by[it]] == key[it] } }, n, x, fork, cpuPct, cores)
     }
 
-/** The trusted fits' curves in one frame from [from] to [to] workers, with [by]'s values, to draw through the points. */
-fun uslCurves(fits: Map<List<Any?>, UslFit>, by: List<String>, from: Double, to: Double): AnyFrame =
-    frameOf(by + listOf(USL_N, USL_X), fits.flatMap { (key, fit) -> fit.curve(from, to).rows().map { r -> key + listOf(r[USL_N], r[USL_X]) } })
+/**
+ * The trusted fits' curves in one frame from [from] to [to] workers, with [by]'s values and a column for each of
+ * [also] made from a curve's values (a facet label, say), to draw through the points.
+ */
+fun uslCurves(fits: Map<List<Any?>, UslFit>, by: List<String>, from: Double, to: Double,
+              also: Map<String, (Map<String, Any?>) -> Any?> = emptyMap()): AnyFrame =
+    frameOf(by + also.keys + listOf(USL_N, USL_X), fits.flatMap { (key, fit) ->
+        val named = by.zip(key).toMap()
+        fit.curve(from, to).rows().map { r -> key + also.values.map { it(named) } + listOf(r[USL_N], r[USL_X]) }
+    })
 
 /** The fits as a post's table: per curve its points, fit, contention and coherency over the forks, and its shape; or why it has none. */
 fun uslTable(fits: Map<List<Any?>, UslFit>, by: List<String>, unit: String): Markdown =

@@ -82,9 +82,9 @@ class UslTest {
         assertEquals(setOf(listOf<Any?>("a"), listOf<Any?>("b")), fits.keys)
         assertTrue(fits.getValue(listOf("a")).trusted)
         assertFalse(fits.getValue(listOf("b")).trusted)
-        val curves = uslCurves(fits, listOf("stack"), 1.0, 48.0)
+        val curves = uslCurves(fits, listOf("stack"), 1.0, 48.0, also = mapOf("facet" to { v -> "stack ${v["stack"]}" }))
         assertEquals(61, curves.rowsCount())
-        assertTrue(curves.rows().all { it["stack"] == "a" })
+        assertTrue(curves.rows().all { it["stack"] == "a" && it["facet"] == "stack a" })
         val table = uslTable(fits, listOf("stack"), "users").text
         val rowA = table.lines().single { it.startsWith("| a |") }
         val rowB = table.lines().single { it.startsWith("| b |") }
