@@ -222,6 +222,25 @@ def test_forks_and_minimal_program_tenure_the_queue_before_they_measure(tmp_path
         assert "Pause Full (System.gc())" in text, text
 
 
+def test_profile_records_each_fork_over_its_measured_window_only(tmp_path):
+    """--profile: each fork JVM records itself with JFR from the moment it measures until it stops measuring."""
+    r = bench("run", "queues", "--variants", "abq-1", "--quick", "--warmup", "1", "--measure", "1", "--calibration", "off", "--profile",
+              "--out", str(tmp_path))
+    run = run_dir_of(r)
+    m = manifest(run)
+    validate(m)
+    assert m["params"]["profile"] == "true"
+    forks = read_csv(run / "throughput.csv")
+    profiles = [f for f in m["files"] if f["kind"] == "profile"]
+    assert len(profiles) == len(forks) >= 1, "one recording per fork, each fork measured once"
+    for f in profiles:
+        data = (run / f["path"]).read_bytes()
+        assert data[:4] == b"FLR\0", "a JDK Flight Recorder file"
+        assert "abq-1" in f["series"] and f["cell"] is None
+        length = f["window"]["endMs"] - f["window"]["startMs"]
+        assert 500 <= length < 1900, f"the measured second, not the warm-up before it: {length} ms"
+
+
 def test_the_minimal_program_alone_counts_every_event(tmp_path):
     """Minimal1P1C runs by hand too, as a user would check a figure: one line, every event drained."""
     for transport, strategy in (("disruptor", "yielding"), ("abq", "-")):

@@ -52,7 +52,7 @@ public final class Cli {
         String words() { return percentile + " of " + latency + ", timed from " + timedFrom + ", per " + per; }
     }
 
-    /** Every study's {@code --quick}, {@code --out}, {@code --tag} and {@code --java}. */
+    /** Every study's {@code --quick}, {@code --out}, {@code --tag}, {@code --java} and {@code --profile}. */
     public static final Opt<Boolean> QUICK = Opt.flag("quick", "quick scale: short windows and fewer repetitions, for demos and tests");
     public static final Opt<String> OUT = Opt.of("out", "data/runs", null, "root folder for run directories (the run goes to <out>/<study>/<run-id>)",
             "folder", Cli::folder, v -> v);
@@ -61,10 +61,13 @@ public final class Cli {
     public static final Opt<String> JAVA = Opt.of("java", "", null, "JDK (folder or java executable) that runs the forks and services, to compare JVMs "
             + "on one host; none means the JVM running the study; $PERFKIT_JAVA sets it too", "jdk", Cli::jdk, v -> v);
 
+    public static final Opt<Boolean> PROFILE = Opt.flag("profile", "record a JDK Flight Recorder profile of every JVM under test on this host over "
+            + "each measured window, not warm-up (profiles/ in the run; the kit shows where the time went)");
+
     public Cli(String study, String summary) {
         this.study = study;
         this.summary = summary;
-        with(QUICK, OUT, TAG, JAVA);
+        with(QUICK, OUT, TAG, JAVA, PROFILE);
         envDefaults.put(JAVA.name(), "PERFKIT_JAVA");
     }
 

@@ -1,3 +1,4 @@
+//DEPS com.fasterxml.jackson.dataformat:jackson-dataformat-yaml:2.23.0
 package perfkit.harness.http;
 
 import perfkit.harness.measure.LatencyLog;
@@ -11,6 +12,10 @@ import perfkit.harness.os.Ssh;
 import perfkit.harness.process.Supervisor;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 
 import java.io.IOException;
 import java.net.URI;
@@ -21,7 +26,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -219,20 +223,20 @@ public final class HttpLoad {
         run.addFile(DIR + "/" + name + ".log", "log", "load driver output" + (n > 1 ? " (the first host's lines plain, each other's prefixed with its part)" : ""));
         if (r.hasNonNull("error")) throw new LoadResult.DriverFailed("load driver " + name + " failed: " + r.get("error").asText());
         for (JsonNode ph : r.path("phases")) {
-            if (!(ph instanceof com.fasterxml.jackson.databind.node.ObjectNode phase)) continue;
+            if (!(ph instanceof ObjectNode phase)) continue;
             if (n == 1) {
                 // a driver elsewhere timed the phase on its host's clock: its edges on this host's, as everything else reads them
                 long from = phase.path("startMs").asLong(), to = phase.path("endMs").asLong();
                 phase.put("driverStartMs", from).put("driverEndMs", to).put("startMs", elsewhere.get(0).localMs(from)).put("endMs", elsewhere.get(0).localMs(to));
             }
-            if (!(phase.path("cpuPct") instanceof com.fasterxml.jackson.databind.node.ObjectNode cpu)) continue;
+            if (!(phase.path("cpuPct") instanceof ObjectNode cpu)) continue;
             for (var e : remote.entrySet()) {
                 double pct = e.getValue().cpuPercent(phase.path("startMs").asLong(), phase.path("endMs").asLong());
                 if (!Double.isNaN(pct)) cpu.put(e.getKey(), pct);
             }
         }
         // the file says what the run used: edges on this host's clock, and the placed parts' CPU
-        if ((n == 1 || !remote.isEmpty()) && r instanceof com.fasterxml.jackson.databind.node.ObjectNode amended)
+        if ((n == 1 || !remote.isEmpty()) && r instanceof ObjectNode amended)
             Manifest.writeAtomically(result, amended);
         return r;
     }
@@ -582,29 +586,36 @@ public final class HttpLoad {
          * own fixed schedule from its own phase start, with {@code threads} event loops.
          */
         String yaml(int share, int of, int threads) {
-            StringBuilder b = new StringBuilder();
+            ObjectNode bench = Manifest.newObject().put("name", name).put("threads", threads);
+            bench.putObject("http").put("host", target.origin()).put("sharedConnections", connections(share, of)).put("requestTimeout", "60s");
+            // a user goes on after a non-2xx answer (as siege does); by default Hyperfoil stops its session, so a server
+            // shedding load would receive fewer requests than the closed model promises
+            bench.putObject("ergonomics").put("stopOnInvalid", false);
+            ArrayNode list = bench.putArray("phases");
             for (Phase p : phases) {
-                b.append("- ").append(p.name).append(":\n    ").append(p.model).append(":\n      ");
+                ObjectNode model = list.addObject().putObject(p.name).putObject(p.model);
                 switch (p.model) {
-                    case "atOnce", "always" -> b.append("users: ").append(split(p.users, share, of));
-                    case "increasingRate" -> b.append(String.format(Locale.ROOT, "initialUsersPerSec: %.3f\n      targetUsersPerSec: %.3f\n      variance: false\n"
-                            + "      maxSessions: %d", p.from / of, p.to / of, ceilShare(p.concurrency, of)));
-                    default -> b.append(String.format(Locale.ROOT, "usersPerSec: %.3f\n      variance: false\n      maxSessions: %d", p.to / of, ceilShare(p.concurrency, of)));
+                    case "atOnce", "always" -> model.put("users", split(p.users, share, of));
+                    case "increasingRate" -> model.put("initialUsersPerSec", perSecond(p.from / of)).put("targetUsersPerSec", perSecond(p.to / of))
+                            .put("variance", false).put("maxSessions", ceilShare(p.concurrency, of));
+                    default -> model.put("usersPerSec", perSecond(p.to / of)).put("variance", false).put("maxSessions", ceilShare(p.concurrency, of));
                 }
-                b.append('\n');
-                if (p.seconds != null) b.append("      duration: ").append(millis(p.seconds)).append('\n');
-                if (p.counts == Counts.WARMUP) b.append("      isWarmup: true\n");
-                if (p.previous != null) b.append(p.follows == Follows.WITHOUT_GAP ? "      startAfter: " : "      startAfterStrict: ").append(p.previous).append('\n');
-                b.append("      scenario:\n").append(scenario(p.path, p.repeats, "        "));
+                if (p.seconds != null) model.put("duration", millis(p.seconds));
+                if (p.counts == Counts.WARMUP) model.put("isWarmup", true);
+                if (p.previous != null) model.put(p.follows == Follows.WITHOUT_GAP ? "startAfter" : "startAfterStrict", p.previous);
+                model.putArray("scenario").addObject().set("user", scenario(p.path, p.repeats));
             }
-            return "# generated by perfkit (scripts/harness/src/perfkit/harness/http/HttpLoad.java); run with Hyperfoil 0.25\n"
-                    + (of > 1 ? "# driver " + (share + 1) + " of " + of + ": its share of the plan's rates and users\n" : "")
-                    + "name: " + name + "\nthreads: " + threads + "\nhttp:\n  host: " + target.origin() + "\n  sharedConnections: " + connections(share, of)
-                    + "\n  requestTimeout: 60s\n"
-                    // a user goes on after a non-2xx answer (as siege does); by default Hyperfoil stops its session,
-                    // so a server shedding load would receive fewer requests than the closed model promises
-                    + "ergonomics:\n  stopOnInvalid: false\nphases:\n" + b;
+            try {
+                return "# generated by perfkit (scripts/harness/src/perfkit/harness/http/HttpLoad.java); run with Hyperfoil 0.25\n"
+                        + (of > 1 ? "# driver " + (share + 1) + " of " + of + ": its share of the plan's rates and users\n" : "")
+                        + YAML.writeValueAsString(bench);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalStateException("cannot write the benchmark's YAML", e);
+            }
         }
+
+        /** A rate as the benchmark states it: to the thousandth of a request per second. */
+        private static double perSecond(double rate) { return Math.round(rate * 1000) / 1000.0; }
 
         /** Share {@code share}'s part of {@code n} dealt out one by one among {@code of}: the parts add up to n. */
         static int split(int n, int share, int of) { return n / of + (share < n % of ? 1 : 0); }
@@ -612,26 +623,22 @@ public final class HttpLoad {
         private static int ceilShare(int n, int of) { return (n + of - 1) / of; }
     }
 
-    /** One sequence: {@code repeats} synchronous GETs back to back (a loop when more than one). */
-    private static String scenario(String path, int repeats, String indent) {
-        StringBuilder s = new StringBuilder(indent).append("- user:\n");
-        if (repeats == 1) return s.append(request(path, indent + "  ")).toString();
-        String in = indent + "  ";
-        return s.append(in).append("- loop:\n")
-                .append(in).append("    counterVar: repetition\n")
-                .append(in).append("    repeats: ").append(repeats).append('\n')
-                .append(in).append("    steps:\n")
-                .append(request(path, in + "    ")).toString();
-    }
+    /** Hyperfoil's benchmark YAML: written by a YAML library, so a path or name is always quoted as it needs. */
+    static final YAMLMapper YAML = YAMLMapper.builder().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
+            .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES).build();
 
-    private static String request(String path, String indent) {
-        String in = indent + "    ";
-        return indent + "- httpRequest:\n"
-                + in + "GET: " + path + "\n"
-                + in + "metric: request\n"
-                + in + "sync: true\n"
-                + in + "headers:\n"
-                + in + "  cache-control: no-store\n"; // Hyperfoil's HTTP cache is on by default; never connection: close
+    /** One user's steps: {@code repeats} synchronous GETs back to back (a loop when more than one). */
+    private static ArrayNode scenario(String path, int repeats) {
+        ArrayNode steps = Manifest.JSON.createArrayNode();
+        ObjectNode request = Manifest.newObject().put("GET", path).put("metric", "request").put("sync", true);
+        request.putObject("headers").put("cache-control", "no-store"); // Hyperfoil's HTTP cache is on by default; never connection: close
+        if (repeats == 1) {
+            steps.addObject().set("httpRequest", request);
+        } else {
+            ObjectNode loop = steps.addObject().putObject("loop").put("counterVar", "repetition").put("repeats", repeats);
+            loop.putArray("steps").addObject().set("httpRequest", request);
+        }
+        return steps;
     }
 
     private static String millis(double seconds) {

@@ -102,7 +102,15 @@ public final class TimeSeries implements AutoCloseable {
     }
 
     /** The phase the next rows are written under (setup, warmup, measure, drain, between: data/README.md). */
-    public void phase(String phase) { this.phase = phase; }
+    public void phase(String phase) {
+        this.phase = phase;
+        phaseListener.accept(phase);
+    }
+
+    private volatile java.util.function.Consumer<String> phaseListener = p -> { };
+
+    /** Tells {@code listener} each phase as it is set, repeats included (a profiler opens its windows on them). */
+    public void onPhase(java.util.function.Consumer<String> listener) { phaseListener = listener; }
 
     public String phase() { return phase; }
 

@@ -1,7 +1,5 @@
 package perfkit.harness.process;
 
-import perfkit.harness.os.Processes;
-
 import perfkit.harness.os.Errors;
 import perfkit.harness.record.Manifest;
 import perfkit.harness.os.Processes;
@@ -17,7 +15,8 @@ import java.util.Arrays;
  * Entry point of every JVM a run starts (forks and services such as a broker): {@code ChildProcess <main class> <args>}.
  * It reads the first stdin line (a fork's parameters), then keeps a parent-death watchdog: when stdin reaches
  * EOF or the parent process is gone, the child exits through its shutdown hooks (so logs are flushed), and is
- * halted a few seconds later if a hook hangs. So a SIGKILLed run leaves no JVM behind.
+ * halted a few seconds later if a hook hangs. So a SIGKILLed run leaves no JVM behind. Lines after the first are
+ * {@link Profile}'s commands.
  */
 public final class ChildProcess {
     static final String PARENT_ENV = "PERFKIT_PARENT_PID";
@@ -89,7 +88,8 @@ public final class ChildProcess {
     static void watchParent(BufferedReader in, long parentPid) {
         Processes.daemon("perfkit-stdin-watchdog", () -> {
             try {
-                while (in.readLine() != null) { /* nothing else is sent; EOF is the signal */ }
+                // after the parameters only profile commands come (Profile); EOF is the signal to stop
+                for (String line; (line = in.readLine()) != null; ) Profile.command(line);
             } catch (IOException ignored) {
                 // a broken pipe means the same as EOF
             }

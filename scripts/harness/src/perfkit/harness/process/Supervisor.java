@@ -90,8 +90,14 @@ public final class Supervisor {
             if (waitQuietly(c.process(), 5)) throw new IOException("the JVM for " + name + " exited with code " + c.process().exitValue() + " before it read its parameters", e);
             throw e;
         }
+        onJvm.accept(c);
         return c;
     }
+
+    private volatile Consumer<Child> onJvm = c -> { };
+
+    /** Tells {@code listener} of each JVM started from now on (a {@link Profiler}). */
+    public void onJvm(Consumer<Child> listener) { onJvm = listener; }
 
     static final String TASKSET = "/usr/bin/taskset";
 

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.*;
 class DriverSharesTest {
 
     @Test
-    void eachHostGetsItsShareOfEveryRateAndTheUsersAddUpExactly() {
+    void eachHostGetsItsShareOfEveryRateAndTheUsersAddUpExactly() throws Exception {
         HttpLoad.Plan plan = new HttpLoad.Plan("t", "http://10.0.0.1:8080/x")
                 .always("warmup", "/x", 5, 2, HttpLoad.Plan.Counts.WARMUP)
                 .closed("n5", "/x", 5, 20)
@@ -36,14 +36,22 @@ class DriverSharesTest {
         assertEquals(List.of(3, 3), numbers(first, "users: (\\d+)"), "5 users dealt out one by one: 3 here");
         assertEquals(List.of(2, 2), numbers(second, "users: (\\d+)"), "and 2 there, 5 in all");
         for (String share : List.of(first, second)) {
-            assertTrue(share.contains("usersPerSec: 500.000") && share.contains("initialUsersPerSec: 50.000") && share.contains("targetUsersPerSec: 500.000"), share);
-            assertTrue(share.contains("maxSessions: 41") && share.contains("repeats: 20"), share);
+            JsonNode phases = HttpLoad.YAML.readTree(share).path("phases");
+            assertEquals(500, phases.get(3).path("m").path("constantRate").path("usersPerSec").asDouble(), share);
+            assertEquals(50, phases.get(2).path("ramp").path("increasingRate").path("initialUsersPerSec").asDouble(), share);
+            assertEquals(500, phases.get(2).path("ramp").path("increasingRate").path("targetUsersPerSec").asDouble(), share);
+            assertEquals(41, phases.get(3).path("m").path("constantRate").path("maxSessions").asInt(), share);
+            assertEquals(20, phases.get(1).path("n5").path("atOnce").path("scenario").get(0).path("user").get(0).path("loop").path("repeats").asInt(), share);
         }
-        assertTrue(first.contains("threads: 3") && second.contains("threads: 1"), "each host's own event loops");
-        assertTrue(first.contains("sharedConnections: 41") && second.contains("sharedConnections: 41"), "the largest concurrency of its share");
+        assertEquals(3, HttpLoad.YAML.readTree(first).path("threads").asInt(), "each host's own event loops");
+        assertEquals(1, HttpLoad.YAML.readTree(second).path("threads").asInt());
+        for (String share : List.of(first, second))
+            assertEquals(41, HttpLoad.YAML.readTree(share).path("http").path("sharedConnections").asInt(), "the largest concurrency of its share");
         assertEquals(5, plan.fewestUsers());
         assertEquals(81, plan.connections(), "the whole plan is unchanged");
-        assertTrue(plan.yaml().contains("usersPerSec: 1000.000") && plan.yaml().contains("users: 5"), plan.yaml());
+        JsonNode whole = HttpLoad.YAML.readTree(plan.yaml()).path("phases");
+        assertEquals(1000, whole.get(3).path("m").path("constantRate").path("usersPerSec").asDouble());
+        assertEquals(5, whole.get(0).path("warmup").path("always").path("users").asInt());
         assertNotNull(HttpLoad.sharingProblem(6, 5, "users"));
         assertNull(HttpLoad.sharingProblem(5, 5, "users"));
     }

@@ -85,13 +85,21 @@ class OpenStepTest {
     }
 
     @Test
-    void theBenchmarkRunsOnAFixedScheduleWithSizedThreadsAndConnections() {
-        String yaml = new HttpLoad.Plan("t", "http://127.0.0.1:8080/x?y=1").open("warmup", "/x?y=1", 500, 2, 64, HttpLoad.Plan.Counts.WARMUP, HttpLoad.Plan.Follows.AFTER_DRAIN)
-                .open("m", "/x?y=1", 500, 5, 80, HttpLoad.Plan.Counts.MEASURED, HttpLoad.Plan.Follows.WITHOUT_GAP).yaml();
-        assertTrue(yaml.contains("variance: false") && !yaml.contains("variance: true"), yaml);
-        assertTrue(yaml.contains("threads: " + HttpLoad.threads()), yaml);
-        assertTrue(yaml.contains("sharedConnections: 80"), yaml);
-        assertTrue(yaml.contains("startAfter: warmup") && yaml.contains("cache-control: no-store"), yaml);
+    void theBenchmarkRunsOnAFixedScheduleWithSizedThreadsAndConnections() throws Exception {
+        // a path YAML would misread if it were pasted in as text: ": " opens a mapping, " #" a comment
+        String path = "/x?y=1&q=a: b #c";
+        String yaml = new HttpLoad.Plan("t", "http://127.0.0.1:8080/x?y=1").open("warmup", path, 500, 2, 64, HttpLoad.Plan.Counts.WARMUP, HttpLoad.Plan.Follows.AFTER_DRAIN)
+                .open("m", path, 500, 5, 80, HttpLoad.Plan.Counts.MEASURED, HttpLoad.Plan.Follows.WITHOUT_GAP).yaml();
+        com.fasterxml.jackson.databind.JsonNode bench = HttpLoad.YAML.readTree(yaml);
+        assertEquals(HttpLoad.threads(), bench.path("threads").asInt(), yaml);
+        assertEquals(80, bench.path("http").path("sharedConnections").asInt(), yaml);
+        com.fasterxml.jackson.databind.JsonNode warmup = bench.path("phases").get(0).path("warmup").path("constantRate"),
+                measured = bench.path("phases").get(1).path("m").path("constantRate");
+        assertFalse(warmup.path("variance").asBoolean(true) || measured.path("variance").asBoolean(true), "arrivals on a fixed schedule: " + yaml);
+        assertEquals("warmup", measured.path("startAfter").asText(), yaml);
+        com.fasterxml.jackson.databind.JsonNode request = measured.path("scenario").get(0).path("user").get(0).path("httpRequest");
+        assertEquals(path, request.path("GET").asText(), "the path comes back as given: " + yaml);
+        assertEquals("no-store", request.path("headers").path("cache-control").asText(), yaml);
     }
 
     @Test

@@ -144,7 +144,7 @@ fun RecordedRun.fingerprint(): Map<String, String> {
         "warm-up s" to text(m.path("warmupSeconds")), "measure s" to text(m.path("measureSeconds")), "repetitions" to text(m.path("repetitions")),
     )
     check(out.keys.all { it in MANIFEST_FIELDS }) { "a fingerprint field without its factor family" }
-    for ((k, v) in params.toSortedMap()) {
+    for ((k, v) in (ADDED_PARAM_DEFAULTS + params).toSortedMap()) {
         if (k in NOT_A_FACTOR || k in out) continue
         // a parameter the measurement fields above already show: one difference, not two rows that double-count it
         val shown = SHOWN_AS[k]?.let { out[it]?.toDoubleOrNull() }

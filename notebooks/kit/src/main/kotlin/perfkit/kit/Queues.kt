@@ -167,3 +167,30 @@ fun queueClaims(throughput: AnyFrame, strategies: List<String>, calibration: Any
     }
     return claims
 }
+
+/**
+ * Whether more consumers scale, as a Universal Scalability Law per label, design and wait strategy over [throughput]
+ * ([queueCells]); the Disruptor's one-handler cell starts both of its multi-consumer designs. None where one producer
+ * and the consumers are more threads than the host's [cores]: they take turns on the cores, and the bend is the host's.
+ */
+fun consumerScaling(throughput: AnyFrame, cores: Int): Markdown {
+    val rows = throughput.rows().flatMap { r ->
+        val variant = r["variant"] as String
+        val consumers = variant.substringAfterLast('-').toIntOrNull() ?: return@flatMap emptyList()
+        val designs = when {
+            variant.startsWith("abq-") -> listOf("ArrayBlockingQueue")
+            variant == "disruptor-1" -> listOf("Disruptor, sharded broadcast", "Disruptor, work-sharing")
+            variant.startsWith("disruptor-shard-") -> listOf("Disruptor, sharded broadcast")
+            variant.startsWith("disruptor-work-") -> listOf("Disruptor, work-sharing")
+            else -> emptyList()
+        }
+        designs.map { d -> listOf(r["label"], d, r["wait_strategy"], "${r["run_id"]}/${r["fork"]}", consumers, r["events_per_s"]) }
+    }
+    val crowded = rows.map { it[4] as Int }.distinct().sorted().filter { it + 1 > cores }
+    if (crowded.isNotEmpty()) return md("No scalability model for consumers here: one producer and ${crowded.joinToString(" or ")} consumers are " +
+        "more threads than this host's $cores cores, so from ${crowded.first()} consumers on they take turns on the cores, and the curve bends " +
+        "because of the host, not the queue.")
+    val df = frameOf(listOf("label", "design", "wait_strategy", "fork", "consumers", "events_per_s"), rows)
+    return Markdown("$USL_EXPLAINED\n\n") + uslTable(uslFits(df, listOf("label", "design", "wait_strategy"), n = "consumers", x = "events_per_s"),
+        listOf("label", "design", "wait_strategy"), "consumers")
+}

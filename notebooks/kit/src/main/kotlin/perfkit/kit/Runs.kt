@@ -248,14 +248,18 @@ private fun runsUnder(folder: Path, study: String, skipped: MutableList<String>)
 private fun newestIntactPerMode(runs: List<RecordedRun>, intact: (List<RecordedRun>) -> List<RecordedRun>): List<RecordedRun> =
     runs.groupBy { it.mode }.values.mapNotNull { group -> group.sortedByDescending { it.id }.firstOrNull { intact(listOf(it)).isNotEmpty() } }
 
+/** Every study's options added after runs were made without them: what such a run did, so it pools with a run that said so. */
+internal val ADDED_PARAM_DEFAULTS = mapOf("profile" to "false")
+
 /** Appends to the labels of runs that share host, JDK and tag the parameters in which they differ. */
 internal fun distinguish(runs: List<RecordedRun>) {
     runs.forEach { it.distinction = "" }
     for (group in runs.groupBy { it.label }.values) {
         if (group.size < 2) continue
         val keys = group.flatMap { it.params.keys }.toSortedSet() - POOLABLE_PARAMS
-        val differing = keys.filter { k -> group.map { it.params[k] }.distinct().size > 1 }
-        for (run in group) run.distinction = differing.joinToString(" · ") { "$it=${run.params[it] ?: "-"}" }
+        fun value(run: RecordedRun, k: String) = run.params[k] ?: ADDED_PARAM_DEFAULTS[k]
+        val differing = keys.filter { k -> group.map { value(it, k) }.distinct().size > 1 }
+        for (run in group) run.distinction = differing.joinToString(" · ") { "$it=${value(run, it) ?: "-"}" }
     }
 }
 

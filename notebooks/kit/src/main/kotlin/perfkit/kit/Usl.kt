@@ -9,6 +9,8 @@ import org.hipparchus.optim.nonlinear.vector.leastsquares.LevenbergMarquardtOpti
 import org.hipparchus.optim.nonlinear.vector.leastsquares.MultivariateJacobianFunction
 import org.hipparchus.util.Pair
 import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.columnNames
+import org.jetbrains.kotlinx.dataframe.api.filter
 import org.jetbrains.kotlinx.dataframe.api.rows
 import kotlin.math.max
 import kotlin.math.sqrt
@@ -34,7 +36,7 @@ data class UslModel(val lambda: Double, val sigma: Double, val kappa: Double) {
  */
 data class UslFit(
     val model: UslModel?, val sigma: Estimate?, val kappa: Estimate?, val r2: Double, val points: Int,
-    val trusted: Boolean, val why: String?,
+    val trusted: Boolean, val why: String?, val largestN: Double = Double.NaN,
 ) {
     /** The predicted throughput at [n], or null when the fit is not trusted. */
     fun predict(n: Double): Double? = if (trusted) model?.throughput(n) else null
@@ -48,17 +50,37 @@ data class UslFit(
     /** One sentence for a post: the two coefficients with their intervals and the peak, or why there is no model. */
     fun summary(what: String, unit: String): Markdown {
         if (!trusted || model == null) return md("No scalability model for $what: ${mdText(why ?: "no fit", atLineStart = false)}.")
-        val peak = model.peakN?.let { n -> "peaks at about ${formatNumber(n, 2)} $unit (${formatNumber(model.throughput(n), 3)} predicted)" }
-            ?: "levels off towards ${formatNumber(model.lambda / max(model.sigma, 1e-12), 3)} (no coherency cost)"
         return md("Universal Scalability Law for $what (R² ${formatNumber(r2, 3)} over $points points): contention σ ${interval(sigma)}, " +
-            "coherency κ ${interval(kappa)}; it $peak. A prediction from this host's data, not a measurement.")
+            "coherency κ ${interval(kappa)}; it ${shape(unit)}. A prediction from this host's data, not a measurement.")
     }
 
-    private fun interval(e: Estimate?): String = when {
+    /**
+     * Where the curve goes: on in a straight line while both costs are too small to matter at the counts measured, else
+     * to a peak (past the counts measured, said so) or towards a ceiling of lambda / sigma.
+     */
+    fun shape(unit: String): String {
+        val m = model ?: return "has no model"
+        val beyond = { n: Double -> if (largestN.isFinite() && n > largestN) ", beyond the ${formatNumber(largestN, 3)} $unit measured" else "" }
+        if (largestN.isFinite() && 1 - m.throughput(largestN) / (m.lambda * largestN) < USL_LINEAR_WITHIN)
+            return "scales linearly: within ${formatNumber(USL_LINEAR_WITHIN * 100, 2)}% of one worker's rate times $unit up to ${formatNumber(largestN, 3)} $unit"
+        m.peakN?.let { n -> return "peaks at about ${formatNumber(n, 2)} $unit (${formatNumber(m.throughput(n), 3)} predicted${beyond(n)})" }
+        return "levels off towards ${formatNumber(m.lambda / m.sigma, 3)} (no coherency cost)"
+    }
+
+    /** The coefficient's mean over the forks with its interval, for tables. */
+    fun interval(e: Estimate?): String = when {
         e == null -> "?"
         else -> "${formatNumber(e.mean, 3)} (${e.interval} ${formatNumber(e.low, 3)}..${formatNumber(e.high, 3)}, ${e.n} forks)"
     }
 }
+
+/** What a post says once, above its fits: the model, how it was fitted, and when a curve gets none. */
+val USL_EXPLAINED = "Gunther's Universal Scalability Law models throughput at N workers as λN / (1 + σ(N − 1) + κN(N − 1)): " +
+    "λ is one worker alone, σ (contention) the share of the work that queues for something shared, and κ (coherency) the cost " +
+    "of workers keeping each other consistent, which makes throughput fall past a peak. Each curve is fitted over every step, " +
+    "and over each fork alone for the intervals. A curve with too few points, one that reached the machine's CPU wall (its bend " +
+    "is then this host's), or one the model fits badly (R² under $USL_MIN_R2) gets no model. A model's peak or ceiling is a " +
+    "prediction from this host's data, not a measurement."
 
 const val USL_N = "usl_n"
 const val USL_X = "usl_throughput"
@@ -66,6 +88,9 @@ const val USL_X = "usl_throughput"
 /** The least a fit needs: more points than its three coefficients, at four or more worker counts. */
 const val USL_MIN_POINTS = 5
 const val USL_MIN_LEVELS = 4
+
+/** A model that loses less than this share of linear scaling at the largest count measured is called linear. */
+const val USL_LINEAR_WITHIN = 0.02
 
 /** A fit explaining less of the points' spread than this is called bad, and predicts nothing. */
 const val USL_MIN_R2 = 0.9
@@ -75,13 +100,16 @@ const val USL_WALL_SHARE = 0.9
 
 /**
  * Fits the USL to [df]'s throughput column [x] against worker count [n], all forks pooled for the model and each
- * [fork] alone for the intervals. With [cpuPct] (system CPU, % of one core) and [cores], a point at 90% or more of
+ * [fork] alone for the intervals (a fork of each run, where [df] stacks several runs with their `run_id`). With [cpuPct] (system CPU, % of one core) and [cores], a point at 90% or more of
  * the machine marks the curve as at the wall, and the fit is not trusted.
  */
 fun uslFit(df: AnyFrame, n: String, x: String, fork: String = "fork", cpuPct: String? = null, cores: Int? = null): UslFit {
+    // forks of several runs pooled under one label are each their own: fork 1 of one run is not fork 1 of another
+    val ofRun = "run_id" in df.columnNames()
     val rows = df.rows().mapNotNull { r ->
         val nv = num(r[n]); val xv = num(r[x])
-        if (nv == null || xv == null || nv <= 0 || xv.isNaN()) null else Triple(r[fork]?.toString() ?: "", nv, xv) to cpuPct?.let { num(r[it]) }
+        val forkKey = (if (ofRun) "${r["run_id"]}/" else "") + (r[fork]?.toString() ?: "")
+        if (nv == null || xv == null || nv <= 0 || xv.isNaN()) null else Triple(forkKey, nv, xv) to cpuPct?.let { num(r[it]) }
     }
     val points = rows.map { it.first.second to it.first.third }
     val fitted = fitUsl(points)
@@ -100,8 +128,35 @@ fun uslFit(df: AnyFrame, n: String, x: String, fork: String = "fork", cpuPct: St
         r2 < USL_MIN_R2 -> "the fit explains too little of the points (R² ${formatNumber(r2, 3)}, under $USL_MIN_R2)"
         else -> null
     }
-    return UslFit(fitted, sigma, kappa, r2, points.size, why == null, why)
+    return UslFit(fitted, sigma, kappa, r2, points.size, why == null, why, points.maxOfOrNull { it.first } ?: Double.NaN)
 }
+
+/** One fit per curve of [df]: the rows that share the values of [by] (a stack and a call count, say), each fitted by [uslFit]. */
+fun uslFits(df: AnyFrame, by: List<String>, n: String, x: String, fork: String = "fork", cpuPct: String? = null, cores: Int? = null): Map<List<Any?>, UslFit> =
+    df.rows().map { r -> by.map { r[it] } }.distinct().associateWith { key ->
+        uslFit(df.filter { r -> by.indices.all { r[by[it]] == key[it] } }, n, x, fork, cpuPct, cores)
+    }
+
+/**
+ * The trusted fits' curves in one frame from [from] to [to] workers, with [by]'s values and a column for each of
+ * [also] made from a curve's values (a facet label, say), to draw through the points.
+ */
+fun uslCurves(fits: Map<List<Any?>, UslFit>, by: List<String>, from: Double, to: Double,
+              also: Map<String, (Map<String, Any?>) -> Any?> = emptyMap()): AnyFrame =
+    frameOf(by + also.keys + listOf(USL_N, USL_X), fits.flatMap { (key, fit) ->
+        val named = by.zip(key).toMap()
+        fit.curve(from, to).rows().map { r -> key + also.values.map { it(named) } + listOf(r[USL_N], r[USL_X]) }
+    })
+
+/** The fits as a post's table: per curve its points, fit, contention and coherency over the forks, and its shape; or why it has none. */
+fun uslTable(fits: Map<List<Any?>, UslFit>, by: List<String>, unit: String): Markdown =
+    md("| ${by.joinToString(" | ")} | points | R² | contention σ | coherency κ | the model says |\n" +
+        "|${"---|".repeat(by.size + 5)}\n" +
+        fits.entries.joinToString("\n") { (key, fit) ->
+            "| ${key.joinToString(" | ") { v -> v?.let { mdText(it.toString(), atLineStart = false) } ?: "-" }} | ${fit.points} | " +
+                (if (fit.trusted) "${formatNumber(fit.r2, 3)} | ${fit.interval(fit.sigma)} | ${fit.interval(fit.kappa)} | it ${fit.shape(unit)} |"
+                else "${if (fit.r2.isFinite()) formatNumber(fit.r2, 3) else "-"} | - | - | no model: ${mdText(fit.why ?: "no fit", atLineStart = false)} |")
+        })
 
 /** Least squares (Levenberg-Marquardt) over (n, throughput) points, sigma and kappa held at 0 or above; null when it fails. */
 internal fun fitUsl(points: List<kotlin.Pair<Double, Double>>): UslModel? {
@@ -145,4 +200,16 @@ internal fun rSquared(points: List<kotlin.Pair<Double, Double>>, m: UslModel): D
     val total = points.sumOf { (it.second - mean) * (it.second - mean) }
     val residual = points.sumOf { (it.second - m.throughput(it.first)).let { r -> r * r } }
     return if (total == 0.0) (if (residual == 0.0) 1.0 else 0.0) else 1 - residual / total
+}
+
+/**
+ * The price per million [per] at the original's scale, [n] [unit] on [vcpus] vCPUs, as [fit] predicts it: the
+ * throughput the fitted curve gives there over the price of those vCPUs; labelled as a prediction, or why there is none.
+ */
+fun uslPriceAt(fit: UslFit?, n: Double, unit: String, vcpus: Double, pricePerVcpuHour: Double, per: String): String {
+    val scale = "${formatNumber(n, 3)} $unit on ${formatNumber(vcpus, 3)} vCPUs"
+    val x = fit?.predict(n)
+    if (fit == null || x == null || x <= 0) return "At the original's scale ($scale) no price is predicted: ${fit?.why ?: "no curve of that configuration"}."
+    return "At the original's scale ($scale) the fitted curve predicts ${formatNumber(x, 3)} $per/s, so " +
+        "\$${formatNumber(costPerMillion(pricePerVcpuHour * vcpus, x), 3)} per million $per: a prediction from this host's data, not a measurement."
 }

@@ -147,4 +147,26 @@ class QueuesTest {
         assertNull(short.checks.single { it.name == "JVMs warm" }.met, short.checks.toString())
         assertTrue("too short to judge" in short.checks.single { it.name == "JVMs warm" }.detail)
     }
+
+    /** queueCells' columns for the scaling: [counts] consumers of each design, 3 forks each, on a known USL curve. */
+    private fun scalingCells(counts: List<Int>): AnyFrame {
+        val curve = UslModel(5e6, 0.1, 0.01)
+        val rows = counts.flatMap { n ->
+            val variants = if (n == 1) listOf("abq-1" to "none", "disruptor-1" to "yielding") else listOf("abq-$n" to "none", "disruptor-work-$n" to "yielding")
+            variants.flatMap { (v, w) -> (1..3).map { f -> listOf<Any?>("h1", "r1", v, f, w, curve.throughput(n.toDouble()) * (1 + 0.002 * f)) } }
+        }
+        return dataFrameOf("label", "run_id", "variant", "fork", "wait_strategy", "events_per_s")(*rows.flatten().toTypedArray())
+    }
+
+    @Test
+    fun `consumers that outnumber the cores give no scaling model, and enough cores give one per design`() {
+        val crowded = consumerScaling(scalingCells(listOf(1, 3, 5)), cores = 2).text
+        assertTrue(crowded.startsWith("No scalability model for consumers here: one producer and 3 or 5 consumers are more threads than this host's 2 cores"), crowded)
+        val roomy = consumerScaling(scalingCells(listOf(1, 2, 3, 4, 6)), cores = 16).text
+        val abq = roomy.lines().single { it.startsWith("| h1 | ArrayBlockingQueue |") }
+        assertTrue(abq.contains("| 15 |") && abq.contains("it peaks at about"), abq)
+        // the one-handler Disruptor starts the work-sharing curve; no sharded cells ran, so that curve has one count
+        assertTrue(roomy.lines().single { it.startsWith("| h1 | Disruptor, work-sharing |") }.contains("it peaks at about"), roomy)
+        assertTrue(roomy.lines().single { it.startsWith("| h1 | Disruptor, sharded broadcast |") }.contains("no model: 3 points at 1 worker counts"), roomy)
+    }
 }

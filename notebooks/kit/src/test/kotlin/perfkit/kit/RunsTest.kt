@@ -234,6 +234,17 @@ class RunsTest {
     }
 
     @Test
+    fun `a run made before --profile existed pools with one that said profile=false, not with a profiled one`() {
+        run("runs", id1, params = """{"rate":"0"}""")
+        run("runs", id2, params = """{"rate":"0","profile":"false"}""")
+        run("runs", id3, params = """{"rate":"0","profile":"true"}""")
+        val labels = findRuns("queues", "all", root).associate { it.id to it.label }
+        assertEquals("h1 · JDK 17.0.15 · profile=false", labels[id1])
+        assertEquals(labels[id1], labels[id2], "the same measurement")
+        assertEquals("h1 · JDK 17.0.15 · profile=true", labels[id3], "profiling costs the JVMs under test: a profiled run stands apart")
+    }
+
+    @Test
     fun `typed accessors read the manifest`() {
         val r = loadRun(run("runs", id1, tag = "jdk21"))
         assertEquals(2, r.cores); assertEquals("h1", r.hostname); assertEquals("17.0.15", r.jdk)

@@ -1,5 +1,6 @@
 package perfkit.kit
 
+import org.jetbrains.kotlinx.dataframe.api.rows
 import org.junit.jupiter.api.Test
 import kotlin.random.Random
 import kotlin.test.assertEquals
@@ -67,5 +68,52 @@ class UslTest {
         val bad = uslFit(noise, n = "n", x = "x")
         assertFalse(bad.trusted)
         assertTrue(bad.why!!.contains("explains too little") || bad.why!!.contains("did not converge"), bad.why)
+    }
+
+    @Test
+    fun `each curve of a frame gets its own fit, and only trusted ones are drawn`() {
+        val good = curve(UslModel(1000.0, 0.05, 0.002))
+        val walled = curve(UslModel(800.0, 0.05, 0.002)) { n -> if (n >= 32) 190.0 else 100.0 }
+        fun withStack(df: org.jetbrains.kotlinx.dataframe.AnyFrame, stack: String) =
+            frameOf(listOf("stack", "fork", "n", "x", "cpu"), df.rows().map { r -> listOf(stack, r["fork"], r["n"], r["x"], r["cpu"]) })
+        val both = frameOf(listOf("stack", "fork", "n", "x", "cpu"),
+            (withStack(good, "a").rows() + withStack(walled, "b").rows()).map { r -> listOf(r["stack"], r["fork"], r["n"], r["x"], r["cpu"]) })
+        val fits = uslFits(both, by = listOf("stack"), n = "n", x = "x", cpuPct = "cpu", cores = 2)
+        assertEquals(setOf(listOf<Any?>("a"), listOf<Any?>("b")), fits.keys)
+        assertTrue(fits.getValue(listOf("a")).trusted)
+        assertFalse(fits.getValue(listOf("b")).trusted)
+        val curves = uslCurves(fits, listOf("stack"), 1.0, 48.0, also = mapOf("facet" to { v -> "stack ${v["stack"]}" }))
+        assertEquals(61, curves.rowsCount())
+        assertTrue(curves.rows().all { it["stack"] == "a" && it["facet"] == "stack a" })
+        val table = uslTable(fits, listOf("stack"), "users").text
+        val rowA = table.lines().single { it.startsWith("| a |") }
+        val rowB = table.lines().single { it.startsWith("| b |") }
+        assertTrue(rowA.contains("it peaks at about") && rowA.contains("| 21 |"), rowA)
+        assertTrue(rowB.contains("no model: the curve reached the machine's CPU wall"), rowB)
+    }
+
+    @Test
+    fun `a curve with neither cost scales linearly, and a peak past the counts measured says so`() {
+        val linear = uslFit(curve(UslModel(10.0, 0.0, 0.0), noise = 0.002), n = "n", x = "x")
+        // up to 48 workers: within 2% of linear however the noise sets the two small costs
+        assertTrue(linear.trusted, linear.why)
+        assertTrue(linear.shape("users").startsWith("scales linearly"), linear.shape("users"))
+        val far = uslFit(curve(UslModel(10.0, 0.002, 0.00003), noise = 0.001), n = "n", x = "x")
+        assertTrue(far.trusted, far.why)
+        assertTrue(far.shape("users").contains("beyond the 48 users measured"), far.shape("users"))
+    }
+
+    @Test
+    fun `the original's scale is priced by the fitted curve, or says why not`() {
+        val fit = uslFit(curve(UslModel(1000.0, 0.05, 0.002)), n = "n", x = "x")
+        val priced = uslPriceAt(fit, 4.0, "instances", 64.0, 0.05, "jobs")
+        val predicted = UslModel(1000.0, 0.05, 0.002).throughput(4.0)
+        assertTrue(priced.contains("the fitted curve predicts") && priced.contains("a prediction from this host's data"), priced)
+        // 64 vCPUs at $0.05 an hour = $3.20 an hour, over about 3,400 jobs/s
+        val dollars = Regex("""\$([0-9.]+) per million""").find(priced)!!.groupValues[1].toDouble()
+        assertEquals(3.2 / (predicted * 3600) * 1e6, dollars, dollars * 0.05)
+        val few = uslFit(frameOf(listOf("fork", "n", "x"), listOf(listOf(1, 1, 10.0), listOf(1, 2, 19.0))), n = "n", x = "x")
+        assertTrue(uslPriceAt(few, 4.0, "instances", 64.0, 0.05, "jobs").startsWith("At the original's scale (4 instances on 64 vCPUs) no price is predicted: 2 points"))
+        assertTrue(uslPriceAt(null, 4.0, "instances", 64.0, 0.05, "jobs").endsWith("no curve of that configuration."))
     }
 }

@@ -1,0 +1,179 @@
+package perfkit.kit
+
+import jdk.jfr.consumer.RecordedEvent
+import jdk.jfr.consumer.RecordingFile
+import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.toMap
+import org.jetbrains.letsPlot.geom.geomRect
+import org.jetbrains.letsPlot.geom.geomText
+import org.jetbrains.letsPlot.intern.Plot
+import org.jetbrains.letsPlot.label.labs
+import org.jetbrains.letsPlot.letsPlot
+import org.jetbrains.letsPlot.scale.scaleFillGradient
+import org.jetbrains.letsPlot.scale.scaleYReverse
+import java.nio.file.Path
+
+// Where the time went: the JDK Flight Recorder profiles a run keeps with --profile (data/README.md: kind "profile",
+// one JVM over one measured window), read with the JDK's own parser (jdk.jfr.consumer).
+
+/**
+ * One JVM (or the JVMs of one side, merged) over measured windows: where its threads ran ([stacks]: folded method
+ * samples, outermost frame first, joined by `;`), what it allocated, how long GC paused it, and how long its threads
+ * waited to enter a monitor, parked (a pool's idle threads park too), or read and wrote sockets (JFR's "profile"
+ * settings record those waits from 10 ms or 20 ms on, so short ones are not in these totals).
+ */
+data class JvmProfile(
+    val name: String, val windows: Set<Window>, val stacks: Map<String, Long>,
+    val allocatedBytes: Double, val gcPauses: Int, val gcPauseMs: Double,
+    val monitorWaitMs: Double, val parkMs: Double, val socketReadMs: Double, val socketWriteMs: Double,
+) {
+    val samples: Long get() = stacks.values.sum()
+
+    /** The wall time covered: each window once, however many JVMs were recorded in it. */
+    val seconds: Double get() = windows.sumOf { (it.endMs - it.startMs) / 1000.0 }
+
+    /** What the side allocated per second of wall time, all its JVMs together. */
+    val allocationMBps: Double get() = if (seconds > 0) allocatedBytes / 1e6 / seconds else Double.NaN
+
+    /** This profile and [other] as one: a side's JVMs or windows together. */
+    operator fun plus(other: JvmProfile) = JvmProfile(name, windows + other.windows,
+        (stacks.keys + other.stacks.keys).associateWith { (stacks[it] ?: 0) + (other.stacks[it] ?: 0) },
+        allocatedBytes + other.allocatedBytes, gcPauses + other.gcPauses, gcPauseMs + other.gcPauseMs,
+        monitorWaitMs + other.monitorWaitMs, parkMs + other.parkMs, socketReadMs + other.socketReadMs, socketWriteMs + other.socketWriteMs)
+
+    /** Each method's share of the samples: on top of the stack (self) and anywhere on it (total), most self first. */
+    fun frameShares(): Map<String, Pair<Double, Double>> {
+        val all = samples.toDouble().takeIf { it > 0 } ?: return emptyMap()
+        val self = HashMap<String, Long>(); val total = HashMap<String, Long>()
+        for ((stack, n) in stacks) {
+            val frames = stack.split(';')
+            self.merge(frames.last(), n, Long::plus)
+            for (f in frames.toSet()) total.merge(f, n, Long::plus)
+        }
+        return total.keys.associateWith { (self[it] ?: 0) / all to total.getValue(it) / all }
+            .entries.sortedByDescending { it.value.first }.associate { it.key to it.value }
+    }
+
+    /** The [n] methods with the most self time, with their total share, as a table. */
+    fun topFrames(n: Int = 10): AnyFrame = frameOf(listOf("method", "self_pct", "total_pct"),
+        frameShares().entries.take(n).map { (m, s) -> listOf(m, 100 * s.first, 100 * s.second) })
+}
+
+/** JFR's frames as a flame graph names them: the class's simple name and the method. */
+private fun frameName(typeName: String, method: String) = typeName.substringAfterLast('.') + "." + method
+
+/**
+ * Reads one recording; with [window] (epoch ms, its end excluded) only the events that start inside it. [name] labels it.
+ * Stacks are cut to their innermost [maxDepth] frames, the depth JFR records by default.
+ */
+fun readProfile(file: Path, name: String = file.fileName.toString(), window: Window? = null, maxDepth: Int = 64): JvmProfile {
+    val stacks = HashMap<String, Long>()
+    var allocated = 0.0; var pauses = 0; var pauseMs = 0.0; var monitorMs = 0.0; var parkMs = 0.0; var readMs = 0.0; var writeMs = 0.0
+    var first = Long.MAX_VALUE; var last = Long.MIN_VALUE
+    fun ms(e: RecordedEvent) = e.duration.toNanos() / 1e6
+    RecordingFile(file).use { recording ->
+        while (recording.hasMoreEvents()) {
+            val e = recording.readEvent()
+            val at = e.startTime.toEpochMilli()
+            if (window != null && (at < window.startMs || at >= window.endMs)) continue
+            first = minOf(first, at); last = maxOf(last, e.endTime.toEpochMilli())
+            when (e.eventType.name) {
+                "jdk.ExecutionSample" -> e.stackTrace?.frames?.take(maxDepth)?.takeIf { it.isNotEmpty() }?.let { frames ->
+                    val folded = frames.asReversed().joinToString(";") { f -> frameName(f.method.type.name, f.method.name) }
+                    stacks.merge(folded, 1L, Long::plus)
+                }
+                "jdk.ObjectAllocationSample" -> allocated += e.getLong("weight")
+                "jdk.GarbageCollection" -> { pauses++; pauseMs += e.getDuration("sumOfPauses").toNanos() / 1e6 }
+                "jdk.JavaMonitorEnter" -> monitorMs += ms(e)
+                "jdk.ThreadPark" -> parkMs += ms(e)
+                "jdk.SocketRead" -> readMs += ms(e)
+                "jdk.SocketWrite" -> writeMs += ms(e)
+            }
+        }
+    }
+    val covered = window ?: Window(minOf(first, last), last)
+    return JvmProfile(name, setOf(covered), stacks, allocated, pauses, pauseMs, monitorMs, parkMs, readMs, writeMs)
+}
+
+/** A profile the run kept: the JVM it recorded (the manifest's series) over the window it covers. */
+data class ProfileFile(val run: RecordedRun, val path: String, val jvm: String, val window: Window)
+
+/** The profiles this run kept (`--profile`); empty for a run made without it. */
+fun RecordedRun.profiles(): List<ProfileFile> =
+    files.filter { it.kind == "profile" && it.window != null }.map { ProfileFile(this, it.path, it.series ?: it.path, it.window!!) }
+
+/**
+ * The profiles of [cell]: those whose window overlaps the measurement window of one of the cell's latency logs
+ * (the manifest's windows, never file names), optionally only of the JVMs [jvm] accepts. Null when there are none.
+ */
+fun List<RecordedRun>.cellProfile(cell: String, jvm: (String) -> Boolean = { true }): JvmProfile? =
+    flatMap { run ->
+        val windows = run.files.filter { it.kind == "hlog" && it.cell == cell && it.window != null }.map { it.window!! }
+        run.profiles().filter { p -> jvm(p.jvm) && windows.any { w -> p.window.startMs < w.endMs && w.startMs < p.window.endMs } }
+    }.map { p -> readProfile(p.run.dir.resolve(p.path), cell, p.window) }.reduceOrNull(JvmProfile::plus)
+
+/**
+ * Where the time went on each side of a comparison, for a post: the [methods] whose own share of the samples (self
+ * time) differs most between [a] and [b], with their total share, then allocation, GC pauses and waits.
+ */
+fun whereTimeWent(a: JvmProfile, b: JvmProfile, methods: Int = 2): Markdown {
+    val sa = a.frameShares(); val sb = b.frameShares()
+    // by self time: a caller's total share is never below its callee's, so ranking by total would name thread roots
+    val differ = (sa.keys + sb.keys).map { m -> m to ((sa[m]?.first ?: 0.0) - (sb[m]?.first ?: 0.0)) }
+        .sortedByDescending { kotlin.math.abs(it.second) }.take(methods)
+    fun pct(v: Double?) = formatNumber(100 * (v ?: 0.0), 2) + "%"
+    fun row(what: String, f: (JvmProfile) -> String) = "| $what | ${f(a)} | ${f(b)} |"
+    return md((listOf("| | ${mdText(a.name, atLineStart = false)} | ${mdText(b.name, atLineStart = false)} |", "|---|---|---|") +
+        differ.map { (m, _) -> "| `${m.replace("`", "'")}` (share of samples: self / total) | ${pct(sa[m]?.first)} / ${pct(sa[m]?.second)} | " +
+            "${pct(sb[m]?.first)} / ${pct(sb[m]?.second)} |" } + listOf(
+        row("method samples") { formatNumber(it.samples.toDouble()) },
+        row("allocation (MB/s)") { formatNumber(it.allocationMBps, 3) },
+        row("GC pauses (count, total ms)") { "${it.gcPauses}, ${formatNumber(it.gcPauseMs, 3)}" },
+        row("waiting to enter a monitor (ms)") { formatNumber(it.monitorWaitMs, 3) },
+        row("parked (ms; idle pool threads too)") { formatNumber(it.parkMs, 3) },
+        row("socket reads, writes (ms)") { "${formatNumber(it.socketReadMs, 3)}, ${formatNumber(it.socketWriteMs, 3)}" },
+    )).joinToString("\n"))
+}
+
+/**
+ * An icicle graph of [p]: each method a bar as wide as its share of the samples, its callers above it; bars under
+ * [minShare] of the samples are left out (and so is what they call), and names are written on bars wide enough.
+ */
+fun flameGraph(p: JvmProfile, title: String = "Where ${p.name}'s threads ran", minShare: Double = 0.005): Plot {
+    val total = p.samples.toDouble()
+    val rows = mutableListOf<List<Any?>>()
+    // lay the folded stacks out depth by depth, children sorted by name so a frame's bars sit together
+    fun lay(prefix: List<String>, stacks: List<Pair<List<String>, Long>>, x0: Double) {
+        var x = x0
+        for ((frame, group) in stacks.filter { it.first.size > prefix.size }.groupBy { it.first[prefix.size] }.toSortedMap()) {
+            val n = group.sumOf { it.second }.toDouble()
+            if (n / total >= minShare) {
+                val depth = prefix.size
+                rows += listOf(x / total, (x + n) / total, depth.toDouble(), depth + 0.92, depth + 0.46, frame, if (n / total >= 0.06) frame.take((n / total * 90).toInt()) else "",
+                    100 * group.filter { it.first.size == depth + 1 }.sumOf { it.second } / n)
+                lay(prefix + frame, group, x)
+            }
+            x += n
+        }
+    }
+    if (total > 0) lay(emptyList(), p.stacks.map { (s, n) -> s.split(';') to n }, 0.0)
+    val df = frameOf(listOf("xmin", "xmax", "ymin", "ymax", "ymid", "method", "label", "self_pct"), rows)
+    return letsPlot(df.toMap()) +
+        geomRect(color = "white", size = 0.2) { xmin = "xmin"; xmax = "xmax"; ymin = "ymin"; ymax = "ymax"; fill = "self_pct" } +
+        geomText(size = 6, hjust = 0, color = "#222222", nudgeX = 0.002) { x = "xmin"; y = "ymid"; label = "label" } +
+        scaleFillGradient(low = "#fde0b0", high = "#d7301f", name = "self %") + scaleYReverse() +
+        labs(title = title, x = "share of ${formatNumber(total)} method samples", y = "stack depth (callers above)") + houseTheme()
+}
+
+/**
+ * A post's "where the time went" under a claim comparing [cellA] and [cellB]: [whereTimeWent] from the profiles of
+ * each cell in these runs, of the JVMs [jvmA] and [jvmB] accept (a side's own server, not a bystander recorded in the
+ * same window), or, when they kept none, how to get one.
+ */
+fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String, jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true }): Markdown {
+    val a = cellProfile(cellA, jvmA); val b = cellProfile(cellB, jvmB)
+    val names = "${mdText(cellA, atLineStart = false)} and ${mdText(cellB, atLineStart = false)}"
+    if (a == null || b == null) return md("**Where the time went:** these runs kept no profile of $names. A run made with `--profile` " +
+        "records each JVM under test with JDK Flight Recorder over its measured windows, and this paragraph then compares the two sides.")
+    return Markdown("**Where the time went**, $names, from JDK Flight Recorder over the measured windows:\n\n") + whereTimeWent(a, b)
+}

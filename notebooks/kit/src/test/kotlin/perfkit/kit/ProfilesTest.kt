@@ -1,0 +1,82 @@
+package perfkit.kit
+
+import jdk.jfr.Configuration
+import jdk.jfr.Recording
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.io.TempDir
+import java.nio.file.Files
+import java.nio.file.Path
+import kotlin.test.assertEquals
+import kotlin.test.assertNotNull
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+
+class ProfilesTest {
+    @TempDir lateinit var root: Path
+
+    /** Hashes and allocates for [millis]: the method a profile of this window must find. */
+    private fun spinHere(millis: Long): Long {
+        var h = 0L
+        val end = System.nanoTime() + millis * 1_000_000
+        while (System.nanoTime() < end) {
+            val a = LongArray(256) { it * 31L + h }
+            h = h * 17 + a.sum()
+        }
+        return h
+    }
+
+    /** A recording made here, of [millis] spinning, and the window it covered. */
+    private fun recorded(file: Path, millis: Long): Window {
+        val r = Recording(Configuration.getConfiguration("profile"))
+        r.setDestination(file)
+        r.start()
+        val t0 = System.currentTimeMillis()
+        spinHere(millis)
+        val t1 = System.currentTimeMillis()
+        r.stop()
+        r.close()
+        return Window(t0, t1)
+    }
+
+    @Test
+    fun `a recording made in the test shows the method that burned the CPU, what it allocated, and nothing outside its window`() {
+        val file = root.resolve("busy.jfr")
+        val w = recorded(file, 1500)
+        val p = readProfile(file, "busy", w)
+        assertTrue(p.samples >= 20, "${p.samples} samples in 1.5 s at one per 10 ms")
+        val (self, total) = assertNotNull(p.frameShares().entries.firstOrNull { it.key.endsWith(".spinHere") }?.value, p.frameShares().keys.take(10).toString())
+        assertTrue(total >= 0.3 && self <= total, "spinHere: self $self, total $total")
+        assertTrue(p.allocationMBps > 1, "LongArray(256) per turn: ${p.allocationMBps} MB/s")
+        assertEquals(p.frameShares().size.coerceAtMost(3), p.topFrames(3).rowsCount())
+        val elsewhere = readProfile(file, "idle", Window(w.endMs + 60_000, w.endMs + 61_000))
+        assertEquals(0, elsewhere.samples)
+        val table = whereTimeWent(p, elsewhere, methods = 4).text
+        assertTrue(table.lines().any { it.contains("spinHere") && it.endsWith("| 0% / 0% |") }, table)
+        // two JVMs recorded over the same window are one window of wall time
+        assertEquals(p.seconds, (p + p).seconds)
+        assertEquals(2 * p.samples, (p + p).samples)
+        // the icicle has a bar per frame of 0.5% or more, spinHere among them, and it draws
+        val spec = flameGraph(p).toSpec()
+        assertTrue(spec.toString().contains("spinHere"), "the flame graph names the hot method")
+    }
+
+    @Test
+    fun `a cell's profiles are the ones whose windows overlap its latency logs, merged`() {
+        val dir = Files.createDirectories(root.resolve("queues/20260101T000000Z-h1-aaaaaa"))
+        Files.createDirectories(dir.resolve("profiles"))
+        val a = recorded(dir.resolve("profiles/abq-1_fork_1.w1.jfr"), 400)
+        val b = recorded(dir.resolve("profiles/abq-3_fork_1.w1.jfr"), 400)
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"files":[
+            {"path":"latency/abq-1.hlog","kind":"hlog","cell":"abq-1","series":"abq-1","fork":1,"timing":"corrected","window":{"startMs":${a.startMs},"endMs":${a.endMs}}},
+            {"path":"latency/abq-3.hlog","kind":"hlog","cell":"abq-3","series":"abq-3","fork":1,"timing":"corrected","window":{"startMs":${b.startMs},"endMs":${b.endMs}}},
+            {"path":"profiles/abq-1_fork_1.w1.jfr","kind":"profile","series":"abq-1 fork 1","window":{"startMs":${a.startMs},"endMs":${a.endMs}}},
+            {"path":"profiles/abq-3_fork_1.w1.jfr","kind":"profile","series":"abq-3 fork 1","window":{"startMs":${b.startMs},"endMs":${b.endMs}}}]}"""))
+        val runs = listOf(loadRun(dir))
+        assertEquals(listOf("abq-1 fork 1", "abq-3 fork 1"), runs.single().profiles().map { it.jvm })
+        val one = assertNotNull(runs.cellProfile("abq-1"))
+        assertEquals("abq-1", one.name)
+        assertTrue(one.samples > 0 && one.seconds in 0.3..0.6, "${one.samples} samples over ${one.seconds} s")
+        assertNull(runs.cellProfile("abq-1") { it.startsWith("broker") }, "no JVM of that name")
+        assertNull(runs.cellProfile("abq-5"), "a cell without latency logs has no profile")
+    }
+}

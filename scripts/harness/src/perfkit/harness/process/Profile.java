@@ -1,0 +1,66 @@
+package perfkit.harness.process;
+
+import jdk.jfr.Configuration;
+import jdk.jfr.Recording;
+
+import java.nio.file.Path;
+
+/**
+ * A JVM under test recording itself with JDK Flight Recorder while its parent says it is measured: the parent writes
+ * {@code perfkit-profile start <file>} and {@code perfkit-profile stop} to its stdin ({@link Profiler}), and
+ * {@link ChildProcess} hands those lines here. JFR's "profile" settings: method samples every 10 ms (20 ms for
+ * native), allocation samples, GC pauses, monitor waits over 10 ms, socket and file I/O over 10 ms. A JVM that exits while
+ * recording writes what it has on its way out.
+ */
+public final class Profile {
+    static final String LINE = "perfkit-profile ";
+    private static Recording recording;
+
+    private Profile() {}
+
+    /**
+     * The line that readies JFR before any window (its first start loads and initialises the recorder, a cost that would
+     * otherwise land in the first measured second), the one that starts a recording into {@code file}, and the one
+     * that stops it (the file is written then).
+     */
+    public static String prepare() { return LINE + "prepare"; }
+
+    public static String start(Path file) { return LINE + "start " + file.toAbsolutePath(); }
+
+    public static String stop() { return LINE + "stop"; }
+
+    /** Handles one line of stdin; false when it is not a profile command. A failure is said in one line, never thrown. */
+    static boolean command(String line) {
+        if (!line.startsWith(LINE)) return false;
+        String rest = line.substring(LINE.length());
+        try {
+            if (rest.equals("prepare")) { // loads and starts JFR's machinery, records nothing yet
+                jdk.jfr.FlightRecorder.getFlightRecorder();
+                Configuration.getConfiguration("profile").getSettings();
+            }
+            else if (rest.startsWith("start ")) begin(Path.of(rest.substring("start ".length())));
+            else if (rest.equals("stop")) end();
+        } catch (Exception | LinkageError e) { // a JDK without jdk.jfr: the stdin watchdog must go on reading
+            System.err.println("perfkit: profiling " + ProcessHandle.current().pid() + " failed: " + e);
+        }
+        return true;
+    }
+
+    private static synchronized void begin(Path file) throws Exception {
+        if (recording != null) end(); // a window the parent never closed ends where the next begins
+        Recording r = new Recording(Configuration.getConfiguration("profile"));
+        r.setName("perfkit");
+        r.setToDisk(true);
+        r.setDestination(file); // written when the recording stops, or when this JVM exits first
+        r.setDumpOnExit(true);
+        r.start();
+        recording = r;
+    }
+
+    private static synchronized void end() {
+        if (recording == null) return;
+        recording.stop();
+        recording.close();
+        recording = null;
+    }
+}

@@ -1,0 +1,118 @@
+package perfkit.harness.process;
+
+import perfkit.harness.measure.TimeSeries;
+import perfkit.harness.record.RunFile;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * {@code --profile}: each JVM the run starts as a child (forks and services: the JVMs under test; the load driver and
+ * the watchdogs are programs, not children of this kind) records itself with JDK Flight Recorder over each measured
+ * window, and only then: one file per JVM and window in {@code profiles/}, listed in the manifest as kind
+ * {@code profile}, its series the JVM's name and its window the epoch ms the recording was asked to cover. A window
+ * is a stretch of the time series in a measured phase ({@code measure}; a workflow drain's {@code execute}).
+ * JVMs placed on other hosts are not profiled.
+ */
+public final class Profiler {
+    public static final String DIR = "profiles";
+    static final Set<String> MEASURED = Set.of("measure", "execute");
+
+    private final Path runDir;
+    private final Consumer<RunFile> addFile;
+    private final List<Supervisor.Child> jvms = new ArrayList<>();
+    private final Map<Supervisor.Child, Open> open = new LinkedHashMap<>();
+    private final Map<String, Integer> windows = new HashMap<>();
+    private final List<RunFile> asked = new ArrayList<>();
+    private boolean measuring;
+
+    private record Open(Path file, long startMs) {}
+
+    public Profiler(Path runDir, Consumer<RunFile> addFile) {
+        this.runDir = runDir;
+        this.addFile = addFile;
+    }
+
+    /** Profiles the JVMs {@code supervisor} starts over the windows {@code timeSeries} marks; listed by {@code onFinish}, after they stop. */
+    public static void attach(Path runDir, Consumer<RunFile> addFile, Supervisor supervisor, TimeSeries timeSeries, Consumer<Runnable> onFinish) {
+        Profiler p = new Profiler(runDir, addFile);
+        supervisor.onJvm(p::jvm);
+        timeSeries.onPhase(p::phase);
+        onFinish.accept(p::close);
+    }
+
+    /** A JVM under test has started; one that starts inside a window (a fork of a running step) joins it. */
+    public synchronized void jvm(Supervisor.Child c) {
+        jvms.add(c);
+        try {
+            tell(c, Profile.prepare());
+        } catch (IOException stopping) {
+            return; // it exited at once
+        }
+        if (measuring) begin(c);
+    }
+
+    /** The time series entered {@code phase}: a window opens on entering a measured phase and closes on leaving it. */
+    public synchronized void phase(String phase) {
+        boolean now = MEASURED.contains(phase);
+        if (now == measuring) return;
+        measuring = now;
+        jvms.removeIf(c -> !c.process().isAlive() && !open.containsKey(c));
+        for (Supervisor.Child c : List.copyOf(jvms)) {
+            if (now) begin(c);
+            else end(c);
+        }
+    }
+
+    /**
+     * Closes every window and lists the recordings that were written: call it once the JVMs have stopped (a JVM that
+     * exits while recording writes its file on the way out; one killed outright leaves none, and none is listed).
+     */
+    public synchronized void close() {
+        for (Supervisor.Child c : List.copyOf(open.keySet())) end(c);
+        for (RunFile f : asked) if (Files.isRegularFile(runDir.resolve(f.path()))) addFile.accept(f);
+        asked.clear();
+    }
+
+    private void begin(Supervisor.Child c) {
+        if (!c.process().isAlive()) return;
+        int n = windows.merge(c.name(), 1, Integer::sum);
+        Path file = runDir.resolve(DIR).resolve(c.name().replaceAll("[^A-Za-z0-9._-]+", "_") + ".w" + n + ".jfr");
+        try {
+            Files.createDirectories(file.getParent());
+            tell(c, Profile.start(file));
+            open.put(c, new Open(file, System.currentTimeMillis()));
+        } catch (IOException e) {
+            System.err.println("perfkit: cannot profile " + c.name() + ": " + e.getMessage()); // its stdin closed: it is stopping
+        }
+    }
+
+    private void end(Supervisor.Child c) {
+        Open o = open.remove(c);
+        if (o == null) return;
+        try {
+            tell(c, Profile.stop());
+        } catch (IOException stopping) {
+            // it exited or is exiting: it writes its recording on the way out
+        }
+        asked.add(new RunFile(runDir.relativize(o.file()).toString(), "profile",
+                "JDK Flight Recorder recording (settings: profile) of " + c.name() + " over one measured window", null, c.name(), null, null,
+                o.startMs(), System.currentTimeMillis()));
+    }
+
+    private static void tell(Supervisor.Child c, String line) throws IOException {
+        synchronized (c.stdin()) {
+            c.stdin().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            c.stdin().flush();
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package perfkit.harness.process;
+
+import perfkit.harness.record.RunFile;
+
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class ProfilerTest {
+    @TempDir Path runDir;
+
+    @Test
+    void aMeasuredPhaseOpensOneWindowPerJvmAndLeavingItClosesIt() throws Exception {
+        List<RunFile> listed = new ArrayList<>();
+        Profiler profiler = new Profiler(runDir, listed::add);
+        Process sleeper = new ProcessBuilder("sleep", "30").start();
+        try {
+            ByteArrayOutputStream stdin = new ByteArrayOutputStream();
+            profiler.jvm(new Supervisor.Child("app", sleeper, stdin, false));
+            for (String phase : List.of("setup", "warmup", "measure", "measure", "drain", "between")) profiler.phase(phase);
+            Path file = runDir.resolve("profiles/app.w1.jfr");
+            assertEquals(Profile.prepare() + "\n" + Profile.start(file) + "\n" + Profile.stop() + "\n", stdin.toString(StandardCharsets.UTF_8),
+                    "JFR readied at once, one start as the window opens (a repeated phase is the same window), one stop as it closes");
+            // a workflow drain is measured too; the JVM's second window gets a file of its own
+            profiler.phase("execute");
+            profiler.phase("done");
+            Files.writeString(file, "written by the JVM");
+            profiler.close();
+            assertEquals(1, listed.size(), "the second window's file was never written, so only the first is listed");
+            RunFile f = listed.get(0);
+            assertEquals("profiles/app.w1.jfr", f.path());
+            assertEquals("profile", f.kind());
+            assertEquals("app", f.series());
+            assertTrue(f.windowStartMs() != null && f.windowEndMs() >= f.windowStartMs());
+            assertTrue(stdin.toString(StandardCharsets.UTF_8).contains(Profile.start(runDir.resolve("profiles/app.w2.jfr"))));
+        } finally {
+            sleeper.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void aJvmStartedInsideAWindowJoinsIt() throws Exception {
+        Profiler profiler = new Profiler(runDir, f -> { });
+        Process sleeper = new ProcessBuilder("sleep", "30").start();
+        try {
+            profiler.phase("measure");
+            ByteArrayOutputStream stdin = new ByteArrayOutputStream();
+            profiler.jvm(new Supervisor.Child("queues abq-1 fork 2", sleeper, stdin, false));
+            assertEquals(Profile.prepare() + "\n" + Profile.start(runDir.resolve("profiles/queues_abq-1_fork_2.w1.jfr")) + "\n",
+                    stdin.toString(StandardCharsets.UTF_8));
+        } finally {
+            sleeper.destroyForcibly().waitFor();
+        }
+    }
+
+    /** The child's side, in this JVM: the commands start and stop a JFR recording whose file holds method samples. */
+    @Test
+    void theCommandsRecordThisJvmBetweenStartAndStop() throws Exception {
+        Path file = runDir.resolve("self.jfr");
+        assertFalse(Profile.command("{\"a\":1}"), "any other line is not a profile command");
+        assertTrue(Profile.command(Profile.prepare()));
+        assertTrue(Profile.command(Profile.start(file)));
+        long h = 0, end = System.nanoTime() + 700_000_000L;
+        while (System.nanoTime() < end) h += Long.toString(h).hashCode();
+        assertTrue(Profile.command(Profile.stop()));
+        assertTrue(Files.size(file) > 0, "written when the recording stopped (" + h + ")");
+        long samples = RecordingFile.readAllEvents(file).stream().filter(e -> e.getEventType().getName().equals("jdk.ExecutionSample")).count();
+        assertTrue(samples > 10, samples + " method samples in 0.7 s");
+    }
+}
