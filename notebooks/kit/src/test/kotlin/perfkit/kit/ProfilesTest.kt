@@ -2,6 +2,7 @@ package perfkit.kit
 
 import jdk.jfr.Configuration
 import jdk.jfr.Recording
+import org.jetbrains.letsPlot.intern.toSpec
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.io.TempDir
 import java.nio.file.Files
