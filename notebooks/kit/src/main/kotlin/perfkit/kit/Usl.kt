@@ -165,7 +165,7 @@ internal fun fitUsl(points: List<kotlin.Pair<Double, Double>>): UslModel? {
     val xs = points.map { it.second }.toDoubleArray()
     // lambda from the smallest worker count, as if it scaled perfectly up to there
     val smallest = points.minBy { it.first }
-    val start = doubleArrayOf(max(smallest.second / smallest.first, 1e-9), 0.01, 0.0001)
+    val lambda0 = max(smallest.second / smallest.first, 1e-9)
     val function = MultivariateJacobianFunction { p: RealVector ->
         val lambda = p.getEntry(0); val sigma = p.getEntry(1); val kappa = p.getEntry(2)
         val value = ArrayRealVector(ns.size)
@@ -180,6 +180,14 @@ internal fun fitUsl(points: List<kotlin.Pair<Double, Double>>): UslModel? {
         }
         Pair<RealVector, RealMatrix>(value, jacobian)
     }
+    // from perfect scaling and from a little of both costs, keeping the closer fit: a start with costs can stall far
+    // from a nearly linear curve (at N = 1000, sigma 0.01 already divides by 11), one without them on a flat one
+    return listOf(doubleArrayOf(lambda0, 0.0, 0.0), doubleArrayOf(lambda0, 0.01, 0.0001))
+        .mapNotNull { leastSquares(function, xs, it) }
+        .minByOrNull { m -> points.sumOf { (it.second - m.throughput(it.first)).let { r -> r * r } } }
+}
+
+private fun leastSquares(function: MultivariateJacobianFunction, xs: DoubleArray, start: DoubleArray): UslModel? {
     val problem = LeastSquaresBuilder()
         .start(start).model(function).target(xs)
         // contention and coherency are costs: a negative one has no meaning, so the search stays at 0 or above

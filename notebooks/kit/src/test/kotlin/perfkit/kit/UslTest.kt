@@ -104,6 +104,21 @@ class UslTest {
     }
 
     @Test
+    fun `a linear curve out to a thousand users is fitted as linear, not bent by the search's start`() {
+        // web-reactive's shape: 100 ms per request, so N users give 10 N requests per second up to N = 1000
+        val users = listOf(10, 50, 100, 250, 500, 750, 1000)
+        val df = frameOf(listOf("fork", "n", "x"), (1..3).flatMap { fork ->
+            val random = Random(fork)
+            users.map { n -> listOf(fork, n, 10.0 * n * (1 + 0.004 * (2 * random.nextDouble() - 1))) }
+        })
+        val fit = uslFit(df, n = "n", x = "x")
+        assertTrue(fit.trusted, fit.why)
+        assertTrue(fit.r2 > 0.99, "R² ${fit.r2}")
+        assertEquals(10.0, fit.model!!.lambda, 0.2)
+        assertTrue(fit.shape("users").startsWith("scales linearly"), fit.shape("users"))
+    }
+
+    @Test
     fun `the original's scale is priced by the fitted curve, or says why not`() {
         val fit = uslFit(curve(UslModel(1000.0, 0.05, 0.002)), n = "n", x = "x")
         val priced = uslPriceAt(fit, 4.0, "instances", 64.0, 0.05, "jobs")
