@@ -176,6 +176,8 @@ def test_thread_pools_come_from_the_running_apps(quick_run):
     assert apps["mvc"]["requestThreadsMax"] == 200, "Tomcat's default pool"
     assert apps["webflux"]["ioWorkerCount"] == max(os.cpu_count(), 4), "Reactor Netty's default event loops"
     assert apps["webflux"]["threadGroups"].get("reactor-http-epoll-#", apps["webflux"]["threadGroups"].get("reactor-http-nio-#")) >= 1
+    # the JDK client's idle pool reached the running MVC app bounded like WebFlux's (unbounded, it filled a heap)
+    assert f'idle at most {apps["webflux"]["clientConnectionsMax"]}, closed after 30 s' in apps["mvc"]["clientConnectionsMax"]
 
 
 def test_external_service_delay_is_checked_at_its_busiest_step(quick_run):

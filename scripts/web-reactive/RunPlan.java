@@ -52,6 +52,8 @@ final class RunPlan {
     static final int WARMUP_USERS = 50;
     /** Users of the warm-up by rule per app: its request pool's size, so every thread and code path gets used. */
     static final int SERVER_WARMUP_USERS = 200;
+    /** Seconds an MVC app's idle client connection to the external service is kept (the JDK 17 default is 20 min). */
+    static final int MVC_CLIENT_IDLE_S = 30;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Run run;
@@ -258,7 +260,8 @@ final class RunPlan {
         n.put("externalService", "Reactor Netty server " + (o.placement().containsKey("backend") ? "on " + o.placement().get("backend") : "on 127.0.0.1") + " answering GET /1/0/customer/customers/{c}/users/{u} with a small JSON user after "
                 + o.backendDelayMs() + " ms (Mono.delay: a timer, no thread held); its own latency is probed at every step's start and end");
         n.put("mvc", "Spring Boot 4.1.1 MVC on Tomcat, default pool (server.tomcat.threads.max 200); RestClient on the JDK HttpClient (blocking, "
-                + "HTTP/1.1 keep-alive, no connection limit); server.tomcat.max-keep-alive-requests=-1 and keep-alive-timeout 10 min, so Tomcat "
+                + "HTTP/1.1 keep-alive, no limit on connections in use, at most " + fluxClientConnections() + " kept idle and each closed after "
+                + MVC_CLIENT_IDLE_S + " s idle, by jdk.httpclient.connectionPoolSize and keepalive.timeout); server.tomcat.max-keep-alive-requests=-1 and keep-alive-timeout 10 min, so Tomcat "
                 + "neither closes the driver's connections every 100 requests nor resets them after a minute idle");
         n.put("webflux", "Spring Boot 4.1.1 WebFlux on Reactor Netty, default event loops (max(cores, 4)); WebClient (Reactor Netty) on the same loops, "
                 + "its pool sized by Little's law for the highest rate offered: " + fluxClientConnections() + " connections, unbounded waiting acquires "
@@ -308,7 +311,19 @@ final class RunPlan {
                 "--spring.main.banner-mode=off", "--logging.level.root=WARN", "--server.tomcat.max-keep-alive-requests=-1",
                 "--server.tomcat.keep-alive-timeout=10m", "--perfkit.client-connections=" + fluxClientConnections()));
         if (stack.equals("mvc-virtual")) args.add("--spring.threads.virtual.enabled=true");
-        return HttpService.start(run, stack + "/fork" + fork, "app", o.placement().get("app"), appJava.java(), o.appJvmArgs(), args, Map.of());
+        List<String> jvm = new ArrayList<>(stack.equals("webflux") ? List.of() : mvcClientPool());
+        jvm.addAll(o.appJvmArgs()); // the user's options last, so they win
+        return HttpService.start(run, stack + "/fork" + fork, "app", o.placement().get("app"), appJava.java(), jvm, args, Map.of());
+    }
+
+    /**
+     * The JDK HttpClient keeps every connection it ever opened, idle, for 20 minutes (JDK 17): an MVC app on virtual
+     * threads opened one per concurrent call and, by the third fork, held 15,700 of them, filled its heap and spun in GC
+     * beside the stacks being measured. So its idle pool is bounded like WebFlux's (a connection returned to a full pool
+     * is closed) and an idle connection closes after 30 s.
+     */
+    private List<String> mvcClientPool() {
+        return List.of("-Djdk.httpclient.connectionPoolSize=" + fluxClientConnections(), "-Djdk.httpclient.keepalive.timeout=" + MVC_CLIENT_IDLE_S);
     }
 
     private JsonNode info(HttpService app) {

@@ -58,7 +58,9 @@ public class MvcApp {
         info.put("server", "Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
         info.putAll(perfkit.harness.http.TomcatPool.of(server));
         info.put("virtualThreads", virtual);
-        info.put("clientConnectionsMax", "unbounded (the JDK HttpClient opens a connection per concurrent request)");
+        info.put("clientConnectionsMax", "unbounded in use (the JDK HttpClient opens a connection per concurrent request); idle at most "
+                + System.getProperty("jdk.httpclient.connectionPoolSize", "unbounded") + ", closed after "
+                + System.getProperty("jdk.httpclient.keepalive.timeout", "1200") + " s");
         info.putAll(Dto.threads());
         return info;
     }
