@@ -21,6 +21,9 @@ const val HEAVY_STEAL_PCT = 20.0
 /** A driver late by more than this share of the SLO at p99 did not offer the load it was asked to (the harness's rule, OpenStep). */
 const val LATENESS_SHARE_OF_SLO = 0.1
 
+/** CPU outside the processes a step accounts for, in % of one core, above which something else shared the machine. */
+const val OTHERS_BUSY_PCT = 25.0
+
 /** Steps pooled in one comparison must have been offered the same load within this share. */
 const val SAME_LOAD_TOLERANCE = 0.05
 
@@ -36,6 +39,7 @@ const val BELOW_WALL = "below the machine's wall"
 const val DRIVER_ON_TIME = "driver on time"
 const val SAME_LOAD = "same offered load"
 const val WARM = "JVMs warm"
+const val NOTHING_ELSE_BUSY = "nothing else busy"
 
 /** At least [min] valid forks (repetitions, searches) on every side, so each side has an interval, not a range. */
 fun enoughForks(forksBySide: Map<String, Int>, min: Int = MIN_REPETITIONS_FOR_CLAIM): Precondition =
@@ -71,6 +75,28 @@ fun belowWall(cpuBySide: Map<String, List<Double>>, cores: Int, stealBySide: Map
 fun belowWallOf(rowsBySide: Map<String, List<DataRow<*>>>, cores: Int): Precondition = belowWall(
     rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("cpu_system_pct")) } }, cores,
     rowsBySide.mapValues { (_, rs) -> rs.mapNotNull { num(it.opt("steal_pct")) } })
+
+/**
+ * Nothing but the step's own processes used the machine: in every step a side uses, the system CPU less what the
+ * table's per-process columns account for (every `cpu_<process>_pct` but `cpu_system_pct`: the servers under test, the
+ * driver, the services they call) stays under [OTHERS_BUSY_PCT] of one core. Above it a bystander (an idle app spinning
+ * in GC, another job) took cores from the step, and its numbers are that machine's, not the configuration's. Not
+ * checked (null) where a table records no per-process CPU.
+ */
+fun nothingElseBusy(rowsBySide: Map<String, List<DataRow<*>>>): Precondition {
+    fun others(r: DataRow<*>): Double? {
+        val system = num(r.opt("cpu_system_pct")) ?: return null
+        val own = r.df().columnNames().filter { it.startsWith("cpu_") && it.endsWith("_pct") && it != "cpu_system_pct" }.mapNotNull { num(r[it]) }
+        return if (own.isEmpty()) null else system - own.sum()
+    }
+    val bySide = rowsBySide.mapValues { (_, rs) -> rs.mapNotNull(::others) }.filterValues { it.isNotEmpty() }
+    if (bySide.isEmpty()) return Precondition(NOTHING_ELSE_BUSY, null, "no per-process CPU recorded")
+    val busy = bySide.mapValues { (_, o) -> o.count { it > OTHERS_BUSY_PCT } }
+    val limit = "${formatNumber(OTHERS_BUSY_PCT)}% of a core"
+    return Precondition(NOTHING_ELSE_BUSY, busy.values.all { it == 0 }, bySide.entries.joinToString(", ") { (side, o) ->
+        "$side up to ${formatNumber(o.max())}%" + (busy.getValue(side).takeIf { it > 0 }?.let { " ($it of ${o.size} step(s) above $limit)" } ?: "")
+    } + " of CPU outside the step's own processes (the limit: $limit)")
+}
 
 /**
  * [belowWall] from steps the harness already judged by the same rule (a sweep's `saturated`: system CPU at 90% of all

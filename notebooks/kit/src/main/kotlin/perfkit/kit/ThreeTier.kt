@@ -188,7 +188,7 @@ private fun AnyFrame.byVariant(vararg variants: String): Map<String, List<DataRo
 private fun saturationAnswer(every: AnyFrame, cores: Int, a: String, b: String, answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, List<Precondition>> {
     val (answer, steps, warmth) = onWarmSteps(every.filter { it["variant"] in setOf(a, b) }, { "`${it["variant"]}` fork ${it["fork"]}" }, answerOf = answerOf)
     val sides = steps.byVariant(a, b)
-    return Triple(answer, steps, listOf(enoughForks(sides.mapValues { it.value.size }), belowWallOf(sides, cores), warmth))
+    return Triple(answer, steps, listOf(enoughForks(sides.mapValues { it.value.size }), belowWallOf(sides, cores), nothingElseBusy(sides), warmth))
 }
 
 /**

@@ -128,7 +128,7 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
         val m = race.mvc; val w = race.webflux; val top = race.top
         val sides = mapOf("MVC" to steps.closedSteps("mvc", c, top), "WebFlux" to steps.closedSteps("webflux", c, top))
         val checks = listOfNotNull(enoughForks(sides.mapValues { it.value.size }),
-            belowWallOf(sides, cores),
+            belowWallOf(sides, cores), nothingElseBusy(sides),
             warmth)
         claims += claim("Reactive (WebFlux) answers faster than imperative (MVC) as concurrency grows, with $c call(s) to the external service",
             if (m != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC ${formatNumber(m.mean)} ms" else "N = $top not measured on both",
@@ -155,7 +155,7 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
     val cpuAtKnee = atKnee.mapNotNull { num(it.opt("cpu_system_pct")) }.takeIf { it.isNotEmpty() }?.average()
     // a knee on a machine at its wall is the machine's, not the pool's
     val kneeChecks = if (knee == null) listOfNotNull(kneeWarmth) else listOfNotNull(enoughForks(mapOf("MVC at N = $knee" to atKnee.size)),
-        belowWallOf(mapOf("MVC at N = $knee" to atKnee), cores), kneeWarmth)
+        belowWallOf(mapOf("MVC at N = $knee" to atKnee), cores), nothingElseBusy(mapOf("MVC at N = $knee" to atKnee)), kneeWarmth)
     claims += claim("Past about $poolThreads concurrent requests the imperative style queues behind its thread pool ($poolThreads threads)",
         knee?.let { "MVC's mean passes 1.25 x its external wait first at N = $it" + (cpuAtKnee?.let { u -> ", system CPU ${formatNumber(u)}% of ${cores * 100}%" } ?: "") }
             ?: "MVC's mean stays within 1.25 x its external wait up to N = ${users.last()}",
@@ -206,7 +206,7 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double, cores: Int): List<Cla
                 differs(w, v) && w.mean < v.mean -> "WebFlux is faster at N = $top with a Welch t-test's support (5%)."
                 differs(w, v) -> "MVC on virtual threads is faster at N = $top with a Welch t-test's support (5%)."
                 else -> "The forks support no difference at N = $top (Welch, 5%): virtual threads close the gap the pool opened, as far as this host can tell."
-            }, raceSides?.let { s -> listOf(enoughForks(s.mapValues { it.value.size }), belowWallOf(s, cores)) }.orEmpty())
+            }, raceSides?.let { s -> listOf(enoughForks(s.mapValues { it.value.size }), belowWallOf(s, cores), nothingElseBusy(s)) }.orEmpty())
         val wait = c * delayMs
         val queued = users.firstOrNull { n -> (e("mvc-virtual", c, n)?.mean ?: 0.0) > 1.25 * wait }
         val platformQueued = users.firstOrNull { n -> (e("mvc", c, n)?.mean ?: 0.0) > 1.25 * wait }
@@ -229,7 +229,7 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double, cores: Int): List<Cla
                 queued == null -> "Up to N = $last no request waited for a thread; the host's CPU is the next limit."
                 queued > platformQueued -> "They queue too, but later (N = $queued against $platformQueued): a limit other than the pool, the host's CPU or the external service."
                 else -> "They queue no later than the pool did (N = $queued against $platformQueued): what limits them is not a pool."
-            }, if (queueSides.isEmpty()) emptyList() else listOf(belowWallOf(queueSides, cores)))
+            }, if (queueSides.isEmpty()) emptyList() else listOf(belowWallOf(queueSides, cores), nothingElseBusy(queueSides)))
         listOf(race, noPool)
     }
 }

@@ -57,6 +57,23 @@ class PreconditionsTest {
     }
 
     @Test
+    fun `CPU no process of the step accounts for fails the check, and a table without per-process CPU is not checked`() {
+        // the web-reactive reference's fork 3: an idle app spinning in GC beside the measured MVC steps
+        val steps = dataFrameOf("cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct")(
+            60.0, 20.0, 30.0, 113.8, // 3.8% outside: the harness's own sampling
+            15.0, 10.0, 20.0, 196.0) // 151% outside
+        val rows = steps.rows().toList()
+        val busy = nothingElseBusy(mapOf("MVC" to rows, "WebFlux" to rows.take(1)))
+        assertEquals(false, busy.met)
+        assertTrue("MVC up to 151% (1 of 2 step(s) above 25% of a core)" in busy.detail && "WebFlux up to 3.8%" in busy.detail, busy.detail)
+        assertEquals(true, nothingElseBusy(mapOf("a" to rows.take(1))).met)
+        // three-tier's tiers: whichever process columns a row fills are its own
+        val tiers = dataFrameOf("cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_system_pct")(null, 40.0, 50.0, 100.0)
+        assertEquals(true, nothingElseBusy(mapOf("sync" to tiers.rows().toList())).met)
+        assertNull(nothingElseBusy(mapOf("a" to dataFrameOf("cpu_system_pct")(150.0).rows().toList())).met)
+    }
+
+    @Test
     fun `a late driver fails the check whether its step met the SLO or missed it`() {
         // the case: the async chain's fork 2 missed its SLO with the driver 62 ms late at p99
         val late = driverOnTime(mapOf("async fork 1 (met)" to 4.9, "async fork 2 (missed)" to 62.0), sloMs = 100.0)
