@@ -68,8 +68,17 @@ class RecordedRun(val dir: Path, val manifest: JsonNode) {
     val params: Map<String, String> get() = manifest.path("params").properties().associate { (k, v) -> k to v.asText() }
     val isReference: Boolean get() = dir.parent?.parent?.name == "reference"
 
-    /** A study-specific note from the manifest (`notes.<name>`), as text; null when absent. */
-    fun note(name: String): String? = manifest.path("notes").get(name)?.takeIf { !it.isNull }?.asText()
+    /** A study-specific note from the manifest (`notes.<name>`, or deeper: `note("calibration", "rule")`), as text; null when absent. */
+    fun note(vararg path: String): String? = noteAt(*path).takeIf { !it.isMissingNode && !it.isNull }?.asText()
+
+    /** A note that is a list (`notes.warmupNeverSettled`), as text; empty when absent. */
+    fun noteList(vararg path: String): List<String> = noteAt(*path).takeIf { it.isArray }?.map { it.asText() }.orEmpty()
+
+    /** The manifest's note at [path] as its JSON, or a missing node: for the kit's readers of a study's own notes. */
+    internal fun noteAt(vararg path: String): JsonNode = path.fold(manifest.path("notes")) { n, k -> n.path(k) }
+
+    /** The cells (variants) the run was asked to measure, as the manifest lists them. */
+    val variants: List<String> get() = manifest.path("variants").map { it.asText() }
 
     /** Set by [findRuns] when runs sharing host, JDK and tag differ in a parameter that changes the measurement. */
     internal var distinction: String = ""

@@ -385,3 +385,7 @@ fun threeTierConclusion(run: RecordedRun, runs: List<RecordedRun>, pub: AnyFrame
         else "- One small host runs every tier, both databases and the load driver; re-run on your own hardware before drawing conclusions about yours."
     return md(lines.joinToString("\n"))
 }
+
+/** The common offered rates the chain's forks were compared at (`notes.chain.compareRates`), distinct, in req/s. */
+val RecordedRun.chainCompareRates: List<Double>
+    get() = noteAt("chain", "compareRates").properties().mapNotNull { (_, v) -> v.takeIf { it.isNumber }?.asDouble() }.distinct()

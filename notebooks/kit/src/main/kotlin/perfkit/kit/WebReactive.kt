@@ -64,6 +64,49 @@ fun AnyFrame.closedRepeats(runRepeats: Int): String {
     }
 }
 
+/** Tomcat's request pool in this run's MVC app, as the running app reported it (200, its default, when not recorded). */
+val RecordedRun.mvcPoolThreads: Int get() = noteAt("apps", "mvc", "requestThreadsMax").asInt(200)
+
+/**
+ * What this run can and cannot say, from its manifest and its steps ([closed] and [open] of every selected run; this
+ * run's rows are picked): a quick run, whether the external service honoured its [delayMs] at its busiest step, an
+ * invalid run or steps, steps left out, how the apps' warm-ups ended, and the JDKs. "Every step is valid." otherwise.
+ */
+fun RecordedRun.webReactiveCaveats(closed: AnyFrame, open: AnyFrame, delayMs: Double): Markdown {
+    val peak = noteAt("backendAtPeak")
+    val mine = { f: AnyFrame -> f.filter { it["run_id"] == id } }
+    val stepsInvalid = listOf(closed, open).sumOf { f -> mine(f).rows().count { it["valid"] != true } }
+    val warmups = noteAt("serverWarmup").takeIf { it.isArray && it.size() > 0 }
+    return md(listOfNotNull(
+        if (quick) "**Quick run:** two N values, a ${formatNumber(warmupSeconds)} s warm-up and $repetitions fork(s). The apps are barely warm and one fork gives no interval: read the shapes, not the numbers." else null,
+        if (peak.isObject) "**The external service's delay.** At its busiest step (`${escapeHtml(peak.path("cell").asText())}`, ${escapeHtml(peak.path("step").asText())}, " +
+            "${peak.path("callsPerSecond").asLong()} calls/s) its own p50 was ${formatNumber(peak.path("p50Ms").asDouble())} ms for a ${formatNumber(delayMs)} ms delay: " +
+            (if (peak.path("honoured").asBoolean()) "within 2 ms, so the delay was honoured and any queueing below is the apps'."
+            else "more than 2 ms off, so on this host the service itself added latency, and the apps' numbers include it.") else null,
+        if (!valid) "**This run is marked invalid:** " + invalidReasons.joinToString("; ") { escapeHtml(it) } + "." else null,
+        if (stepsInvalid > 0) "$stepsInvalid step(s) are invalid (the driver waited for a connection, fell behind its schedule, or requests failed); they are left out of the figures." else null,
+        mine(closed).closedLeftOut().ifEmpty { null },
+        warmups?.let { w -> val unsettled = w.count { !it.path("settled").asBoolean() }
+            "**Warm-up by rule:** ${w.size() - unsettled} of ${w.size()} app warm-ups settled (every JIT under 50 ms/s over 10 s, steady throughput)" +
+                (if (unsettled > 0) "; $unsettled reached the maximum while a JIT still compiled, so their first steps may be cold (each step's JIT is recorded, and cold steps are left out)." else ".") },
+        noteAt("jdks").takeIf { it.isObject }?.let { "**JDKs:** apps on ${mdText(it.path("apps").asText())}; the external service and the load driver on ${mdText(it.path("loadDriver").asText())}." },
+    ).joinToString("\n\n").ifEmpty { "Every step is valid." })
+}
+
+/** Each stack this run measured: how it is built (its manifest note) and its threads, as the running app reported them. */
+fun RecordedRun.webReactiveStacks(): Markdown {
+    fun threadsOf(stack: String): String = noteAt("apps", stack).let { a -> when {
+        a.has("requestThreadsMax") -> "${a.path("requestThreadsMax").asInt()} request threads (Tomcat's pool; ${a.path("requestThreadsLargest").asInt()} ever busy at once), " +
+            "plus ${a.path("threadGroups").path("HttpClient-#-Worker-#").asInt()} JDK HttpClient workers"
+        a.path("virtualThreads").asBoolean() -> "virtual threads, one per request"
+        a.has("ioWorkerCount") -> "${a.path("ioWorkerCount").asInt()} event-loop threads (Reactor Netty: max(cores, 4)), shared by server and WebClient"
+        else -> "not recorded" } }
+    val stacks = variants.map { it.substringBefore('/') }.distinct()
+    return md("| stack | how it is built | threads, from the running app |\n|---|---|---|\n" +
+        stacks.joinToString("\n") { "| `$it` | ${escapeHtml(note(it) ?: "")} | ${threadsOf(it)} |" } +
+        (note("mvcVirtualSkipped")?.let { "\n\n" + escapeHtml(it) + "." } ?: ""))
+}
+
 /** Reactive against imperative at [calls] calls, judged on [steps]: the answer, the N it was judged at, and the two means. */
 private class RaceAnswer(val answer: Answer, val top: Long, val mvc: Estimate?, val webflux: Estimate?, val why: String)
 
