@@ -49,6 +49,9 @@ val RecordedRun.placement: List<PlacedPart> get() = manifest.path("placement").m
         clock.map { it.path("offsetMs").asDouble() }, clock.maxOfOrNull { it.path("uncertaintyMs").asDouble() })
 }
 
+/** The runs that placed a part on another host, by id: their per-process CPU is not all on the run's host. */
+val List<RecordedRun>.placedRunIds: Set<String> get() = filter { it.placement.isNotEmpty() }.map { it.id }.toSet()
+
 /**
  * Where the runs' parts ran, as a phrase for a post: "every part on the run's host", or each placed part with its
  * host, the round trip to it and how far its clock was from the run host's (latencies are timed on the run host's).

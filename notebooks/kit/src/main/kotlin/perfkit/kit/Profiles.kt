@@ -29,8 +29,19 @@ data class JvmProfile(
 ) {
     val samples: Long get() = stacks.values.sum()
 
-    /** The wall time covered: each window once, however many JVMs were recorded in it. */
-    val seconds: Double get() = windows.sumOf { (it.endMs - it.startMs) / 1000.0 }
+    /**
+     * The wall time covered: the union of the windows, so time several JVMs were recorded in counts once (each JVM's
+     * window opens a few milliseconds after the last one's, so they overlap rather than match).
+     */
+    val seconds: Double get() {
+        var total = 0L; var end = Long.MIN_VALUE
+        for (w in windows.sortedBy { it.startMs }) {
+            if (w.endMs <= end) continue
+            total += w.endMs - maxOf(w.startMs, end)
+            end = w.endMs
+        }
+        return total / 1000.0
+    }
 
     /** What the side allocated per second of wall time, all its JVMs together. */
     val allocationMBps: Double get() = if (seconds > 0) allocatedBytes / 1e6 / seconds else Double.NaN

@@ -180,15 +180,18 @@ fun chainClaims(runs: List<RecordedRun>, pub: AnyFrame): Markdown {
 private fun AnyFrame.byVariant(vararg variants: String): Map<String, List<DataRow<*>>> =
     variants.associate { v -> "`$v`" to rows().filter { it["variant"] == v } }
 
+/** The processes a three-tier step accounts for: the app or its tiers, the database and the load driver. */
+val THREE_TIER_PROCESSES = listOf("cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_c_pct", "cpu_db_pct", "cpu_driver_pct")
+
 /**
  * A throughput ratio at saturation between [a] and [b], judged by [answerOf] on the steps warmth allows ([onWarmSteps]:
  * the warm valid steps of [every], or every one where windows are too short to judge), with its checks: forks, the
  * machine's wall over those steps, and warmth. Returns the answer, the steps it rests on, and the checks.
  */
-private fun saturationAnswer(every: AnyFrame, cores: Int, a: String, b: String, answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, List<Precondition>> {
+private fun saturationAnswer(every: AnyFrame, cores: Int, placedRuns: Set<String>, a: String, b: String, answerOf: (AnyFrame) -> Answer): Triple<Answer, AnyFrame, List<Precondition>> {
     val (answer, steps, warmth) = onWarmSteps(every.filter { it["variant"] in setOf(a, b) }, { "`${it["variant"]}` fork ${it["fork"]}" }, answerOf = answerOf)
     val sides = steps.byVariant(a, b)
-    return Triple(answer, steps, listOf(enoughForks(sides.mapValues { it.value.size }), belowWallOf(sides, cores), nothingElseBusy(sides), warmth))
+    return Triple(answer, steps, listOf(enoughForks(sides.mapValues { it.value.size }), belowWallOf(sides, cores), nothingElseBusy(sides, THREE_TIER_PROCESSES, placedRuns), warmth))
 }
 
 /**
@@ -217,7 +220,7 @@ fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
         val free = { f: AnyFrame -> answerAbove(ratio(f, "freemarker", "plain"), STABLE_SHARE) }
         fun add(original: String, a: String, b: String, answerOf: (AnyFrame) -> Answer, why: (Answer, Estimate?) -> String) {
             val (answer, steps, checks) = if (every.isEmptyFrame()) Triple(Answer.CANNOT_TELL, templates, emptyList())
-                else saturationAnswer(every, cores, a, b, answerOf)
+                else saturationAnswer(every, cores, runs.placedRunIds, a, b, answerOf)
             val e = ratio(steps, a, b)
             claims += claim(original, "${mdText(a)} / ${mdText(b)} ${ratioText(e)}", answer,
                 unjudged ?: if (e == null) "Not measured in the selected runs." else if (e.range) "${e.n} fork(s) give a range, not an interval: at least " +
@@ -260,7 +263,7 @@ fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
         val publishedRatio = pub.publishedValue("async", "throughput") / pub.publishedValue("sync", "throughput")
         fun ratio(f: AnyFrame, a: String, b: String) = if (f.isEmptyFrame()) null else ratioOf(f, "variant", "throughput_rps", a, b)
         val answerOf = { f: AnyFrame -> answerAgainstPublished(ratio(f, "async", "sync"), publishedRatio) }
-        val (answer, steps, checks) = saturationAnswer(every, cores, "async", "sync", answerOf)
+        val (answer, steps, checks) = saturationAnswer(every, cores, runs.placedRunIds, "async", "sync", answerOf)
         val asyncSync = ratio(steps, "async", "sync")
         val fluxSync = ratio(steps, "webflux", "sync")
         claims += claim("The async chain serves about ${formatNumber(publishedRatio)}× the sync chain's throughput at saturation",
@@ -273,7 +276,7 @@ fun threeTierClaims(runs: List<RecordedRun>, pub: AnyFrame): List<Claim> {
             } + (fluxSync?.let { " With Spring on both sides (webflux vs sync) the reactive style alone gives ${ratioText(it)}: the rest of async's lead is the framework's cost." } ?: ""),
             checks)
         val mixedOf = { f: AnyFrame -> answerBelow(ratio(f, "mixed", "async"), 1.0) }
-        val (mixedAnswer, mixedSteps, mixedChecks) = saturationAnswer(every, cores, "mixed", "async", mixedOf)
+        val (mixedAnswer, mixedSteps, mixedChecks) = saturationAnswer(every, cores, runs.placedRunIds, "mixed", "async", mixedOf)
         val mixed = ratio(mixedSteps, "mixed", "async")
         if (mixed != null) claims += claim("Mixing (one sync hop in an async chain) does not help: the whole chain must be async",
             "mixed / async ${ratioText(mixed)}", mixedAnswer, because(mixed, mixedAnswer, "below 1", "it reaches 1"), mixedChecks)

@@ -36,7 +36,7 @@ data class UslModel(val lambda: Double, val sigma: Double, val kappa: Double) {
  */
 data class UslFit(
     val model: UslModel?, val sigma: Estimate?, val kappa: Estimate?, val r2: Double, val points: Int,
-    val trusted: Boolean, val why: String?, val largestN: Double = Double.NaN,
+    val trusted: Boolean, val why: String?, val largestN: Double = Double.NaN, val smallestN: Double = Double.NaN,
 ) {
     /** The predicted throughput at [n], or null when the fit is not trusted. */
     fun predict(n: Double): Double? = if (trusted) model?.throughput(n) else null
@@ -56,14 +56,19 @@ data class UslFit(
 
     /**
      * Where the curve goes: on in a straight line while both costs are too small to matter at the counts measured, else
-     * to a peak (past the counts measured, said so) or towards a ceiling of lambda / sigma.
+     * to a peak (past the counts measured, said so), down from the smallest count measured (a peak at or below it, or
+     * none: sigma of 1 or more with coherency), or towards a ceiling of lambda / sigma (no coherency).
      */
     fun shape(unit: String): String {
         val m = model ?: return "has no model"
         val beyond = { n: Double -> if (largestN.isFinite() && n > largestN) ", beyond the ${formatNumber(largestN, 3)} $unit measured" else "" }
         if (largestN.isFinite() && 1 - m.throughput(largestN) / (m.lambda * largestN) < USL_LINEAR_WITHIN)
             return "scales linearly: within ${formatNumber(USL_LINEAR_WITHIN * 100, 2)}% of one worker's rate times $unit up to ${formatNumber(largestN, 3)} $unit"
-        m.peakN?.let { n -> return "peaks at about ${formatNumber(n, 2)} $unit (${formatNumber(m.throughput(n), 3)} predicted${beyond(n)})" }
+        val peak = m.peakN
+        val first = if (smallestN.isFinite()) smallestN else 1.0
+        if (m.kappa > 0 && (peak == null || peak <= first))
+            return "falls from the smallest count measured (${formatNumber(first, 3)} $unit): past it each added worker costs more than it adds"
+        peak?.let { n -> return "peaks at about ${formatNumber(n, 2)} $unit (${formatNumber(m.throughput(n), 3)} predicted${beyond(n)})" }
         return "levels off towards ${formatNumber(m.lambda / m.sigma, 3)} (no coherency cost)"
     }
 
@@ -128,14 +133,22 @@ fun uslFit(df: AnyFrame, n: String, x: String, fork: String = "fork", cpuPct: St
         r2 < USL_MIN_R2 -> "the fit explains too little of the points (R² ${formatNumber(r2, 3)}, under $USL_MIN_R2)"
         else -> null
     }
-    return UslFit(fitted, sigma, kappa, r2, points.size, why == null, why, points.maxOfOrNull { it.first } ?: Double.NaN)
+    return UslFit(fitted, sigma, kappa, r2, points.size, why == null, why, points.maxOfOrNull { it.first } ?: Double.NaN,
+        points.minOfOrNull { it.first } ?: Double.NaN)
 }
 
-/** One fit per curve of [df]: the rows that share the values of [by] (a stack and a call count, say), each fitted by [uslFit]. */
-fun uslFits(df: AnyFrame, by: List<String>, n: String, x: String, fork: String = "fork", cpuPct: String? = null, cores: Int? = null): Map<List<Any?>, UslFit> =
+/**
+ * One fit per curve of [df]: the rows that share the values of [by] (a stack and a call count, say), each fitted by
+ * [uslFit], its wall judged against [coresOf] its key (the cores of the runs a label names, say), else [cores].
+ */
+fun uslFits(df: AnyFrame, by: List<String>, n: String, x: String, fork: String = "fork", cpuPct: String? = null, cores: Int? = null,
+            coresOf: ((List<Any?>) -> Int?)? = null): Map<List<Any?>, UslFit> =
     df.rows().map { r -> by.map { r[it] } }.distinct().associateWith { key ->
-        uslFit(df.filter { r -> by.indices.all { r[by[it]] == key[it] } }, n, x, fork, cpuPct, cores)
+        uslFit(df.filter { r -> by.indices.all { r[by[it]] == key[it] } }, n, x, fork, cpuPct, coresOf?.invoke(key) ?: cores)
     }
+
+/** The logical cores of the runs labelled [label] (runs under one label share a host), or null when none is. */
+fun List<RecordedRun>.coresOfLabel(label: Any?): Int? = firstOrNull { it.label == label }?.cores
 
 /**
  * The trusted fits' curves in one frame from [from] to [to] workers, with [by]'s values and a column for each of
@@ -218,6 +231,8 @@ fun uslPriceAt(fit: UslFit?, n: Double, unit: String, vcpus: Double, pricePerVcp
     val scale = "${formatNumber(n, 3)} $unit on ${formatNumber(vcpus, 3)} vCPUs"
     val x = fit?.predict(n)
     if (fit == null || x == null || x <= 0) return "At the original's scale ($scale) no price is predicted: ${fit?.why ?: "no curve of that configuration"}."
-    return "At the original's scale ($scale) the fitted curve predicts ${formatNumber(x, 3)} $per/s, so " +
-        "\$${formatNumber(costPerMillion(pricePerVcpuHour * vcpus, x), 3)} per million $per: a prediction from this host's data, not a measurement."
+    val beyond = if (fit.largestN.isFinite() && n > fit.largestN) ", beyond the ${formatNumber(fit.largestN, 3)} $unit measured" else ""
+    return "At the original's scale ($scale) this host's fitted curve predicts ${formatNumber(x, 3)} $per/s at ${formatNumber(n, 3)} $unit$beyond, so " +
+        "\$${formatNumber(costPerMillion(pricePerVcpuHour * vcpus, x), 3)} per million $per at the price of those vCPUs: a prediction from this " +
+        "host's data, whose $unit ran on this host's cores, not a measurement."
 }

@@ -64,6 +64,9 @@ fun AnyFrame.closedRepeats(runRepeats: Int): String {
     }
 }
 
+/** The processes a web-reactive step accounts for: the app under test, the external service and the load driver. */
+val WEB_REACTIVE_PROCESSES = listOf("cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct")
+
 /** Tomcat's request pool in this run's MVC app, as the running app reported it (200, its default, when not recorded). */
 val RecordedRun.mvcPoolThreads: Int get() = noteAt("apps", "mvc", "requestThreadsMax").asInt(200)
 
@@ -154,9 +157,11 @@ private fun AnyFrame.closedSteps(stack: String, calls: Long, users: Long) =
  * included: warmth is then judged by [onWarmSteps], which runs the race on every valid step where the windows are too
  * short for a JIT sample to judge, says what dropping the flagged steps would have answered, and lets no refutation
  * rest on the cold steps.
- * [delayMs] is the external service's delay; [cores] the host's, for the machine's wall.
+ * [delayMs] is the external service's delay; [cores] the host's, for the machine's wall; [placedRuns] the runs whose
+ * parts ran on other hosts, where this host's CPU total cannot show a bystander ([nothingElseBusy]).
  */
-fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores: Int, everyValid: AnyFrame? = null): List<Claim> {
+fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores: Int, everyValid: AnyFrame? = null,
+                      placedRuns: Set<String> = emptySet()): List<Claim> {
     if (closed.rowsCount() == 0) return listOf(Claim("Reactive wins as concurrency grows", "no measured closed-model step",
         Answer.CANNOT_TELL, "Every closed-model step was invalid, cold or stolen."))
     val calls = closed.rows().map { (it["calls"] as Number).toLong() }.distinct().sorted()
@@ -171,7 +176,7 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
         val m = race.mvc; val w = race.webflux; val top = race.top
         val sides = mapOf("MVC" to steps.closedSteps("mvc", c, top), "WebFlux" to steps.closedSteps("webflux", c, top))
         val checks = listOfNotNull(enoughForks(sides.mapValues { it.value.size }),
-            belowWallOf(sides, cores), nothingElseBusy(sides),
+            belowWallOf(sides, cores), nothingElseBusy(sides, WEB_REACTIVE_PROCESSES, placedRuns),
             warmth)
         claims += claim("Reactive (WebFlux) answers faster than imperative (MVC) as concurrency grows, with $c call(s) to the external service",
             if (m != null && w != null) "mean at N = $top: WebFlux ${formatNumber(w.mean)} ms, MVC ${formatNumber(m.mean)} ms" else "N = $top not measured on both",
@@ -198,7 +203,7 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
     val cpuAtKnee = atKnee.mapNotNull { num(it.opt("cpu_system_pct")) }.takeIf { it.isNotEmpty() }?.average()
     // a knee on a machine at its wall is the machine's, not the pool's
     val kneeChecks = if (knee == null) listOfNotNull(kneeWarmth) else listOfNotNull(enoughForks(mapOf("MVC at N = $knee" to atKnee.size)),
-        belowWallOf(mapOf("MVC at N = $knee" to atKnee), cores), nothingElseBusy(mapOf("MVC at N = $knee" to atKnee)), kneeWarmth)
+        belowWallOf(mapOf("MVC at N = $knee" to atKnee), cores), nothingElseBusy(mapOf("MVC at N = $knee" to atKnee), WEB_REACTIVE_PROCESSES, placedRuns), kneeWarmth)
     claims += claim("Past about $poolThreads concurrent requests the imperative style queues behind its thread pool ($poolThreads threads)",
         knee?.let { "MVC's mean passes 1.25 x its external wait first at N = $it" + (cpuAtKnee?.let { u -> ", system CPU ${formatNumber(u)}% of ${cores * 100}%" } ?: "") }
             ?: "MVC's mean stays within 1.25 x its external wait up to N = ${users.last()}",
@@ -222,7 +227,7 @@ fun webReactiveClaims(closed: AnyFrame, delayMs: Double, poolThreads: Int, cores
  * where a queue is the CPU's, not a pool's, and the race is the machine's ratio.
  * Empty when no `mvc-virtual` step was measured (a JDK under 21 ran the apps, or the variant was not selected).
  */
-fun virtualThreadClaims(closed: AnyFrame, delayMs: Double, cores: Int): List<Claim> {
+fun virtualThreadClaims(closed: AnyFrame, delayMs: Double, cores: Int, placedRuns: Set<String> = emptySet()): List<Claim> {
     if (closed.rows().none { it["stack"] == "mvc-virtual" }) return emptyList()
     val est = estimates(closed, listOf("stack", "calls", "users"), "mean_ms")
     val calls = closed.rows().map { (it["calls"] as Number).toLong() }.distinct().sorted()
@@ -249,7 +254,7 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double, cores: Int): List<Cla
                 differs(w, v) && w.mean < v.mean -> "WebFlux is faster at N = $top with a Welch t-test's support (5%)."
                 differs(w, v) -> "MVC on virtual threads is faster at N = $top with a Welch t-test's support (5%)."
                 else -> "The forks support no difference at N = $top (Welch, 5%): virtual threads close the gap the pool opened, as far as this host can tell."
-            }, raceSides?.let { s -> listOf(enoughForks(s.mapValues { it.value.size }), belowWallOf(s, cores), nothingElseBusy(s)) }.orEmpty())
+            }, raceSides?.let { s -> listOf(enoughForks(s.mapValues { it.value.size }), belowWallOf(s, cores), nothingElseBusy(s, WEB_REACTIVE_PROCESSES, placedRuns)) }.orEmpty())
         val wait = c * delayMs
         val queued = users.firstOrNull { n -> (e("mvc-virtual", c, n)?.mean ?: 0.0) > 1.25 * wait }
         val platformQueued = users.firstOrNull { n -> (e("mvc", c, n)?.mean ?: 0.0) > 1.25 * wait }
@@ -272,7 +277,7 @@ fun virtualThreadClaims(closed: AnyFrame, delayMs: Double, cores: Int): List<Cla
                 queued == null -> "Up to N = $last no request waited for a thread; the host's CPU is the next limit."
                 queued > platformQueued -> "They queue too, but later (N = $queued against $platformQueued): a limit other than the pool, the host's CPU or the external service."
                 else -> "They queue no later than the pool did (N = $queued against $platformQueued): what limits them is not a pool."
-            }, if (queueSides.isEmpty()) emptyList() else listOf(belowWallOf(queueSides, cores), nothingElseBusy(queueSides)))
+            }, if (queueSides.isEmpty()) emptyList() else listOf(belowWallOf(queueSides, cores), nothingElseBusy(queueSides, WEB_REACTIVE_PROCESSES, placedRuns)))
         listOf(race, noPool)
     }
 }

@@ -57,20 +57,26 @@ class PreconditionsTest {
     }
 
     @Test
-    fun `CPU no process of the step accounts for fails the check, and a table without per-process CPU is not checked`() {
+    fun `CPU no process of the step accounts for fails the check, unless parts ran elsewhere or nothing per process was recorded`() {
         // the web-reactive reference's fork 3: an idle app spinning in GC beside the measured MVC steps
-        val steps = dataFrameOf("cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct")(
-            60.0, 20.0, 30.0, 113.8, // 3.8% outside: the harness's own sampling
-            15.0, 10.0, 20.0, 196.0) // 151% outside
+        val steps = dataFrameOf("run_id", "cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_other_pct", "cpu_system_pct")(
+            "here", 60.0, 20.0, 30.0, 500.0, 113.8, // 3.8% outside: the harness's own sampling; cpu_other_pct is not a process
+            "here", 15.0, 10.0, 20.0, 500.0, 196.0, // 151% outside
+            "placed", 15.0, 10.0, 20.0, 500.0, 196.0) // the app on another host: this host's total does not hold it
         val rows = steps.rows().toList()
-        val busy = nothingElseBusy(mapOf("MVC" to rows, "WebFlux" to rows.take(1)))
+        val processes = listOf("cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct")
+        val busy = nothingElseBusy(mapOf("MVC" to rows.take(2), "WebFlux" to rows.take(1)), processes)
         assertEquals(false, busy.met)
-        assertTrue("MVC up to 151% (1 of 2 step(s) above 25% of a core)" in busy.detail && "WebFlux up to 3.8%" in busy.detail, busy.detail)
-        assertEquals(true, nothingElseBusy(mapOf("a" to rows.take(1))).met)
+        assertTrue("MVC up to 151% (1 of 2 step(s) above 30% of a core)" in busy.detail && "WebFlux up to 3.8%" in busy.detail, busy.detail)
+        assertEquals(true, nothingElseBusy(mapOf("a" to rows.take(1)), processes).met)
+        assertEquals(true, nothingElseBusy(mapOf("a" to rows.take(1) + rows.drop(2)), processes, placedRuns = setOf("placed")).met, "a placed run is not judged")
+        val elsewhere = nothingElseBusy(mapOf("a" to rows.drop(2)), processes, placedRuns = setOf("placed"))
+        assertNull(elsewhere.met)
+        assertTrue("other hosts" in elsewhere.detail, elsewhere.detail)
         // three-tier's tiers: whichever process columns a row fills are its own
         val tiers = dataFrameOf("cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_system_pct")(null, 40.0, 50.0, 100.0)
-        assertEquals(true, nothingElseBusy(mapOf("sync" to tiers.rows().toList())).met)
-        assertNull(nothingElseBusy(mapOf("a" to dataFrameOf("cpu_system_pct")(150.0).rows().toList())).met)
+        assertEquals(true, nothingElseBusy(mapOf("sync" to tiers.rows().toList()), listOf("cpu_app_pct", "cpu_a_pct", "cpu_b_pct")).met)
+        assertNull(nothingElseBusy(mapOf("a" to dataFrameOf("cpu_system_pct")(150.0).rows().toList()), processes).met)
     }
 
     @Test

@@ -53,8 +53,12 @@ class ProfilesTest {
         assertEquals(0, elsewhere.samples)
         val table = whereTimeWent(p, elsewhere, methods = 4).text
         assertTrue(table.lines().any { it.contains("spinHere") && it.endsWith("| 0% / 0% |") }, table)
-        // two JVMs recorded over the same window are one window of wall time
+        // two JVMs recorded over the same window are one window of wall time, and so are windows a few ms apart
         assertEquals(p.seconds, (p + p).seconds)
+        val late = p.copy(windows = setOf(Window(w.startMs + 5, w.endMs + 5)))
+        assertEquals(p.seconds + 0.005, (p + late).seconds, 1e-9)
+        val apart = p.copy(windows = setOf(Window(w.endMs + 1000, w.endMs + 2000)))
+        assertEquals(p.seconds + 1.0, (p + apart).seconds, 1e-9, "separate windows add up")
         assertEquals(2 * p.samples, (p + p).samples)
         // the icicle has a bar per frame of 0.5% or more, spinHere among them, and it draws
         val spec = flameGraph(p).toSpec()

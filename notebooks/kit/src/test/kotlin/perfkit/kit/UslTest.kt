@@ -119,11 +119,26 @@ class UslTest {
     }
 
     @Test
+    fun `a model that only falls says so, rather than naming a peak below the counts measured or a ceiling`() {
+        // contention of 1 or more with coherency: no peak at all
+        val noPeak = UslFit(UslModel(100.0, 1.2, 0.01), null, null, 0.95, 7, true, null, largestN = 48.0, smallestN = 1.0)
+        assertTrue(noPeak.shape("consumers").startsWith("falls from the smallest count measured (1 consumers)"), noPeak.shape("consumers"))
+        // a peak at 0.6 workers, under the smallest count
+        val early = UslFit(UslModel(100.0, 0.5, 1.4), null, null, 0.95, 7, true, null, largestN = 8.0, smallestN = 1.0)
+        assertTrue(early.shape("consumers").startsWith("falls from"), early.shape("consumers"))
+        // without coherency it levels off, and a peak inside the counts is named
+        assertTrue(UslFit(UslModel(100.0, 0.3, 0.0), null, null, 0.95, 7, true, null, largestN = 48.0).shape("users").startsWith("levels off towards 333"))
+        assertTrue(UslFit(UslModel(100.0, 0.05, 0.002), null, null, 0.95, 7, true, null, largestN = 48.0, smallestN = 1.0).shape("users").startsWith("peaks at about 22"))
+    }
+
+    @Test
     fun `the original's scale is priced by the fitted curve, or says why not`() {
         val fit = uslFit(curve(UslModel(1000.0, 0.05, 0.002)), n = "n", x = "x")
         val priced = uslPriceAt(fit, 4.0, "instances", 64.0, 0.05, "jobs")
         val predicted = UslModel(1000.0, 0.05, 0.002).throughput(4.0)
-        assertTrue(priced.contains("the fitted curve predicts") && priced.contains("a prediction from this host's data"), priced)
+        assertTrue(priced.contains("this host's fitted curve predicts") && priced.contains("a prediction from this host's data"), priced)
+        assertFalse(priced.contains("beyond"), priced)
+        assertTrue(uslPriceAt(fit, 100.0, "instances", 64.0, 0.05, "jobs").contains("at 100 instances, beyond the 48 instances measured"))
         // 64 vCPUs at $0.05 an hour = $3.20 an hour, over about 3,400 jobs/s
         val dollars = Regex("""\$([0-9.]+) per million""").find(priced)!!.groupValues[1].toDouble()
         assertEquals(3.2 / (predicted * 3600) * 1e6, dollars, dollars * 0.05)
