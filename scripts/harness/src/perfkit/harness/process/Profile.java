@@ -41,10 +41,14 @@ public final class Profile {
             else if (rest.startsWith("start ")) begin(Path.of(rest.substring("start ".length())));
             else if (rest.equals("stop")) end();
         } catch (Exception | LinkageError e) { // a JDK without jdk.jfr: the stdin watchdog must go on reading
-            System.err.println("perfkit: profiling " + ProcessHandle.current().pid() + " failed: " + e);
+            // said once per JVM: a JDK without JFR would otherwise repeat it for every window
+            if (!failed) System.err.println("perfkit: JVM " + ProcessHandle.current().pid() + " cannot profile itself, so it keeps no recording: " + e);
+            failed = true;
         }
         return true;
     }
+
+    private static volatile boolean failed;
 
     private static synchronized void begin(Path file) throws Exception {
         if (recording != null) end(); // a window the parent never closed ends where the next begins

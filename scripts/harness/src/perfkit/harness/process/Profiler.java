@@ -79,14 +79,22 @@ public final class Profiler {
      */
     public synchronized void close() {
         for (Supervisor.Child c : List.copyOf(open.keySet())) end(c);
-        for (RunFile f : asked) if (Files.isRegularFile(runDir.resolve(f.path()))) addFile.accept(f);
+        java.util.Set<String> without = new java.util.TreeSet<>();
+        for (RunFile f : asked) {
+            if (Files.isRegularFile(runDir.resolve(f.path()))) addFile.accept(f);
+            else without.add(f.series());
+        }
+        if (!without.isEmpty()) System.err.println("perfkit: --profile kept no recording of " + String.join(", ", without)
+                + " (its JVM could not profile itself, or was killed before it wrote one)");
         asked.clear();
     }
 
     private void begin(Supervisor.Child c) {
         if (!c.process().isAlive()) return;
-        int n = windows.merge(c.name(), 1, Integer::sum);
-        Path file = runDir.resolve(DIR).resolve(c.name().replaceAll("[^A-Za-z0-9._-]+", "_") + ".w" + n + ".jfr");
+        // counted by the file's name, so two JVMs whose names clean up alike never write one file
+        String safe = c.name().replaceAll("[^A-Za-z0-9._-]+", "_");
+        int n = windows.merge(safe, 1, Integer::sum);
+        Path file = runDir.resolve(DIR).resolve(safe + ".w" + n + ".jfr");
         try {
             Files.createDirectories(file.getParent());
             tell(c, Profile.start(file));

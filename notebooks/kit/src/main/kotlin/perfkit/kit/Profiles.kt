@@ -115,11 +115,12 @@ fun RecordedRun.profiles(): List<ProfileFile> =
 
 /**
  * The profiles of [cell]: those whose window overlaps the measurement window of one of the cell's latency logs
- * (the manifest's windows, never file names), optionally only of the JVMs [jvm] accepts. Null when there are none.
+ * (the manifest's windows, never file names) whose series [steps] accepts (one kind of load: the closed model's steps,
+ * say, not the capacity search's), optionally only of the JVMs [jvm] accepts. Null when there are none.
  */
-fun List<RecordedRun>.cellProfile(cell: String, jvm: (String) -> Boolean = { true }): JvmProfile? =
+fun List<RecordedRun>.cellProfile(cell: String, steps: (String) -> Boolean = { true }, jvm: (String) -> Boolean = { true }): JvmProfile? =
     flatMap { run ->
-        val windows = run.files.filter { it.kind == "hlog" && it.cell == cell && it.window != null }.map { it.window!! }
+        val windows = run.files.filter { it.kind == "hlog" && it.cell == cell && it.window != null && steps(it.series ?: "") }.map { it.window!! }
         run.profiles().filter { p -> jvm(p.jvm) && windows.any { w -> p.window.startMs < w.endMs && w.startMs < p.window.endMs } }
     }.map { p -> readProfile(p.run.dir.resolve(p.path), cell, p.window) }.reduceOrNull(JvmProfile::plus)
 
@@ -179,12 +180,17 @@ fun flameGraph(p: JvmProfile, title: String = "Where ${p.name}'s threads ran", m
 /**
  * A post's "where the time went" under a claim comparing [cellA] and [cellB]: [whereTimeWent] from the profiles of
  * each cell in these runs, of the JVMs [jvmA] and [jvmB] accept (a side's own server, not a bystander recorded in the
- * same window), or, when they kept none, how to get one.
+ * same window), over the steps [steps] accepts (one kind of load on both sides); or, when they kept none, how to get
+ * one, or that a run made with `--profile` wrote none.
  */
-fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String, jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true }): Markdown {
-    val a = cellProfile(cellA, jvmA); val b = cellProfile(cellB, jvmB)
+fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String, jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true },
+                                    steps: (String) -> Boolean = { true }): Markdown {
+    val a = cellProfile(cellA, steps = steps, jvm = jvmA); val b = cellProfile(cellB, steps = steps, jvm = jvmB)
     val names = "${mdText(cellA, atLineStart = false)} and ${mdText(cellB, atLineStart = false)}"
-    if (a == null || b == null) return md("**Where the time went:** these runs kept no profile of $names. A run made with `--profile` " +
+    if (a == null || b == null) return md(if (any { it.param("profile") == "true" })
+        "**Where the time went:** these runs were made with `--profile` but kept no profile of $names: a JDK without Flight Recorder, " +
+            "or JVMs stopped before they wrote their recordings (the run's log says which)."
+    else "**Where the time went:** these runs kept no profile of $names. A run made with `--profile` " +
         "records each JVM under test with JDK Flight Recorder over its measured windows, and this paragraph then compares the two sides.")
     return Markdown("**Where the time went**, $names, from JDK Flight Recorder over the measured windows:\n\n") + whereTimeWent(a, b)
 }

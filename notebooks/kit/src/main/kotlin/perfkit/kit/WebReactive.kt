@@ -67,6 +67,9 @@ fun AnyFrame.closedRepeats(runRepeats: Int): String {
 /** The processes a web-reactive step accounts for: the app under test, the external service and the load driver. */
 val WEB_REACTIVE_PROCESSES = listOf("cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct")
 
+/** Whether a latency log's series is a closed-model step (`<stack>/<calls>/n<N>`), the load the claims compare. */
+fun isClosedStep(series: String): Boolean = series.substringAfterLast('/').let { it.length > 1 && it[0] == 'n' && it.drop(1).all(Char::isDigit) }
+
 /** Tomcat's request pool in this run's MVC app, as the running app reported it (200, its default, when not recorded). */
 val RecordedRun.mvcPoolThreads: Int get() = noteAt("apps", "mvc", "requestThreadsMax").asInt(200)
 

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.io.TempDir
 import java.nio.file.Files
 import java.nio.file.Path
 import kotlin.test.assertEquals
+import kotlin.test.assertFalse
 import kotlin.test.assertNotNull
 import kotlin.test.assertNull
 import kotlin.test.assertTrue
@@ -83,5 +84,17 @@ class ProfilesTest {
         assertTrue(one.samples > 0 && one.seconds in 0.3..0.6, "${one.samples} samples over ${one.seconds} s")
         assertNull(runs.cellProfile("abq-1") { it.startsWith("broker") }, "no JVM of that name")
         assertNull(runs.cellProfile("abq-5"), "a cell without latency logs has no profile")
+        assertNull(runs.cellProfile("abq-1", steps = { it.endsWith("/n10") }), "no latency log of those steps")
+        assertNotNull(runs.cellProfile("abq-1", steps = { it == "abq-1" }))
+        // a run made with --profile that kept none says so, rather than telling the reader to use --profile
+        assertTrue(runs.whereTimeWent("abq-5", "abq-1").text.contains("A run made with `--profile`"))
+    }
+
+    @Test
+    fun `web-reactive's closed-model steps are told from its other latency logs by their series`() {
+        assertTrue(isClosedStep("mvc/1call/n250"))
+        assertFalse(isClosedStep("mvc/1call/r3200"))
+        assertFalse(isClosedStep("mvc/1call/driver"))
+        assertFalse(isClosedStep("mvc/1call/n"))
     }
 }
