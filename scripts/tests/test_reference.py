@@ -352,6 +352,12 @@ def declared_dependencies():
         for group, artifact, version in re.findall(r"<groupId>([^<]+)</groupId>\s*<artifactId>([^<]+)</artifactId>\s*<version>([^<]+)</version>", text):
             version = re.sub(r"\$\{([^}]+)\}", lambda m: properties.get(m.group(1), m.group(0)), version)
             found.append((f"{group}:{artifact}", version, pom.relative_to(ROOT)))
+        # a plugin without a groupId is Maven's own (org.apache.maven.plugins): compiler, surefire, jar, resources
+        for block in re.findall(r"<plugin>(.*?)</plugin>", text, re.S):
+            bare = re.sub(r"<!--.*?-->", "", block, flags=re.S).strip()
+            own = re.match(r"<artifactId>([^<]+)</artifactId>\s*<version>([^<]+)</version>", bare)
+            if own and "<groupId>" not in bare.split("<artifactId>")[0]:
+                found.append((f"org.apache.maven.plugins:{own.group(1)}", own.group(2), pom.relative_to(ROOT)))
     for coordinate in json.loads((ROOT / "notebooks/kit/perfkit.json").read_text())["dependencies"]:
         parts = coordinate.split(":")
         if len(parts) == 3:
@@ -364,6 +370,8 @@ def declared_dependencies():
 def test_every_dependency_has_one_version_wherever_it_is_declared():
     found = declared_dependencies()
     assert len(found) > 40, "the scan finds the declarations"
+    assert {"org.apache.maven.plugins:maven-surefire-plugin", "org.apache.maven.plugins:maven-compiler-plugin"} <= {n for n, _, _ in found}, \
+        "Maven's own plugins, declared without a groupId, are scanned too"
     versions = {}
     for name, version, where in found:
         versions.setdefault(name, set()).add((version, str(where)))
