@@ -1,6 +1,6 @@
 """Prints the pip packages listed under '- pip:' in environment.yml, one per line.
 
-environment.yml is the single list of Python packages: conda and Binder read it directly, and
+environment.yml is the single list of Python packages: conda reads it directly (for python and a JDK), and
 ./bench feeds this output to pip. A tiny reader keeps the bootstrap free of PyYAML.
 """
 import sys

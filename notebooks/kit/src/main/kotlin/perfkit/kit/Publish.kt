@@ -5,10 +5,12 @@ import org.jetbrains.kotlinx.dataframe.api.take
 import org.jetbrains.letsPlot.export.ggsave
 import org.jetbrains.letsPlot.ggsize
 import org.jetbrains.letsPlot.intern.Plot
+import org.jetbrains.letsPlot.intern.figure.SubPlotsFigure
 import org.jetbrains.letsPlot.intern.toSpec
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.Locale
+import org.jetbrains.letsPlot.Figure as LetsPlotFigure
 
 /**
  * A plot rendered to static SVG (no JavaScript), with a stable [name] that the publisher uses as the
@@ -22,18 +24,26 @@ class Figure(
     override fun toString() = caption
 }
 
-fun figure(name: String, caption: String, plot: Plot, width: Int = 720, height: Int = 400): Figure {
+/**
+ * [plot] (a Plot, or several side by side: `gggrid(...)`) as a [Figure] [width] x [height] pixels named [name], its
+ * SVG for the post and its specification for the lab.
+ */
+fun figure(name: String, caption: String, plot: LetsPlotFigure, width: Int = 720, height: Int = 400): Figure {
     require(Regex("[a-z0-9][a-z0-9-]*").matches(name)) { "figure name '$name': use lowercase letters, digits and dashes" }
+    val sized = when (plot) {
+        is Plot -> plot + ggsize(width, height)
+        is SubPlotsFigure -> plot + ggsize(width, height)
+        else -> plot // a figure of a kind the kit does not know keeps its own size
+    }
     // Lets-Plot's public export (ggsave) writes files only, so the SVG passes through a private temp folder
     val dir = Files.createTempDirectory("perfkit-figure")
     val svg = try {
-        Files.readString(Path.of(ggsave(plot + ggsize(width, height), "$name.svg", path = dir.toString())))
+        Files.readString(Path.of(ggsave(sized, "$name.svg", path = dir.toString())))
     } finally {
         dir.toFile().deleteRecursively()
     }
     // The publisher finds the name in the SVG itself, so it survives any notebook tooling.
-    return Figure(name, caption, svg.replaceFirst("<svg ", "<svg data-perfkit-figure=\"$name\" "),
-        (plot + ggsize(width, height)).toSpec(), width, height)
+    return Figure(name, caption, svg.replaceFirst("<svg ", "<svg data-perfkit-figure=\"$name\" "), sized.toSpec(), width, height)
 }
 
 /**

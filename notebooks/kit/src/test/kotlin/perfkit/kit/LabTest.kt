@@ -1,6 +1,8 @@
 package perfkit.kit
 
+import org.jetbrains.letsPlot.geom.geomLine
 import org.jetbrains.letsPlot.geom.geomPoint
+import org.jetbrains.letsPlot.gggrid
 import org.jetbrains.letsPlot.letsPlot
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.junit.jupiter.api.Test
@@ -25,6 +27,16 @@ class LabTest {
         assertTrue("buildPlotFromProcessedSpecs" in html)
         assertTrue(f.svg in html, "the static SVG stays until the library draws the plot")
         assertFalse("<script" in Lab.interactiveHtml(f, f.spec!!, null).substringBefore("<div"), "the library is sent once")
+    }
+
+    @Test
+    fun `plots side by side are a figure too, for the post and for the lab`() {
+        val data = mapOf("x" to listOf(1, 2), "y" to listOf(3, 4))
+        val grid = gggrid(listOf(letsPlot(data) + geomPoint { x = "x"; y = "y" }, letsPlot(data) + geomLine { x = "x"; y = "y" }), ncol = 2)
+        val f = figure("lab-grid", "two plots", grid, 600, 300)
+        assertTrue(f.svg.startsWith("<svg data-perfkit-figure=\"lab-grid\" "), f.svg.take(120))
+        assertEquals("subplots", f.spec!!["kind"], "the lab draws the grid, not one plot")
+        assertTrue("buildPlotFromProcessedSpecs" in Lab.interactiveHtml(f, f.spec!!, null))
     }
 
     @Test
