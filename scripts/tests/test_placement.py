@@ -364,7 +364,10 @@ def test_two_driver_hosts_share_the_load_and_their_results_add_up_exactly(lan, t
     assert "driverStartMs" not in phase, "the merged hlogs are on this host's clock"
     starts = [p["startMs"] for p in shares]   # each on its own host's clock, which the test hosts share with this machine
     assert max(starts) - min(starts) < 300, f"both hosts measured side by side, not one after the other: {starts}"
-    assert phase["hostSkewMs"] <= 100 and phase["error"] is None, phase
+    # on a busy 2-core box one host can start late; then the merge must say so (DriverShares: 100 ms or 5% of the phase)
+    limit = max(100, 0.05 * (phase["endMs"] - phase["startMs"]))
+    assert (phase["error"] is None) == (phase["hostSkewMs"] <= limit), phase
+    assert phase["error"] is None or f"started this phase {phase['hostSkewMs']} ms apart" in phase["error"], phase
     assert shares[0]["probes"]["backend"] and shares[1]["probes"] == {}, "only the first asks the service for its figures"
     total, _ = decode_hlog(run / f"latency/{phase['name']}.corrected.hlog")
     assert total.get_total_count() == phase["correctedCount"] == sum(s["correctedCount"] for s in shares), "every response of both hosts in one histogram"
