@@ -844,6 +844,9 @@ def test_the_lab_draws_an_interactive_figure_in_chromium(tmp_path, chromium):
         assert drawn["errors"] == 0, drawn
         # Lets-Plot's own drawing answers the pointer (its tooltips): the static SVG has no such layer
         assert chromium.execute_script("return document.querySelectorAll('.jp-RenderedHTMLCommon .plt-container').length") >= 3
+        tip = hover_until_a_tooltip(chromium, ".jp-RenderedHTMLCommon .plt-container")
+        (shot.parent / "lab-tooltip.txt").write_text(tip)  # what the tooltip said, beside the screenshot
+        assert tip, "hovering a drawn figure shows a tooltip with the value under the pointer"
     finally:
         try:
             os.killpg(proc.pid, 15)
@@ -852,6 +855,26 @@ def test_the_lab_draws_an_interactive_figure_in_chromium(tmp_path, chromium):
             os.killpg(proc.pid, 9)
         except OSError:
             pass  # it had already stopped
+
+
+def hover_until_a_tooltip(driver, containers):
+    """Moves the pointer over each figure in [containers] on a grid until Lets-Plot draws a tooltip: text that appears
+    in the figure only while the pointer is over a mark. Returns that new text, or "" when none appeared."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    count = "return [...document.querySelectorAll(arguments[0])].map(c => c.innerText + '|' + c.textContent)"
+    for index in range(driver.execute_script(f"return document.querySelectorAll('{containers}').length")):
+        figure = driver.execute_script(f"const f = document.querySelectorAll('{containers}')[{index}];"
+                                       "f.scrollIntoView({block: 'center'}); return f")
+        box = driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height]", figure)
+        before = driver.execute_script(count, containers)[index]
+        for fy in (0.3, 0.45, 0.6, 0.75):
+            for fx in (0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85):
+                ActionChains(driver).move_to_element_with_offset(figure, int(box[0] * (fx - 0.5)), int(box[1] * (fy - 0.5))).perform()
+                time.sleep(0.15)
+                now = driver.execute_script(count, containers)[index]
+                if now != before:
+                    return now.replace(before, "", 1) or now
+    return ""
 
 
 def wait_for(driver, script, seconds):
