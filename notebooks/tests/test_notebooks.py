@@ -808,7 +808,11 @@ def test_the_lab_draws_an_interactive_figure_in_chromium(tmp_path, chromium):
     are the kit's (PERFKIT_DATA), so "latest" finds the committed reference runs or newer ones."""
     lab_dir = tmp_path / "lab"
     lab_dir.mkdir()
-    shutil.copy(ROOT / "notebooks/queues.ipynb", lab_dir / "queues.ipynb")
+    nb = nbformat.read(ROOT / "notebooks/queues.ipynb", as_version=4)
+    # a bare gggrid value at the end: plots side by side draw interactively too (perfkit.json's renderers)
+    nb.cells.append(nbformat.v4.new_code_cell('val xy = mapOf("x" to listOf(1, 2, 3), "y" to listOf(3, 1, 2))\n'
+                                              'gggrid(listOf(letsPlot(xy) + geomPoint { x = "x"; y = "y" }, letsPlot(xy) + geomLine { x = "x"; y = "y" }), ncol = 2)'))
+    nbformat.write(nb, lab_dir / "queues.ipynb")
     (lab_dir / "kit").symlink_to(ROOT / "notebooks/kit")
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_TOKEN=token, PERFKIT_DATA=str(ROOT / "data"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
@@ -844,6 +848,12 @@ def test_the_lab_draws_an_interactive_figure_in_chromium(tmp_path, chromium):
         assert drawn["errors"] == 0, drawn
         # Lets-Plot's own drawing answers the pointer (its tooltips): the static SVG has no such layer
         assert chromium.execute_script("return document.querySelectorAll('.jp-RenderedHTMLCommon .plt-container').length") >= 3
+        last = chromium.execute_script("const cells = document.querySelectorAll('.jp-Notebook .jp-Cell');"
+                                       "const c = cells[cells.length - 1];"
+                                       "return {drawn: c.querySelectorAll('.plt-container').length, fallback: c.querySelectorAll('[id^=perfkit-static-]').length,"
+                                       " errors: c.querySelectorAll('[data-mime-type=\"application/vnd.jupyter.stderr\"]').length}")
+        # Lets-Plot draws a grid as a container of containers, one per plot
+        assert last["drawn"] >= 1 and last["fallback"] == 0 and last["errors"] == 0, f"the gggrid cell draws interactively: {last}"
         tip = hover_until_a_tooltip(chromium, ".jp-RenderedHTMLCommon .plt-container")
         (shot.parent / "lab-tooltip.txt").write_text(tip)  # what the tooltip said, beside the screenshot
         assert tip, "hovering a drawn figure shows a tooltip with the value under the pointer"
