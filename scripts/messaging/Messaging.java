@@ -112,6 +112,7 @@ public class Messaging {
                     : null)
             // the embedded Kafka broker (the original: isolated cores) and the chains' JVMs on hosts of their own
             .place(List.of("broker", "chains"), List.of("chains"))
+            .onParts(p -> SYSTEMS.in(p).contains("kafka") && BOOTSTRAP_SERVERS.in(p).isBlank() ? List.of("broker", "chains") : List.of("chains"))
             .rule(p -> !p.placement().containsKey("broker") ? null : perfkit.harness.remote.RemoteJvm.problem("broker", p.placement().get("broker"), Cli.JAVA.in(p)))
             .rule(p -> Params.hostsOf(p.placement(), "chains").stream().distinct().map(h -> perfkit.harness.remote.RemoteJvm.problem("chains", h, Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));

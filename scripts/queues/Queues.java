@@ -10,6 +10,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.cli.Cli;
 import perfkit.harness.cli.Opt;
 import perfkit.harness.cli.Params;
+import perfkit.harness.os.Ssh;
+import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.run.Forks;
 import perfkit.harness.run.Run;
 import perfkit.harness.record.RunLayout;
 import perfkit.harness.run.ScriptJvm;
@@ -59,7 +62,12 @@ public class Queues {
             + "events per second from one producer as fast as it can go, or end-to-end latency at a fixed --rate.\n"
             + "Each Disruptor variant runs under each --wait-strategy; a cell is <variant>/<strategy> (the queue's cells are its variants).")
             .with(VARIANTS_OPT, FORKS, WARMUP, MEASURE, RATE, CAPACITY, WAIT_STRATEGY, FORK_JVM_ARGS, CALIBRATION, KEEP_WARMUP)
-            .rule(p -> KEEP_WARMUP.in(p) && RATE.in(p) == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null);
+            .rule(p -> KEEP_WARMUP.in(p) && RATE.in(p) == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null)
+            // every fork, and the minimal program beside it, on another host (--on puts them there too)
+            .place(List.of("forks"))
+            // the forks on --java, the minimal program on the run's own JDK, as here
+            .rule(p -> !p.placement().containsKey("forks") ? null : java.util.stream.Stream.of(Cli.JAVA.in(p), ScriptJvm.scriptJava()).distinct()
+                    .map(java -> RemoteJvm.problem("forks", p.placement().get("forks"), java)).filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     public static void main(String[] args) {
         Study.main(args, CLI, Queues.class, Queues::plan, QueuesFork::measure);
@@ -84,11 +92,15 @@ public class Queues {
 
     /** A run's options, read once from the command line's checked values, each by its declaration. */
     record Options(List<Cell> cells, List<String> waitStrategies, int forks, double warmup, double measure, long rate, int capacity,
-                   List<String> forkJvmArgs, boolean calibration, boolean keepWarmup, boolean quick) {
+                   List<String> forkJvmArgs, boolean calibration, boolean keepWarmup, boolean quick, Ssh forksHost) {
         static Options of(Params p) {
             return new Options(Cell.of(VARIANTS_OPT.in(p), WAIT_STRATEGY.in(p)), WAIT_STRATEGY.in(p), FORKS.in(p), WARMUP.in(p), MEASURE.in(p),
-                    RATE.in(p), CAPACITY.in(p), FORK_JVM_ARGS.in(p), CALIBRATION.in(p) == Opt.Switch.ON, KEEP_WARMUP.in(p), Cli.QUICK.in(p));
+                    RATE.in(p), CAPACITY.in(p), FORK_JVM_ARGS.in(p), CALIBRATION.in(p) == Opt.Switch.ON, KEEP_WARMUP.in(p), Cli.QUICK.in(p),
+                    p.placement().get("forks"));
         }
+
+        /** Where the forks run: here, or on the host --place forks (or --on) names. */
+        Forks.Host where() { return forksHost == null ? Forks.Host.HERE : RemoteJvm.forkHost("forks", forksHost); }
 
         /** What one fork of {@code cell} measures. */
         QueuesFork.Spec spec(Cell cell, int fork) {
@@ -132,10 +144,11 @@ public class Queues {
                 for (Cell cell : cells) {
                     // the minimal program goes first on even forks, so drift on the host favours neither
                     Minimal.Result before = calibration != null && cell.hasMinimal() && fork % 2 == 0
-                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, o.capacity()) : null;
-                    QueuesFork.Result r = run.fork(cell.name() + "/fork" + fork, jvmArgs, o.spec(cell, fork), warmup + measure, QueuesFork.Result.class);
+                            ? Minimal.run(run, minimal, o.forksHost(), cell, fork, jvmArgs, warmup, measure, o.capacity()) : null;
+                    QueuesFork.Result r = run.forks().on(o.where(), cell.name() + "/fork" + fork, jvmArgs, o.spec(cell, fork), warmup + measure,
+                            phase -> {}, QueuesFork.Result.class).result();
                     Minimal.Result m = calibration != null && cell.hasMinimal() && before == null
-                            ? Minimal.run(run, minimal, cell, fork, jvmArgs, warmup, measure, o.capacity()) : before;
+                            ? Minimal.run(run, minimal, o.forksHost(), cell, fork, jvmArgs, warmup, measure, o.capacity()) : before;
                     if (m != null) {
                         double harness = r.eventsPerSecond();
                         calibration.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
@@ -171,19 +184,23 @@ public class Queues {
     static final class Minimal {
         record Result(double eventsPerSecond, boolean exactlyOnce) {}
 
-        static Result run(Run run, ScriptJvm program, Cell cell, int fork, List<String> jvmArgs, double warmup, double measure,
+        static Result run(Run run, ScriptJvm program, Ssh host, Cell cell, int fork, List<String> jvmArgs, double warmup, double measure,
                           int capacity) throws Exception {
             String name = "minimal." + cell.name().replace('/', '.') + ".fork" + fork;
             Path log = run.dir().resolve("logs").resolve(name + ".log");
             run.progress().phase(cell.name() + " fork " + fork + ": the minimal program", warmup + measure);
-            Process p = program.start(run, name, jvmArgs, List.of(cell.variant().startsWith("abq") ? "abq" : "disruptor",
-                    cell.waitStrategy().isEmpty() ? "-" : cell.waitStrategy(), Double.toString(warmup), Double.toString(measure),
-                    Integer.toString(capacity)), log, "TERM", 5, List.of());
-            try {
-                if (!p.waitFor((long) ((warmup + measure + QueuesFork.DRAIN_TIMEOUT_S + 30) * 1000), TimeUnit.MILLISECONDS))
-                    throw new IllegalStateException("the minimal program for " + cell.name() + " fork " + fork + " did not finish; see logs/" + name + ".log");
-            } finally {
-                ScriptJvm.stop(run, p, 5);
+            List<String> args = List.of(cell.variant().startsWith("abq") ? "abq" : "disruptor", cell.waitStrategy().isEmpty() ? "-" : cell.waitStrategy(),
+                    Double.toString(warmup), Double.toString(measure), Integer.toString(capacity));
+            double timeoutS = warmup + measure + QueuesFork.DRAIN_TIMEOUT_S + 30;
+            if (host != null) onHost(run, program, host, name, jvmArgs, args, log, timeoutS);
+            else {
+                Process p = program.start(run, name, jvmArgs, args, log, "TERM", 5, List.of());
+                try {
+                    if (!p.waitFor((long) (timeoutS * 1000), TimeUnit.MILLISECONDS))
+                        throw new IllegalStateException("the minimal program for " + name + " did not finish; see logs/" + name + ".log");
+                } finally {
+                    ScriptJvm.stop(run, p, 5);
+                }
             }
             run.addFile("logs/" + name + ".log", "log", "the minimal 1P1C program's output (" + cell.name() + ", fork " + fork + ")");
             String line = Files.readAllLines(log).stream().filter(l -> l.startsWith("events_per_s=")).findFirst()
@@ -191,6 +208,22 @@ public class Queues {
             Map<String, String> f = new LinkedHashMap<>();
             for (String kv : line.trim().split(" ")) f.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
             return new Result(Double.parseDouble(f.get("events_per_s")), f.get("produced").equals(f.get("consumed")));
+        }
+
+        /** The minimal program on the forks' host, under that part's agent there: its output lands in {@code log} here. */
+        private static void onHost(Run run, ScriptJvm program, Ssh host, String name, List<String> jvmArgs, List<String> args, Path log,
+                                   double timeoutS) throws Exception {
+            Files.createDirectories(log.getParent());
+            try (var out = Files.newBufferedWriter(log)) {
+                RemoteJvm jvm = RemoteJvm.program(run, "forks", name, host, jvmArgs, program.classpath(), program.mainClass(), args, Map.of(), Map.of(),
+                        line -> { synchronized (out) { try { out.write(line); out.newLine(); } catch (java.io.IOException e) { throw new java.io.UncheckedIOException(e); } } });
+                try {
+                    Integer code = jvm.exitCode(timeoutS);
+                    if (code == null) throw new IllegalStateException("the minimal program for " + name + " on " + host + " did not finish; see logs/" + name + ".log");
+                } finally {
+                    jvm.close();
+                }
+            }
         }
     }
 

@@ -51,7 +51,7 @@ TIERS = [
     ["test_queues.py", "test_overhead.py", "test_messaging.py", "test_workflow.py", "test_web_reactive.py",
      "test_three_tier_templates.py", "test_three_tier_inserts.py", "test_three_tier_chain.py"],
     # kills and interrupts, other hosts, then the notebooks over everything
-    ["test_interrupt.py", "test_kills.py", "test_remote.py", "test_placement.py"],
+    ["test_interrupt.py", "test_kills.py", "test_placement.py"],
     ["test_notebooks.py", "test_compare.py"],
 ]
 CONTRACTS = {"test_reference.py", "test_launcher.py"}

@@ -185,8 +185,7 @@ LAUNCHER_REPEATS = [
     (["notebooks", "--out", "a", "--out", "b"], "notebooks: --out given twice"),
     (["publish", "--from", "a", "--from", "b"], "publish: --from given twice"),
     (["publish", "--out", "a", "--out", "b"], "publish: --out given twice"),
-    (["run", "queues", "--quick", "--on", "me@a", "--on=me@b"], "--on given twice"),
-    (["collect", "me@a", "--into", "a", "--into", "b"], "--into given twice"),
+    (["run", "queues", "--quick", "--on", "me@a", "--on=me@b"], "--on is given twice"),
 ]
 
 

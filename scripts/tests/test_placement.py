@@ -412,9 +412,12 @@ def test_a_placed_web_reactive_run_refuses_a_target_url_in_one_line(lan, tmp_pat
     try:
         r = bench("run", "web-reactive", "--quick", "--target-url", f"http://127.0.0.1:{target.server_port}/x", "--place", "app=pk-app",
                   "--out", str(tmp_path), env=lan.env(), timeout=120)
+        on = bench("run", "web-reactive", "--quick", "--target-url", f"http://127.0.0.1:{target.server_port}/x", "--on", "pk-app",
+                   "--out", str(tmp_path), env=lan.env(), timeout=120)
     finally:
         target.shutdown()
-    assert r.returncode == 2 and "--place and --target-url exclude each other" in one_error_line(r), r.stderr
+    assert r.returncode == 2 and "--place (and --on) and --target-url exclude each other" in one_error_line(r), r.stderr
+    assert on.returncode == 2 and "--target-url exclude each other" in one_error_line(on), on.stderr
     r = bench("run", "web-reactive", "--quick", "--place", "db=pk-app", "--out", str(tmp_path), env=lan.env(), timeout=120)
     assert r.returncode == 2 and "a part among driver" in one_error_line(r), r.stderr
     r = bench("run", "web-reactive", "--quick", "--place", "driver=pk-drv,app=pk-app", "--out", str(tmp_path), env=lan.env(), timeout=120)
@@ -466,6 +469,65 @@ def test_workflow_engines_elsewhere_need_a_database_they_can_reach(lan, tmp_path
         r = bench("run", "workflow", "--quick", *args, "--out", str(tmp_path), env=lan.env(), timeout=120)
         assert r.returncode == 2 and expected in one_error_line(r), (args, r.stderr)
     assert not any(tmp_path.rglob("run.json")), "no run folder"
+
+
+QUEUES_ON = ["--quick", "--variants", "abq-1,disruptor-1", "--wait-strategy", "yielding", "--forks", "1"]
+
+
+def test_a_queues_run_on_a_target_runs_every_fork_and_its_minimal_program_there(lan, tmp_path):
+    """--on pk-app is --place with every part the run has on pk-app (queues: its forks): each fork and the minimal
+    program beside it run there under the part's agent, their results and logs come back, the run stays here, and
+    nothing of it is left there."""
+    before = jvm_folders()
+    run = run_dir_of(bench("run", "queues", *QUEUES_ON, "--on", "pk-app", "--out", str(tmp_path), env=lan.env(), timeout=600))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    assert (m["params"]["on"], m["params"]["place"]) == ("pk-app", "forks=pk-app"), "--on wrote the placement it means"
+    assert {(p["part"], p["host"], p["fingerprint"]["hostname"]) for p in m["placement"]} == {("forks", "pk-app", "pk-app")}
+    assert all(p["leftBehind"] is False for p in m["placement"])
+    rows = read_csv(run / "throughput.csv")
+    assert sorted(r["cell"] for r in rows) == ["abq-1", "disruptor-1/yielding"]
+    assert all(r["exactly_once"] == "true" and float(r["events_per_s"]) > 0 for r in rows)
+    calibration = read_csv(run / "calibration.csv")
+    assert len(calibration) == 2 and all(float(r["minimal_events_per_s"]) > 0 for r in calibration), "the minimal program ran there too"
+    assert all((run / f["path"]).is_file() for f in m["files"]), "every file the run lists is here"
+    series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
+    assert {("host:forks", "cpu_pct"), ("host:forks", "steal_pct")} <= series, "the target's CPU, second by second"
+    assert_no_jvm_left(lan, before, seconds=10)
+
+
+def test_on_and_place_together_put_each_part_where_they_say(lan, tmp_path):
+    """--on pk-app --place db=pk-be: the engines on the target, their database where --place says."""
+    before_jvm, before_db = jvm_folders(), part_folders()
+    run = run_dir_of(bench("run", "workflow", *DRAIN, "--jobs", "300", "--on", "pk-app", "--place", "db=pk-be", "--out", str(tmp_path),
+                           env=lan.env(), timeout=900))
+    m = manifest(run)
+    validate(m)
+    assert m["status"] == "complete", m.get("error")
+    assert m["params"]["place"] == "db=pk-be,engines=pk-app"
+    assert {(p["part"], p["host"]) for p in m["placement"]} == {("db", "pk-be"), ("engines", "pk-app")}
+    (row,) = read_csv(run / "throughput.csv")
+    assert row["valid"] == "true" and int(row["committed"]) == 300, row["invalid_reason"]
+    assert_no_jvm_left(lan, before_jvm, seconds=10)
+    assert part_folders() - before_db == set()
+
+
+def test_a_target_that_cannot_take_the_run_is_one_line_before_anything_starts(lan, tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host pk-closed\n  HostName {lan.address['pk-app']}\n  Port 1\n\n" + lan.ssh_config.read_text())
+    out = tmp_path / "runs"
+    r = bench("run", "queues", *QUEUES_ON, "--on", "pk-closed", "--out", str(out), env={"PERFKIT_SSH_CONFIG": str(config)}, timeout=120)
+    assert r.returncode == 2 and "cannot reach pk-closed over SSH" in one_error_line(r), r.stderr
+    for study, args, expected in [("queues", ["--on", "-oProxyCommand=x"], "not a host"),
+                                  ("workflow", ["--database", "h2", "--on", "pk-app"], "--place engines needs --database postgres"),
+                                  ("overhead", ["--on", "pk-app"], "unknown option --on")]:
+        r = bench("run", study, "--quick", *args, "--out", str(out), env=lan.env(), timeout=120)
+        assert r.returncode == 2 and expected in one_error_line(r), (study, args, r.stderr)
+    r = bench("run", "workflow", "--quick", "--database", "h2", "--on", "pk-app", "--out", str(out), env=lan.env(), timeout=120)
+    assert "(--on pk-app placed engines=pk-app)" in one_error_line(r), "the refusal says what --on made of the run"
+    assert not out.exists() or not any(out.rglob("run.json")), "no run folder"
+    assert all(lan.processes(h) == [] for h in lan.names)
 
 
 JVM_FOLDERS_BEFORE_THREE_TIER_RUN, DB_FOLDERS_BEFORE_THREE_TIER_RUN = set(), set()

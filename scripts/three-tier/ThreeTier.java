@@ -133,6 +133,7 @@ public class ThreeTier {
             // the private PostgreSQL clusters (inserts and chain), the chain's tiers and its load driver on hosts of their own
             .rule(ThreeTier::checkPlacement) // before place's own rule: a misplacement is told before any SSH wait
             .place(List.of("driver", "templates", "a", "b", "c", "db", "cassandra"), List.of("driver"))
+            .onParts(ThreeTier::partsOfTheRounds)
             .rule(p -> !ROUNDS_OPT.in(p).contains("chain") ? null
                     : HttpLoad.sharingProblem(Params.hostsOf(p.placement(), "driver").size(), CHAIN_USERS.in(p), "chain-users"))
             .rule(p -> !ROUNDS_OPT.in(p).contains("templates") ? null
@@ -142,6 +143,18 @@ public class ThreeTier {
             .rule(p -> p.placement().entrySet().stream().filter(e -> !e.getKey().equals("db")).map(e -> RemoteJvm.problem(e.getKey(), e.getValue(),
                             e.getKey().startsWith("driver") || e.getKey().equals("cassandra") ? perfkit.harness.run.ScriptJvm.scriptJava() : Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));
+
+    /** The parts this configuration starts itself, which --on places: a user's own database or cluster stays where it is. */
+    static List<String> partsOfTheRounds(Params p) {
+        List<String> rounds = ROUNDS_OPT.in(p), stores = STORES.in(p), parts = new java.util.ArrayList<>();
+        boolean chain = rounds.contains("chain"), inserts = rounds.contains("inserts");
+        if (chain || rounds.contains("templates")) parts.add("driver");
+        if (rounds.contains("templates")) parts.add("templates");
+        if (chain) parts.addAll(List.of("a", "b", "c"));
+        if (JDBC_URL.in(p).isBlank() && (chain || inserts && stores.contains("postgres"))) parts.add("db");
+        if (inserts && stores.contains("cassandra") && CASSANDRA_CONTACT_POINTS.in(p).isBlank()) parts.add("cassandra");
+        return parts;
+    }
 
     /**
      * A placed tier or driver reaches what comes after it across the network, and a part left here listens on loopback

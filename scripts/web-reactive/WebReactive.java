@@ -91,7 +91,7 @@ public class WebReactive {
             .rule(p -> checkTarget(TARGET_URL.in(p)))
             .rule(p -> MAX_RATE.in(p) < RATE_STEP.in(p) ? "--max-rate must be at least --rate-step" : null)
             .place(RunPlan.PARTS, List.of("driver")) // the load driver, the app and the external service on hosts of their own
-            .rule(p -> !p.placement().isEmpty() && !TARGET_URL.in(p).isBlank() ? "--place and --target-url exclude each other: a target is not started by the run" : null)
+            .rule(p -> !p.placement().isEmpty() && !TARGET_URL.in(p).isBlank() ? "--place (and --on) and --target-url exclude each other: a target is not started by the run" : null)
             .rule(p -> p.placement().containsKey("driver") && !(p.placement().containsKey("app") && p.placement().containsKey("backend"))
                     ? "--place driver needs app and backend placed too: a part on this host listens on loopback only, which a driver elsewhere cannot reach" : null)
             .rule(p -> p.placement().containsKey("app") && !p.placement().containsKey("backend")

@@ -102,6 +102,8 @@ public class Workflow {
             .rule(p -> checkReachable(Options.of(p).usersDatabase())) // late: only a well-formed URL is worth a connection attempt
             // the private cluster and the engines on hosts of their own (the original: engines on their own hosts, RDS apart)
             .place(List.of("db", "engines"), List.of("engines"))
+            // H2 lives in the engine and cannot go (enginesElsewhereProblem says so); a user's database stays where it is
+            .onParts(p -> DATABASE.in(p) == DatabaseKind.H2 || !JDBC_URL.in(p).isBlank() ? List.of("engines") : List.of("db", "engines"))
             .rule(p -> p.placement().containsKey("db") ? RemotePostgres.problem(p.placement().get("db")) : null)
             .rule(p -> Params.hostsOf(p.placement(), "engines").stream().distinct().map(h -> RemoteJvm.problem("engines", h, Cli.JAVA.in(p)))
                     .filter(java.util.Objects::nonNull).findFirst().orElse(null));

@@ -43,6 +43,9 @@ public final class Cli {
     private final List<Function<Params, String>> rules = new ArrayList<>();
     private Slo slo;
     private Opt<Long> sloMs;
+    /** The parts {@link #place} declared, in order, and those of them {@code --on} moves for a configuration. */
+    private List<String> parts = List.of();
+    private Function<Params, java.util.Collection<String>> onParts = p -> parts;
 
     /**
      * What a study's {@code --slo-ms} bounds, said once: which percentile of which latency, timed from when, per what.
@@ -192,6 +195,10 @@ public final class Cli {
      * {@code <part>2}, the third {@code <part>3}, and so on.
      */
     public Cli place(List<String> parts, List<String> several) {
+        this.parts = List.copyOf(parts);
+        add("on", "", null, "run the study on user@host over SSH: every part this configuration has goes there, as --place would "
+                + "put it (a part named in --place goes where that says); the run, its clock and its data stay here", "user@host",
+                v -> v.isBlank() ? "" : Ssh.of(v.trim()).destination());
         add("place", "", null, "run parts of the study on other hosts over SSH: " + String.join("|", parts)
                 + "=user@host, comma-separated (keys or agent; PERFKIT_SSH_CONFIG names an ssh config); a part left out runs here"
                 + (several.isEmpty() ? "" : "; " + String.join("|", several) + "=user@a+user@b shares its work between several hosts"), "placement", v -> {
@@ -214,6 +221,34 @@ public final class Cli {
         });
         // last among the rules, so that a typo elsewhere is not hidden behind an SSH timeout
         return rule(p -> p.placement().values().stream().distinct().map(Ssh::problem).filter(java.util.Objects::nonNull).findFirst().orElse(null));
+    }
+
+    /**
+     * The parts {@code --on} places for a configuration, when not every declared part is there to place: the run's own
+     * database, say, is not when the user names theirs. Declare it after {@link #place}.
+     */
+    public Cli onParts(Function<Params, java.util.Collection<String>> which) {
+        this.onParts = which;
+        return this;
+    }
+
+    /**
+     * {@code --on host} as the placement it means: each part {@link #onParts} names on that host, unless --place puts it
+     * elsewhere, in the declared order. One remote path: from here on the run cannot tell --on from the --place it wrote.
+     */
+    String onPlacement(Map<String, String> params) {
+        Map<String, String> placed = new LinkedHashMap<>();
+        for (String item : Lists.commaSeparated(params.get("place"))) placed.put(item.substring(0, item.indexOf('=')), item.substring(item.indexOf('=') + 1));
+        java.util.Collection<String> moved = onParts.apply(new Params(params));
+        boolean any = false;
+        Map<String, String> ordered = new LinkedHashMap<>();
+        for (String part : parts) {
+            if (placed.containsKey(part)) ordered.put(part, placed.get(part));
+            else if (moved.contains(part)) { ordered.put(part, params.get("on")); any = true; }
+        }
+        if (!any) throw new UserError(study + ": --on: this configuration has no part left to run elsewhere"
+                + (placed.isEmpty() ? " (see --help)" : ": --place already puts " + String.join(", ", placed.keySet()) + " elsewhere"));
+        return ordered.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(java.util.stream.Collectors.joining(","));
     }
 
     /** A rule over several options, checked before the run folder exists; returns the problem, or null when fine. */
@@ -274,10 +309,13 @@ public final class Cli {
             params.put(o.name(), v);
         }
         secretEnv.forEach((name, env) -> params.put(name, secretValue(name, env, params)));
+        boolean on = !params.getOrDefault("on", "").isEmpty();
+        if (on) params.put("place", onPlacement(params));
         Params typed = new Params(params);
         for (Function<Params, String> rule : rules) {
             String problem = rule.apply(typed);
-            if (problem != null) throw new UserError(study + ": " + problem);
+            // a rule speaks of --place; say what --on made of it, so the user sees which part it means
+            if (problem != null) throw new UserError(study + ": " + problem + (on && problem.contains("--place") ? " (--on " + params.get("on") + " placed " + params.get("place") + ")" : ""));
         }
         return params;
     }

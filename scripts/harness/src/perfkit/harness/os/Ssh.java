@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
- * Another host, reached with the user's own OpenSSH client, config, keys and agent, as {@code ./bench run --on} does
- * (env/setup/remote.py): BatchMode, so never a password prompt; {@code PERFKIT_SSH_CONFIG=<file>} adds {@code -F}.
+ * Another host of a run ({@code --place}, {@code --on}), reached with the user's own OpenSSH client, config, keys and
+ * agent: BatchMode, so never a password prompt; {@code PERFKIT_SSH_CONFIG=<file>} adds {@code -F}.
  * Keep-alives make a dead link end the session, which the far side takes as the run's end.
  */
 public record Ssh(String destination) {

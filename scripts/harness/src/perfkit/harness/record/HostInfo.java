@@ -49,18 +49,6 @@ public final class HostInfo {
     /** Commit of the kit checkout at {@code root}; dirty means tracked files differ from that commit. */
     public static ObjectNode kit(Path root) {
         ObjectNode k = Manifest.newObject();
-        // A kit shipped to a target host (./bench run --on) has no .git; the launcher left its commit beside it.
-        Path shipped = root.resolve(".perfkit-kit.json");
-        if (java.nio.file.Files.isRegularFile(shipped)) {
-            try {
-                var s = Manifest.JSON.readTree(shipped.toFile());
-                if (s.path("commit").isTextual()) k.put("commit", s.get("commit").asText()); else k.putNull("commit");
-                if (s.path("dirty").isBoolean()) k.put("dirty", s.get("dirty").asBoolean()); else k.putNull("dirty");
-                return k;
-            } catch (IOException | RuntimeException e) {
-                // fall back to git
-            }
-        }
         String commit = git(root, "rev-parse", "HEAD");
         if (commit == null) { k.putNull("commit"); k.putNull("dirty"); return k; }
         k.put("commit", commit);

@@ -35,6 +35,30 @@ class PlacementTest {
         assertFalse(e.getMessage().contains("\n"));
     }
 
+    /** A study whose own database is left out when the user names theirs (the tag stands in for such an option). */
+    private static final Cli ON = new Cli("demo", "a test study").place(List.of("db", "app", "driver"), List.of("driver"))
+            .onParts(p -> p.text("tag").equals("own-db") ? List.of("app", "driver") : List.of("db", "app", "driver"));
+
+    private static Map<String, String> given(String on, String place, String tag) { return Map.of("on", on, "place", place, "tag", tag); }
+
+    @Test
+    void onPlacesEveryPartTheConfigurationHasInTheDeclaredOrderAndPlaceWins() {
+        assertEquals("db=ops@t,app=ops@t,driver=ops@t", ON.onPlacement(given("ops@t", "", "")));
+        assertEquals("db=ops@d,app=ops@t,driver=ops@t", ON.onPlacement(given("ops@t", "driver=ops@t,db=ops@d", "")));
+        assertEquals("app=ops@t,driver=ops@a+ops@b", ON.onPlacement(given("ops@t", "driver=ops@a+ops@b", "own-db")), "a part it does not start stays put");
+        UserError e = assertThrows(UserError.class, () -> ON.onPlacement(given("ops@t", "db=h1,app=h2,driver=h3", "")));
+        assertTrue(e.getMessage().contains("--on: this configuration has no part left to run elsewhere: --place already puts db, app, driver elsewhere"), e.getMessage());
+    }
+
+    @Test
+    void onTakesOneHostAndOnlyAStudyWithPartsHasIt() {
+        UserError bad = assertThrows(UserError.class, () -> ON.parse(new String[]{"--on", "-oProxyCommand=x"}));
+        assertTrue(bad.getMessage().contains("option --on expects") && bad.getMessage().contains("is not a host"), bad.getMessage());
+        assertTrue(ON.help().contains("  --on <user@host>"), ON.help());
+        UserError none = assertThrows(UserError.class, () -> new Cli("solo", "no parts").parse(new String[]{"--on", "ops@t"}));
+        assertEquals("solo: unknown option --on (see --help)", none.getMessage());
+    }
+
     @Test
     void noPlacementIsEverythingHereAndAsksNoHost() {
         assertEquals(Map.of(), new Params(CLI.parse(new String[]{})).placement());

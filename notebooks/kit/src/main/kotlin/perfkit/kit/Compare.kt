@@ -40,8 +40,11 @@ class Group(val name: String, val runs: List<RecordedRun>, val selector: String 
 /** The JVM that ran the forks (`jvm.fork`, written with --java), else the run's own. */
 val RecordedRun.forkJdk: String get() = manifest.path("jvm").path("fork").path("version").asText(null) ?: jdk
 
-/** Where a collected run was made (`collectedFrom`, added by ./bench run --on and ./bench collect); null when made here. */
-val RecordedRun.collectedFrom: String? get() = manifest.path("collectedFrom").takeIf { it.isTextual }?.asText()
+/**
+ * The user@host a run measured when that is not the run's host: the target of `--on`, or where an older kit's run
+ * was brought home from (`collectedFrom`); null when made here.
+ */
+val RecordedRun.collectedFrom: String? get() = on ?: manifest.path("collectedFrom").takeIf { it.isTextual }?.asText()
 
 private fun term(run: RecordedRun, key: String, value: String): Boolean = when (key) {
     "tag" -> run.tag == value

@@ -8,10 +8,10 @@ import java.util.Locale
 data class Steal(val meanPct: Double, val maxPct: Double)
 
 /**
- * Steal over the run's whole time series; null when the run has no such series. [series] is `system` for the run's
- * host, `host:<part>` for a part placed on another (`--place`).
+ * Steal over the run's whole time series; null when the run has no such series. [series] is the measured machine's by
+ * default ([RecordedRun.hostSeries]), `host:<part>` for a part placed on another host (`--place`).
  */
-fun RecordedRun.steal(series: String = "system"): Steal? {
+fun RecordedRun.steal(series: String = hostSeries): Steal? {
     if (!has("timeseries.csv")) return null
     val values = table("timeseries.csv").filter { it["series"] == series && it["metric"] == "steal_pct" }["value"].values()
         .mapNotNull { (it as? Number)?.toDouble()?.takeIf { v -> v.isFinite() } }
@@ -24,7 +24,7 @@ fun RecordedRun.steal(series: String = "system"): Steal? {
  */
 fun List<RecordedRun>.hardware(): String = groupBy { it.hostname }.entries.joinToString("; ") { (host, runs) ->
     val first = runs.first()
-    val memory = first.manifest["host"].path("memoryBytes").asDouble(0.0).takeIf { it >= (1L shl 30) }?.let { String.format(Locale.ROOT, ", %.0f GiB", it / (1L shl 30)) } ?: ""
+    val memory = first.measuredHost.path("memoryBytes").asDouble(0.0).takeIf { it >= (1L shl 30) }?.let { String.format(Locale.ROOT, ", %.0f GiB", it / (1L shl 30)) } ?: ""
     val limit = first.containerCpuLimit?.let { ", limited to ${formatNumber(it)} CPUs by its container" } ?: ""
     val steals = runs.mapNotNull { it.steal() }
     val steal = if (steals.isEmpty()) "steal not recorded" else
@@ -49,15 +49,18 @@ val RecordedRun.placement: List<PlacedPart> get() = manifest.path("placement").m
         clock.map { it.path("offsetMs").asDouble() }, clock.maxOfOrNull { it.path("uncertaintyMs").asDouble() })
 }
 
-/** The runs that placed a part on another host, by id: their per-process CPU is not all on the run's host. */
-val List<RecordedRun>.placedRunIds: Set<String> get() = filter { it.placement.isNotEmpty() }.map { it.id }.toSet()
+/**
+ * The runs whose parts ran on more than one host, by id: their per-process CPU is not all on one machine. A run made
+ * with `--on` whose every part ran on its target is not one: that machine held them all.
+ */
+val List<RecordedRun>.placedRunIds: Set<String> get() = filter { r -> r.placement.isNotEmpty() && !r.placement.all { it.host == r.on } }.map { it.id }.toSet()
 
 /**
  * Where the runs' parts ran, as a phrase for a post: "every part on the run's host", or each placed part with its
  * host, the round trip to it and how far its clock was from the run host's (latencies are timed on the run host's).
  */
 fun List<RecordedRun>.topology(): String {
-    val placed = flatMap { run -> run.placement.map { run.hostname to it } }.distinctBy { (_, p) -> p.part to p.host }
+    val placed = flatMap { run -> run.placement.map { run.manifest["host"].path("hostname").asText("") to it } }.distinctBy { (_, p) -> p.part to p.host }
     if (placed.isEmpty()) return "every part on the run's host"
     return placed.joinToString("; ") { (runHost, p) ->
         val steals = filter { r -> r.placement.any { it.part == p.part && it.host == p.host } }.mapNotNull { it.steal("host:${p.part}") }

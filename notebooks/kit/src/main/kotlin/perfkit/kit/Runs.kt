@@ -49,11 +49,27 @@ class RecordedRun(val dir: Path, val manifest: JsonNode) {
     val valid: Boolean get() = manifest.path("valid").asBoolean(true)
     val invalidReasons: List<String> get() = manifest.path("invalidReasons").map { it.asText() }
     val mode: String get() = manifest["mode"].asText()
-    val hostname: String get() = manifest["host"].path("hostname").asText("")
+    /**
+     * The target of a run made with `--on user@host`: every part of it ran there (the run itself, its clock and its
+     * data stayed on the run's host), so that host's fingerprint describes the machine measured. Null for a run made here.
+     */
+    val on: String? get() = param("on")?.takeIf { it.isNotBlank() }
+
+    /** The machine the run measured: the run's host, or the target of `--on` (its fingerprint in the manifest's placement). */
+    internal val measuredHost: JsonNode get() = on?.let { target ->
+        manifest.path("placement").firstOrNull { it.path("host").asText() == target }?.path("fingerprint")?.takeIf { it.isObject }
+    } ?: manifest["host"]
+
+    /** The time series of the measured machine's CPU and steal: `system`, or `host:<part>` of a part on the `--on` target. */
+    val hostSeries: String get() = on?.let { target ->
+        manifest.path("placement").firstOrNull { it.path("host").asText() == target }?.let { "host:" + it.path("part").asText() }
+    } ?: "system"
+
+    val hostname: String get() = measuredHost.path("hostname").asText("")
     val host: String get() = hostname
-    val cores: Int get() = manifest["host"].path("logicalCores").asInt()
-    val cpuModel: String get() = manifest["host"].path("cpuModel").asText("")
-    val containerCpuLimit: Double? get() = manifest["host"].path("containerCpuLimit").takeIf { it.isNumber }?.asDouble()
+    val cores: Int get() = measuredHost.path("logicalCores").asInt()
+    val cpuModel: String get() = measuredHost.path("cpuModel").asText("")
+    val containerCpuLimit: Double? get() = measuredHost.path("containerCpuLimit").takeIf { it.isNumber }?.asDouble()
     val jdk: String get() = manifest["jvm"].path("version").asText("")
     val tag: String get() = manifest.path("tag").asText("")
     val quick: Boolean get() = manifest.path("quick").asBoolean(false)

@@ -73,6 +73,36 @@ class RunsTest {
     }
 
     @Test
+    fun `a run made with --on describes its target as the machine measured, and a part elsewhere makes it a placed run`() {
+        val series = "epoch_ms,elapsed_s,phase,series,metric,value\n1,1,measure,system,steal_pct,0\n2,2,measure,host:forks,steal_pct,4\n"
+        fun onRun(id: String, parts: List<Pair<String, String>>): Path {
+            val dir = run("runs", id, files = mapOf("timeseries.csv" to series),
+                params = """{"on":"me@lab","place":"${parts.joinToString(",") { "${it.first}=${it.second}" }}"}""")
+            val placement = parts.joinToString(",", "\"placement\":[", "],") { (part, host) ->
+                """{"part":"$part","host":"$host","address":"10.0.0.2","fingerprint":{"hostname":"${host.substringAfter('@')}-box","cpuModel":"big cpu","logicalCores":16,"memoryBytes":68719476736}}""" }
+            val manifest = dir.resolve("run.json")
+            Files.writeString(manifest, Files.readString(manifest).replace("\"status\":", placement + "\"status\":"))
+            return dir
+        }
+        onRun(id1, listOf("forks" to "me@lab"))
+        val all = findRuns("queues", id1, root)
+        val run = all.single()
+        assertEquals("me@lab", run.on)
+        assertEquals(16, run.cores, "the target's cores, not the run host's 2")
+        assertEquals("lab-box", run.hostname)
+        assertEquals("host:forks", run.hostSeries)
+        assertEquals(4.0, run.steal()?.meanPct, "the target's steal")
+        assertTrue(all.hardware().startsWith("lab-box: 16 logical cores (big cpu, 64 GiB)"), all.hardware())
+        assertEquals(emptySet(), all.placedRunIds, "every part on one machine: judged as a run made there")
+        onRun(id2, listOf("db" to "me@db", "engines" to "me@lab"))
+        val mixed = findRuns("queues", id2, root)
+        assertEquals(16, mixed.single().cores)
+        assertEquals(setOf(id2), mixed.placedRunIds, "a part on another host: this machine's CPU does not hold it")
+        run("runs", id3)
+        assertEquals(2, findRuns("queues", id3, root).single().cores, "a run made here keeps its own host")
+    }
+
+    @Test
     fun `a time series stored gzip-compressed reads as the plain one, and one cut short is a format error`() {
         val series = "epoch_ms,elapsed_s,phase,series,metric,value\n1,1,measure,system,steal_pct,0.5\n2,2,measure,system,steal_pct,6.5\n"
         run("runs", id1, files = mapOf("timeseries.csv" to series))
