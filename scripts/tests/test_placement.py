@@ -477,9 +477,9 @@ QUEUES_ON = ["--quick", "--variants", "abq-1,disruptor-1", "--wait-strategy", "y
 def test_a_queues_run_on_a_target_runs_every_fork_and_its_minimal_program_there(lan, tmp_path):
     """--on pk-app is --place with every part the run has on pk-app (queues: its forks): each fork and the minimal
     program beside it run there under the part's agent, their results and logs come back, the run stays here, and
-    nothing of it is left there."""
+    nothing of it is left there. With --profile each fork records itself there, and its recording comes home."""
     before = jvm_folders()
-    run = run_dir_of(bench("run", "queues", *QUEUES_ON, "--on", "pk-app", "--out", str(tmp_path), env=lan.env(), timeout=600))
+    run = run_dir_of(bench("run", "queues", *QUEUES_ON, "--profile", "--on", "pk-app", "--out", str(tmp_path), env=lan.env(), timeout=600))
     m = manifest(run)
     validate(m)
     assert m["status"] == "complete", m.get("error")
@@ -494,6 +494,9 @@ def test_a_queues_run_on_a_target_runs_every_fork_and_its_minimal_program_there(
     assert all((run / f["path"]).is_file() for f in m["files"]), "every file the run lists is here"
     series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
     assert {("host:forks", "cpu_pct"), ("host:forks", "steal_pct")} <= series, "the target's CPU, second by second"
+    profiles = [f for f in m["files"] if f["kind"] == "profile"]
+    assert sorted(f["series"] for f in profiles) == ["abq-1/fork1", "disruptor-1/yielding/fork1"], "one window per fork, recorded there"
+    assert all((run / f["path"]).stat().st_size > 0 and f["window"]["endMs"] > f["window"]["startMs"] for f in profiles)
     assert_no_jvm_left(lan, before, seconds=10)
 
 

@@ -14,7 +14,8 @@ a java, never a copy of the kit. Three modes, by the first line's JSON:
       out <line>                   each line the JVM prints (stdout and stderr)
       sample {"epochMs", "partCpuS", "stat"}   every 0.5 s: the JVM's CPU and the host's /proc/stat
       file {"name", "data"}        when the JVM ends by itself: each file under `collect` (paths in its work folder),
-                                   base64
+                                   base64; and a file the run asks for with `send-file <name>` (a profile the JVM
+                                   wrote at its window's end) once it is whole, or `nofile <name>` after 30 s without it
       exit <code>                  after them
 `files` ({name: text}) are written into the work folder first; "{work}" in `args` and `jvmArgs` is that folder.
 The JVM binds the address the run reached this host on (PERFKIT_BIND), lives under setpriv --pdeathsig (so it dies
@@ -121,7 +122,7 @@ def run(message):
         jvm.stdin.flush()
     except BrokenPipeError:
         pass   # it ended at once (a bad option, say): its own words come through the relay, then its exit
-    state["on_line"] = lambda line: tell(jvm, line)
+    state["on_line"] = lambda line: tell(jvm, work, line)
     say("started", {"address": address, "sshPort": int(os.environ["SSH_CONNECTION"].split()[3]), "pid": jvm.pid, "folder": folder,
                     "java": version(java), "host": fingerprint()})
     while not stop.wait(0.5):
@@ -136,8 +137,12 @@ def run(message):
     return 0
 
 
-def tell(jvm, line):
-    """A line the run sends its JVM after the start (a load driver's `go`): `to-jvm <text>` puts <text> on its stdin."""
+def tell(jvm, work, line):
+    """A line the run sends after the start: `to-jvm <text>` puts <text> on the JVM's stdin (a load driver's `go`, a
+    profile's start and stop); `send-file <name>` sends a file of its work folder once the JVM has written it."""
+    if line.startswith(SEND_FILE):
+        threading.Thread(target=send_file, args=(work, line[len(SEND_FILE):]), daemon=True).start()
+        return
     if not line.startswith(TO_JVM):
         return
     try:
@@ -147,7 +152,31 @@ def tell(jvm, line):
         pass   # it has ended: its exit tells the run
 
 
-TO_JVM = "to-jvm "
+TO_JVM, SEND_FILE = "to-jvm ", "send-file "
+FILE_WAIT_S = 30
+
+
+def send_file(work, name):
+    """The file once it is there and has stopped growing for half a second (JFR writes a recording when it stops), or
+    `nofile` after FILE_WAIT_S: the JVM could not write it."""
+    try:
+        path = inside(work, name)
+    except ValueError:
+        say("nofile", name)
+        return
+    deadline, last = time.monotonic() + FILE_WAIT_S, -1
+    try:
+        while time.monotonic() < deadline and not stop.is_set():
+            size = os.path.getsize(path) if os.path.isfile(path) else -1
+            if size > 0 and size == last:
+                with open(path, "rb") as f:
+                    say("file", {"name": name, "data": base64.b64encode(f.read()).decode()})
+                return
+            last = size
+            time.sleep(0.5)
+    except OSError:
+        pass   # the part is ending and its folder going: a fork's files went with its exit
+    say("nofile", name)
 
 
 def inside(work, name):

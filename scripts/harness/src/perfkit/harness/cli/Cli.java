@@ -64,7 +64,7 @@ public final class Cli {
     public static final Opt<String> JAVA = Opt.of("java", "", null, "JDK (folder or java executable) that runs the forks and services, to compare JVMs "
             + "on one host; none means the JVM running the study; $PERFKIT_JAVA sets it too", "jdk", Cli::jdk, v -> v);
 
-    public static final Opt<Boolean> PROFILE = Opt.flag("profile", "record a JDK Flight Recorder profile of every JVM under test on this host over "
+    public static final Opt<Boolean> PROFILE = Opt.flag("profile", "record a JDK Flight Recorder profile of every JVM under test, here or placed, over "
             + "each measured window, not warm-up (profiles/ in the run; the kit shows where the time went)");
 
     public Cli(String study, String summary) {

@@ -25,7 +25,10 @@ public final class Profile {
      */
     public static String prepare() { return LINE + "prepare"; }
 
-    public static String start(Path file) { return LINE + "start " + file.toAbsolutePath(); }
+    public static String start(Path file) { return start(file.toAbsolutePath().toString()); }
+
+    /** The same for a path as the JVM sees it: one on another host is a path in its folder there. */
+    public static String start(String path) { return LINE + "start " + path; }
 
     public static String stop() { return LINE + "stop"; }
 
@@ -52,6 +55,7 @@ public final class Profile {
 
     private static synchronized void begin(Path file) throws Exception {
         if (recording != null) end(); // a window the parent never closed ends where the next begins
+        if (file.getParent() != null) java.nio.file.Files.createDirectories(file.getParent()); // a placed JVM's folder there has none yet
         Recording r = new Recording(Configuration.getConfiguration("profile"));
         r.setName("perfkit");
         r.setToDisk(true);

@@ -4,7 +4,6 @@ import perfkit.harness.measure.TimeSeries;
 import perfkit.harness.record.RunFile;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,7 +20,7 @@ import java.util.function.Consumer;
  * window, and only then: one file per JVM and window in {@code profiles/}, listed in the manifest as kind
  * {@code profile}, its series the JVM's name and its window the epoch ms the recording was asked to cover. A window
  * is a stretch of the time series in a measured phase ({@code measure}; a workflow drain's {@code execute}).
- * JVMs placed on other hosts are not profiled.
+ * A JVM placed on another host records there, into its folder, and each recording comes home when its window closes.
  */
 public final class Profiler {
     public static final String DIR = "profiles";
@@ -29,13 +28,29 @@ public final class Profiler {
 
     private final Path runDir;
     private final Consumer<RunFile> addFile;
-    private final List<Supervisor.Child> jvms = new ArrayList<>();
-    private final Map<Supervisor.Child, Open> open = new LinkedHashMap<>();
+    private final List<Target> jvms = new ArrayList<>();
+    private final Map<Target, Open> open = new LinkedHashMap<>();
     private final Map<String, Integer> windows = new HashMap<>();
     private final List<RunFile> asked = new ArrayList<>();
     private boolean measuring;
 
     private record Open(Path file, long startMs) {}
+
+    /** A JVM under test that records itself when told: a child here ({@link Supervisor.Child}), or a placed part's JVM. */
+    public interface Target {
+        String name();
+
+        boolean alive();
+
+        /** Puts a profile command ({@link Profile}) on the JVM's stdin. */
+        void tell(String line) throws IOException;
+
+        /** Where the JVM writes the recording that belongs at {@code local} in the run: there itself, for a JVM here. */
+        default String pathFor(Path local) { return local.toAbsolutePath().toString(); }
+
+        /** Its window closed and it was told to write {@code local}'s recording: bring it into the run (here: it is there). */
+        default void fetch(Path local) {}
+    }
 
     public Profiler(Path runDir, Consumer<RunFile> addFile) {
         this.runDir = runDir;
@@ -51,7 +66,7 @@ public final class Profiler {
     }
 
     /** A JVM under test has started; one that starts inside a window (a fork of a running step) joins it. */
-    public synchronized void jvm(Supervisor.Child c) {
+    public synchronized void jvm(Target c) {
         jvms.add(c);
         try {
             tell(c, Profile.prepare());
@@ -66,8 +81,8 @@ public final class Profiler {
         boolean now = MEASURED.contains(phase);
         if (now == measuring) return;
         measuring = now;
-        jvms.removeIf(c -> !c.process().isAlive() && !open.containsKey(c));
-        for (Supervisor.Child c : List.copyOf(jvms)) {
+        jvms.removeIf(c -> !c.alive() && !open.containsKey(c));
+        for (Target c : List.copyOf(jvms)) {
             if (now) begin(c);
             else end(c);
         }
@@ -78,7 +93,7 @@ public final class Profiler {
      * exits while recording writes its file on the way out; one killed outright leaves none, and none is listed).
      */
     public synchronized void close() {
-        for (Supervisor.Child c : List.copyOf(open.keySet())) end(c);
+        for (Target c : List.copyOf(open.keySet())) end(c);
         java.util.Set<String> without = new java.util.TreeSet<>();
         for (RunFile f : asked) {
             if (Files.isRegularFile(runDir.resolve(f.path()))) addFile.accept(f);
@@ -89,22 +104,22 @@ public final class Profiler {
         asked.clear();
     }
 
-    private void begin(Supervisor.Child c) {
-        if (!c.process().isAlive()) return;
+    private void begin(Target c) {
+        if (!c.alive()) return;
         // counted by the file's name, so two JVMs whose names clean up alike never write one file
         String safe = c.name().replaceAll("[^A-Za-z0-9._-]+", "_");
         int n = windows.merge(safe, 1, Integer::sum);
         Path file = runDir.resolve(DIR).resolve(safe + ".w" + n + ".jfr");
         try {
             Files.createDirectories(file.getParent());
-            tell(c, Profile.start(file));
+            tell(c, Profile.start(c.pathFor(file)));
             open.put(c, new Open(file, System.currentTimeMillis()));
         } catch (IOException e) {
             System.err.println("perfkit: cannot profile " + c.name() + ": " + e.getMessage()); // its stdin closed: it is stopping
         }
     }
 
-    private void end(Supervisor.Child c) {
+    private void end(Target c) {
         Open o = open.remove(c);
         if (o == null) return;
         try {
@@ -112,15 +127,13 @@ public final class Profiler {
         } catch (IOException stopping) {
             // it exited or is exiting: it writes its recording on the way out
         }
+        c.fetch(o.file());
         asked.add(new RunFile(runDir.relativize(o.file()).toString(), "profile",
                 "JDK Flight Recorder recording (settings: profile) of " + c.name() + " over one measured window", null, c.name(), null, null,
                 o.startMs(), System.currentTimeMillis()));
     }
 
-    private static void tell(Supervisor.Child c, String line) throws IOException {
-        synchronized (c.stdin()) {
-            c.stdin().write((line + "\n").getBytes(StandardCharsets.UTF_8));
-            c.stdin().flush();
-        }
+    private static void tell(Target c, String line) throws IOException {
+        c.tell(line);
     }
 }

@@ -30,7 +30,16 @@ import java.util.function.Consumer;
  */
 public final class Supervisor {
     /** A started child: its process, and the stdin pipe whose closing tells its watchdog to stop it. */
-    public record Child(String name, Process process, OutputStream stdin, boolean wrapped) {}
+    public record Child(String name, Process process, OutputStream stdin, boolean wrapped) implements Profiler.Target {
+        @Override public boolean alive() { return process.isAlive(); }
+
+        @Override public void tell(String line) throws IOException {
+            synchronized (stdin) {
+                stdin.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+                stdin.flush();
+            }
+        }
+    }
 
     private final Path runDir;
     private final Class<?> mainClass;
@@ -94,10 +103,13 @@ public final class Supervisor {
         return c;
     }
 
-    private volatile Consumer<Child> onJvm = c -> { };
+    private volatile Consumer<Profiler.Target> onJvm = c -> { };
 
-    /** Tells {@code listener} of each JVM started from now on (a {@link Profiler}). */
-    public void onJvm(Consumer<Child> listener) { onJvm = listener; }
+    /** Tells {@code listener} of each JVM under test started from now on, here or elsewhere (a {@link Profiler}). */
+    public void onJvm(Consumer<Profiler.Target> listener) { onJvm = listener; }
+
+    /** A JVM under test the run started on another host (a placed fork or service), for the same listener. */
+    public void jvmElsewhere(Profiler.Target jvm) { onJvm.accept(jvm); }
 
     static final String TASKSET = "/usr/bin/taskset";
 

@@ -1,6 +1,7 @@
 package perfkit.harness.remote;
 
 import perfkit.harness.process.ForkProtocol;
+import perfkit.harness.process.Profiler;
 import perfkit.harness.run.Forks;
 import perfkit.harness.measure.JvmActivity;
 import perfkit.harness.record.Manifest;
@@ -52,6 +53,9 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
     private RemotePart part;
     private final java.util.concurrent.CompletableFuture<Integer> exited = new java.util.concurrent.CompletableFuture<>();
     private final List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Recordings asked for ({@code --profile}) and not yet here: {@link #close} waits for them. */
+    private final java.util.Set<String> fetching = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final int FETCH_WAIT_S = 30;
 
     private RemoteJvm() {}
 
@@ -186,10 +190,49 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
                         Map<String, Path> collect) throws Exception {
         sync(run, host, jars);
         message.put("classpath", jars.stream().map(Jar::sha256).toList());
+        // a JVM under test (a fork or a service) records itself with --profile there: its recordings come home too
+        boolean underTest = Boolean.TRUE.equals(message.get("childProcess"));
+        Map<String, Path> home = new HashMap<>(collect);
+        if (underTest) {
+            home.put(Profiler.DIR, run.dir().resolve(Profiler.DIR));
+            List<Object> names = new ArrayList<>(message.get("collect") instanceof List<?> l ? l : List.of());
+            names.add(Profiler.DIR);
+            message.put("collect", names);
+        }
         Consumer<String> out = line -> lines.accept(retimed(line, System.nanoTime()));
         this.part = RemotePart.start(run, part, "jvm", host, message, "started", START_TIMEOUT_S, "proc:" + series + "@" + part,
-                Map.of("out", out, "file", payload -> received(payload, collect), "exit", code -> exited.complete(Integer.parseInt(code.strip())),
+                Map.of("out", out, "file", payload -> received(payload, home), "nofile", name -> fetching.remove(name.strip()),
+                        "exit", code -> exited.complete(Integer.parseInt(code.strip())),
                         RemotePart.END, last -> exited.completeExceptionally(new IllegalStateException(last))));
+        if (underTest) run.supervisor().jvmElsewhere(new Profiled(series));
+    }
+
+    /**
+     * This JVM as {@code --profile} sees it: told over its agent, recording into its folder there, and each recording
+     * fetched when its window closes (a service may be stopped right after, which would take its folder with it).
+     */
+    private final class Profiled implements Profiler.Target {
+        private final String series;
+
+        Profiled(String series) { this.series = series; }
+
+        @Override public String name() { return series; }
+
+        @Override public boolean alive() { return !exited.isDone(); }
+
+        @Override public void tell(String line) throws IOException { part.tell(line); }
+
+        @Override public String pathFor(Path local) { return part.ready().path("folder").asText() + "/work/" + Profiler.DIR + "/" + local.getFileName(); }
+
+        @Override public void fetch(Path local) {
+            String name = Profiler.DIR + "/" + local.getFileName();
+            fetching.add(name);
+            try {
+                part.ask("send-file " + name);
+            } catch (IOException ended) {
+                fetching.remove(name); // its session ended: a fork's files came with its exit, a service's are gone
+            }
+        }
     }
 
     /** A file the program left, written where {@code collect} says; one whose name leads elsewhere is refused. */
@@ -204,6 +247,7 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
             }
             Files.createDirectories(target.getParent());
             Files.write(target, java.util.Base64.getDecoder().decode(f.path("data").asText()));
+            fetching.remove(name);
         } catch (IOException | IllegalArgumentException e) {
             received.add("an unreadable file: " + e.getMessage());
         }
@@ -314,9 +358,20 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
     /** Marks its manifest entry as standing for a later JVM of the same part that left its folder behind. */
     public void markLeftBehind() { part.markLeftBehind(); }
 
-    /** Stops the JVM and checks that its folder is gone from its host; safe to call twice. */
+    /**
+     * Stops the JVM and checks that its folder is gone from its host; safe to call twice. Recordings asked for and not
+     * yet here are waited for first, at most {@value #FETCH_WAIT_S} s.
+     */
     @Override
-    public void close() { part.close(); }
+    public void close() {
+        long deadline = System.nanoTime() + FETCH_WAIT_S * 1_000_000_000L;
+        try {
+            while (!fetching.isEmpty() && !exited.isDone() && System.nanoTime() < deadline) Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        part.close();
+    }
 
     /** A classpath as jars: a folder on it (classes compiled in place) is packed into one, in the run's scratch. */
     static synchronized List<Jar> jars(Run run, String classpath) throws IOException {

@@ -282,6 +282,16 @@ public final class RemotePart implements AutoCloseable {
         }
     }
 
+    /** Sends {@code line} to the part's agent itself, not to its process (jvm.py: {@code send-file <name>}). */
+    public void ask(String line) throws IOException {
+        Supervisor.Child a = agent;
+        if (a == null) throw new IOException(part + " on " + host + " has ended");
+        synchronized (a.stdin()) {
+            a.stdin().write((line.replace('\n', ' ') + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            a.stdin().flush();
+        }
+    }
+
     /** The part host's epoch ms for an instant of this host's clock, by the offset measured at the start. */
     long remoteMs(long localEpochMs) { return localEpochMs + (offsetMs == null ? 0 : offsetMs); }
 

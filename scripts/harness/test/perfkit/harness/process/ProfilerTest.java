@@ -62,6 +62,30 @@ class ProfilerTest {
         }
     }
 
+    /** A JVM on another host: told the path in its folder there, and its recording fetched as each window closes. */
+    @Test
+    void aPlacedJvmRecordsInItsFolderThereAndEachRecordingIsFetchedAsItsWindowCloses() throws Exception {
+        List<RunFile> listed = new ArrayList<>();
+        Profiler profiler = new Profiler(runDir, listed::add);
+        List<String> told = new ArrayList<>(), fetched = new ArrayList<>();
+        profiler.jvm(new Profiler.Target() {
+            @Override public String name() { return "app/fork1"; }
+            @Override public boolean alive() { return true; }
+            @Override public void tell(String line) { told.add(line); }
+            @Override public String pathFor(Path local) { return "/tmp/part-1/work/profiles/" + local.getFileName(); }
+            @Override public void fetch(Path local) { fetched.add(runDir.relativize(local).toString()); }
+        });
+        profiler.phase("measure");
+        assertEquals(List.of(), fetched, "nothing to fetch while the window is open");
+        profiler.phase("between");
+        assertEquals(List.of(Profile.prepare(), Profile.start("/tmp/part-1/work/profiles/app_fork1.w1.jfr"), Profile.stop()), told);
+        assertEquals(List.of("profiles/app_fork1.w1.jfr"), fetched, "fetched as the window closed, into the run's own path");
+        Files.createDirectories(runDir.resolve("profiles"));
+        Files.writeString(runDir.resolve("profiles/app_fork1.w1.jfr"), "came home");
+        profiler.close();
+        assertEquals(List.of("profiles/app_fork1.w1.jfr"), listed.stream().map(RunFile::path).toList());
+    }
+
     /** The child's side, in this JVM: the commands start and stop a JFR recording whose file holds method samples. */
     @Test
     void theCommandsRecordThisJvmBetweenStartAndStop() throws Exception {
