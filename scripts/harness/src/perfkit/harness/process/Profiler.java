@@ -28,6 +28,7 @@ public final class Profiler {
 
     private final Path runDir;
     private final Consumer<RunFile> addFile;
+    private final java.util.function.Function<String, Label> labels;
     private final List<Target> jvms = new ArrayList<>();
     private final Map<Target, Open> open = new LinkedHashMap<>();
     private final Map<String, Integer> windows = new HashMap<>();
@@ -52,14 +53,27 @@ public final class Profiler {
         default void fetch(Path local) {}
     }
 
+    /** The cell and fork a JVM measures, when it is a fork whose spec names them: a profile's own, for a reader. */
+    public record Label(String cell, Integer fork) {}
+
     public Profiler(Path runDir, Consumer<RunFile> addFile) {
-        this.runDir = runDir;
-        this.addFile = addFile;
+        this(runDir, addFile, name -> null);
     }
 
-    /** Profiles the JVMs {@code supervisor} starts over the windows {@code timeSeries} marks; listed by {@code onFinish}, after they stop. */
-    public static void attach(Path runDir, Consumer<RunFile> addFile, Supervisor supervisor, TimeSeries timeSeries, Consumer<Runnable> onFinish) {
-        Profiler p = new Profiler(runDir, addFile);
+    /** The same, each recording listed with the cell and fork {@code labels} gives its JVM's name (null: none). */
+    public Profiler(Path runDir, Consumer<RunFile> addFile, java.util.function.Function<String, Label> labels) {
+        this.runDir = runDir;
+        this.addFile = addFile;
+        this.labels = labels;
+    }
+
+    /**
+     * Profiles the JVMs {@code supervisor} starts over the windows {@code timeSeries} marks, each labelled by
+     * {@code labels}; listed by {@code onFinish}, after they stop.
+     */
+    public static void attach(Path runDir, Consumer<RunFile> addFile, java.util.function.Function<String, Label> labels, Supervisor supervisor,
+                              TimeSeries timeSeries, Consumer<Runnable> onFinish) {
+        Profiler p = new Profiler(runDir, addFile, labels);
         supervisor.onJvm(p::jvm);
         timeSeries.onPhase(p::phase);
         onFinish.accept(p::close);
@@ -128,9 +142,10 @@ public final class Profiler {
             // it exited or is exiting: it writes its recording on the way out
         }
         c.fetch(o.file());
+        Label label = labels.apply(c.name());
         asked.add(new RunFile(runDir.relativize(o.file()).toString(), "profile",
-                "JDK Flight Recorder recording (settings: profile) of " + c.name() + " over one measured window", null, c.name(), null, null,
-                o.startMs(), System.currentTimeMillis()));
+                "JDK Flight Recorder recording (settings: profile) of " + c.name() + " over one measured window", label == null ? null : label.cell(),
+                c.name(), label == null ? null : label.fork(), null, o.startMs(), System.currentTimeMillis()));
     }
 
     private static void tell(Target c, String line) throws IOException {

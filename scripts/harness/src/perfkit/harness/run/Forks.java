@@ -2,6 +2,7 @@ package perfkit.harness.run;
 
 import perfkit.harness.os.Errors;
 import perfkit.harness.process.ForkProtocol;
+import perfkit.harness.process.Profiler;
 import perfkit.harness.measure.JvmActivity;
 import perfkit.harness.record.RunFile;
 import perfkit.harness.record.RunManifest;
@@ -37,6 +38,8 @@ public final class Forks {
     private final Run run;
     private final Supervisor supervisor;
     private final RunManifest manifest;
+    /** What each fork's spec names of itself (its {@code cell} and {@code fork}), by series: its profiles carry them. */
+    private final java.util.Map<String, Profiler.Label> labels = new java.util.concurrent.ConcurrentHashMap<>();
 
     Forks(Run run, Supervisor supervisor, RunManifest manifest) {
         this.run = run;
@@ -89,11 +92,14 @@ public final class Forks {
     /** One fork where {@code host} says, to its end. */
     public <T extends Record> Forked<T> on(Host host, String series, List<String> jvmArgs, Record spec, double plannedSeconds,
                                            Consumer<String> onPhase, Class<T> resultType) throws Exception {
+        String specLine = ForkProtocol.encodeSpec(spec);
+        Profiler.Label label = labelIn(specLine);
+        if (label != null) labels.put(series, label);
         ForkLines lines = new ForkLines(series, onPhase);
         PlacedHost placed;
         try {
-            placed = host.host() == null ? here(series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines)
-                    : there(host, series, jvmArgs, ForkProtocol.encodeSpec(spec), plannedSeconds, lines);
+            placed = host.host() == null ? here(series, jvmArgs, specLine, plannedSeconds, lines)
+                    : there(host, series, jvmArgs, specLine, plannedSeconds, lines);
         } finally {
             lines.close();
         }
@@ -136,6 +142,20 @@ public final class Forks {
             return results;
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /** The cell and fork the fork of {@code series} measures, as its spec names them; null for a JVM that is no fork. */
+    public Profiler.Label labelOf(String series) { return labels.get(series); }
+
+    /** A spec's {@code cell} (text) and {@code fork} (a number), the components a study's spec names them by; null without both. */
+    public static Profiler.Label labelIn(String specLine) {
+        try {
+            JsonNode spec = perfkit.harness.record.Manifest.JSON.readTree(specLine);
+            return spec.path("cell").isTextual() && spec.path("fork").canConvertToInt()
+                    ? new Profiler.Label(spec.path("cell").asText(), spec.path("fork").asInt()) : null;
+        } catch (IOException e) {
+            return null;
         }
     }
 

@@ -71,7 +71,7 @@ public final class Run {
         Signals.watch(code -> run.signalExitCode = code);
         run.manifest.write();
         run.supervisor.startReaper();
-        if (Cli.PROFILE.in(run.params)) Profiler.attach(run.dir, run.manifest::addFile, run.supervisor, run.timeSeries, run::onFinish);
+        if (Cli.PROFILE.in(run.params)) Profiler.attach(run.dir, run.manifest::addFile, run.forks::labelOf, run.supervisor, run.timeSeries, run::onFinish);
         run.timeSeries.watchProcess("proc:" + study, ProcessHandle.current().pid());
         run.timeSeries.onRate(run.progress::rate);
         run.progress.onUnit(o -> run.manifest.progress(o.unit(), o.done(), o.total(), o.done() < o.total() ? o.endsAt() : null));

@@ -66,7 +66,7 @@ class ProfilerTest {
     @Test
     void aPlacedJvmRecordsInItsFolderThereAndEachRecordingIsFetchedAsItsWindowCloses() throws Exception {
         List<RunFile> listed = new ArrayList<>();
-        Profiler profiler = new Profiler(runDir, listed::add);
+        Profiler profiler = new Profiler(runDir, listed::add, name -> name.equals("app/fork1") ? new Profiler.Label("app", 1) : null);
         List<String> told = new ArrayList<>(), fetched = new ArrayList<>();
         profiler.jvm(new Profiler.Target() {
             @Override public String name() { return "app/fork1"; }
@@ -84,6 +84,15 @@ class ProfilerTest {
         Files.writeString(runDir.resolve("profiles/app_fork1.w1.jfr"), "came home");
         profiler.close();
         assertEquals(List.of("profiles/app_fork1.w1.jfr"), listed.stream().map(RunFile::path).toList());
+        assertEquals("app", listed.get(0).cell(), "the cell its fork's spec names");
+        assertEquals(1, listed.get(0).fork());
+    }
+
+    @Test
+    void aForksLabelIsTheCellAndForkItsSpecNames() {
+        assertEquals(new Profiler.Label("disruptor-1/yielding", 2), perfkit.harness.run.Forks.labelIn("{\"cell\":\"disruptor-1/yielding\",\"variant\":\"disruptor-1\",\"fork\":2}"));
+        assertNull(perfkit.harness.run.Forks.labelIn("{\"stack\":\"mvc\",\"fork\":2}"), "no cell: a service, say");
+        assertNull(perfkit.harness.run.Forks.labelIn("not json"));
     }
 
     /** The child's side, in this JVM: the commands start and stop a JFR recording whose file holds method samples. */

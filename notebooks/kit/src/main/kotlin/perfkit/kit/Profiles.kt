@@ -106,22 +106,28 @@ fun readProfile(file: Path, name: String = file.fileName.toString(), window: Win
     return JvmProfile(name, setOf(covered), stacks, allocated, pauses, pauseMs, monitorMs, parkMs, readMs, writeMs)
 }
 
-/** A profile the run kept: the JVM it recorded (the manifest's series) over the window it covers. */
-data class ProfileFile(val run: RecordedRun, val path: String, val jvm: String, val window: Window)
+/**
+ * A profile the run kept: the JVM it recorded (the manifest's series) over the window it covers, and the cell and fork
+ * it measured when that JVM was a fork whose spec names them (null for a service).
+ */
+data class ProfileFile(val run: RecordedRun, val path: String, val jvm: String, val window: Window, val cell: String? = null, val fork: Int? = null)
 
 /** The profiles this run kept (`--profile`); empty for a run made without it. */
 fun RecordedRun.profiles(): List<ProfileFile> =
-    files.filter { it.kind == "profile" && it.window != null }.map { ProfileFile(this, it.path, it.series ?: it.path, it.window!!) }
+    files.filter { it.kind == "profile" && it.window != null }.map { ProfileFile(this, it.path, it.series ?: it.path, it.window!!, it.cell, it.fork) }
 
 /**
  * The profiles of [cell]: those whose window overlaps the measurement window of one of the cell's latency logs
  * (the manifest's windows, never file names) whose series [steps] accepts (one kind of load: the closed model's steps,
- * say, not the capacity search's), optionally only of the JVMs [jvm] accepts. Null when there are none.
+ * say, not the capacity search's), optionally only of the JVMs [jvm] accepts. A cell that writes no latency log (queues
+ * at full speed) has the profiles of the forks that measured it, by the cell they name. Null when there are none.
  */
 fun List<RecordedRun>.cellProfile(cell: String, steps: (String) -> Boolean = { true }, jvm: (String) -> Boolean = { true }): JvmProfile? =
     flatMap { run ->
-        val windows = run.files.filter { it.kind == "hlog" && it.cell == cell && it.window != null && steps(it.series ?: "") }.map { it.window!! }
-        run.profiles().filter { p -> jvm(p.jvm) && windows.any { w -> p.window.startMs < w.endMs && w.startMs < p.window.endMs } }
+        val logs = run.files.filter { it.kind == "hlog" && it.cell == cell && it.window != null }
+        val windows = logs.filter { steps(it.series ?: "") }.map { it.window!! }
+        run.profiles().filter { p -> jvm(p.jvm) &&
+            if (logs.isEmpty()) p.cell == cell else windows.any { w -> p.window.startMs < w.endMs && w.startMs < p.window.endMs } }
     }.map { p -> readProfile(p.run.dir.resolve(p.path), cell, p.window) }.reduceOrNull(JvmProfile::plus)
 
 /**

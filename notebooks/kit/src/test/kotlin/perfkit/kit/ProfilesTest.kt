@@ -91,6 +91,22 @@ class ProfilesTest {
     }
 
     @Test
+    fun `a cell without latency logs has the profiles of the forks that name it`() {
+        val dir = Files.createDirectories(root.resolve("queues/20260101T000000Z-h1-bbbbbb"))
+        Files.createDirectories(dir.resolve("profiles"))
+        val a = recorded(dir.resolve("profiles/abq-1_fork1.w1.jfr"), 300)
+        val b = recorded(dir.resolve("profiles/abq-1_fork2.w1.jfr"), 300)
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"files":[
+            {"path":"profiles/abq-1_fork1.w1.jfr","kind":"profile","cell":"abq-1","series":"abq-1/fork1","fork":1,"window":{"startMs":${a.startMs},"endMs":${a.endMs}}},
+            {"path":"profiles/abq-1_fork2.w1.jfr","kind":"profile","cell":"abq-1","series":"abq-1/fork2","fork":2,"window":{"startMs":${b.startMs},"endMs":${b.endMs}}}]}"""))
+        val runs = listOf(loadRun(dir))
+        assertEquals(listOf(1, 2), runs.single().profiles().map { it.fork })
+        val both = assertNotNull(runs.cellProfile("abq-1"), "both forks' recordings, by the cell they name")
+        assertTrue(both.seconds > 0.5, "${both.seconds} s: two windows")
+        assertNull(runs.cellProfile("abq-3"), "no fork named that cell")
+    }
+
+    @Test
     fun `web-reactive's closed-model steps are told from its other latency logs by their series`() {
         assertTrue(isClosedStep("mvc/1call/n250"))
         assertFalse(isClosedStep("mvc/1call/r3200"))
