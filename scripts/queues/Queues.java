@@ -65,8 +65,10 @@ public class Queues {
             .rule(p -> KEEP_WARMUP.in(p) && RATE.in(p) == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null)
             // every fork, and the minimal program beside it, on another host (--on puts them there too)
             .place(List.of("forks"))
-            // the forks on --java, the minimal program on the run's own JDK, as here
-            .rule(p -> !p.placement().containsKey("forks") ? null : java.util.stream.Stream.of(Cli.JAVA.in(p), ScriptJvm.scriptJava()).distinct()
+            // the forks on --java (blank: the run's own), the minimal program on the run's own JDK, as here
+            .rule(p -> !p.placement().containsKey("forks") ? null : java.util.stream.Stream.concat(
+                            java.util.stream.Stream.of(Cli.JAVA.in(p).isBlank() ? ScriptJvm.scriptJava() : Cli.JAVA.in(p)),
+                            Options.of(p).calibrates() ? java.util.stream.Stream.of(ScriptJvm.scriptJava()) : java.util.stream.Stream.<String>empty()).distinct()
                     .map(java -> RemoteJvm.problem("forks", p.placement().get("forks"), java)).filter(java.util.Objects::nonNull).findFirst().orElse(null));
 
     public static void main(String[] args) {
@@ -99,6 +101,9 @@ public class Queues {
                     p.placement().get("forks"));
         }
 
+        /** Whether a minimal program runs beside the 1-consumer cells: at full speed, with calibration on, when there is one. */
+        boolean calibrates() { return rate == 0 && calibration && cells.stream().anyMatch(Cell::hasMinimal); }
+
         /** Where the forks run: here, or on the host --place forks (or --on) names. */
         Forks.Host where() { return forksHost == null ? Forks.Host.HERE : RemoteJvm.forkHost("forks", forksHost); }
 
@@ -120,7 +125,7 @@ public class Queues {
 
         List<String> jvmArgs = o.forkJvmArgs();
         Map<String, List<Double>> perCell = new LinkedHashMap<>();
-        boolean calibrate = rate == 0 && o.calibration() && cells.stream().anyMatch(Cell::hasMinimal);
+        boolean calibrate = o.calibrates();
         ScriptJvm minimal = calibrate ? ScriptJvm.prepare(RunLayout.kitRoot().resolve(MINIMAL_SCRIPT), "perfkit.queues.Minimal1P1C",
                 "the minimal 1P1C program", run.dir().resolve("logs")) : null;
         if (calibrate) run.notes().put("calibration", "each 1-consumer cell's forks alternate with a minimal program of the same topology ("
@@ -221,7 +226,7 @@ public class Queues {
                     Integer code = jvm.exitCode(timeoutS);
                     if (code == null) throw new IllegalStateException("the minimal program for " + name + " on " + host + " did not finish; see logs/" + name + ".log");
                 } finally {
-                    jvm.close();
+                    jvm.closeBesideForks(run, "forks");
                 }
             }
         }

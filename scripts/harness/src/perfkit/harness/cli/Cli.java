@@ -240,12 +240,13 @@ public final class Cli {
         Map<String, String> placed = new LinkedHashMap<>();
         for (String item : Lists.commaSeparated(params.get("place"))) placed.put(item.substring(0, item.indexOf('=')), item.substring(item.indexOf('=') + 1));
         java.util.Collection<String> moved = onParts.apply(new Params(params));
-        boolean any = false;
         Map<String, String> ordered = new LinkedHashMap<>();
         for (String part : parts) {
             if (placed.containsKey(part)) ordered.put(part, placed.get(part));
-            else if (moved.contains(part)) { ordered.put(part, params.get("on")); any = true; }
+            else if (moved.contains(part)) ordered.put(part, params.get("on"));
         }
+        // a part --place puts on the same host counts: --on names where the run goes, --place only repeats it
+        boolean any = ordered.values().stream().anyMatch(hosts -> List.of(hosts.split("\\+")).contains(params.get("on")));
         if (!any) throw new UserError(study + ": --on: this configuration has no part left to run elsewhere"
                 + (placed.isEmpty() ? " (see --help)" : ": --place already puts " + String.join(", ", placed.keySet()) + " elsewhere"));
         return ordered.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(java.util.stream.Collectors.joining(","));

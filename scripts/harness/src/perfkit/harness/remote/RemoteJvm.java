@@ -373,6 +373,17 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
         part.close();
     }
 
+    /**
+     * Closes a program that ran beside part {@code part}'s forks (queues' minimal program): a folder it leaves behind
+     * marks the part's entry in the manifest, as a later fork's does.
+     */
+    public void closeBesideForks(Run run, String part) {
+        close();
+        Map<String, RemoteJvm> firsts = FIRST_FORK_OF_PART.get(run);
+        RemoteJvm entry = firsts == null ? null : firsts.get(part);
+        if (leftBehind() && entry != null && entry != this) entry.markLeftBehind();
+    }
+
     /** A classpath as jars: a folder on it (classes compiled in place) is packed into one, in the run's scratch. */
     static synchronized List<Jar> jars(Run run, String classpath) throws IOException {
         List<Jar> out = new ArrayList<>();

@@ -133,7 +133,7 @@ internal fun kernelRelease(kernel: String): String = Regex("""^\d+(\.\d+)*""").f
 
 /** What a comparison should hold equal, per run: host, JVMs, flags, kit, mode and scale, and every parameter. */
 fun RecordedRun.fingerprint(): Map<String, String> {
-    val h = manifest.path("host"); val j = manifest.path("jvm"); val m = manifest.path("measurement")
+    val h = measuredHost; val j = manifest.path("jvm"); val m = manifest.path("measurement")
     fun text(n: JsonNode) = if (n.isMissingNode || n.isNull) "" else if (n.isArray) n.joinToString(" ") { it.asText() } else n.asText()
     val out = linkedMapOf( // the fields of MANIFEST_FIELDS, in its order
         "host name" to hostname, "host CPU" to text(h.path("cpuModel")), "host cores" to text(h.path("logicalCores")),

@@ -8,12 +8,17 @@ import java.util.Locale
 data class Steal(val meanPct: Double, val maxPct: Double)
 
 /**
- * Steal over the run's whole time series; null when the run has no such series. [series] is the measured machine's by
- * default ([RecordedRun.hostSeries]), `host:<part>` for a part placed on another host (`--place`).
+ * Steal over the run's whole time series; null when the run has no such series. [series] is `system` for the run's
+ * host, `host:<part>` for a part placed on another (`--place`); [measuredSteal] is the machine measured's.
  */
-fun RecordedRun.steal(series: String = hostSeries): Steal? {
+fun RecordedRun.steal(series: String = "system"): Steal? = steal(listOf(series))
+
+/** Steal on the machine the run measured ([RecordedRun.hostSeries]): this host's, or an `--on` target's. */
+fun RecordedRun.measuredSteal(): Steal? = steal(hostSeries)
+
+private fun RecordedRun.steal(series: List<String>): Steal? {
     if (!has("timeseries.csv")) return null
-    val values = table("timeseries.csv").filter { it["series"] == series && it["metric"] == "steal_pct" }["value"].values()
+    val values = table("timeseries.csv").filter { it["series"].toString() in series && it["metric"] == "steal_pct" }["value"].values()
         .mapNotNull { (it as? Number)?.toDouble()?.takeIf { v -> v.isFinite() } }
     return if (values.isEmpty()) null else Steal(values.average(), values.max())
 }
@@ -26,7 +31,7 @@ fun List<RecordedRun>.hardware(): String = groupBy { it.hostname }.entries.joinT
     val first = runs.first()
     val memory = first.measuredHost.path("memoryBytes").asDouble(0.0).takeIf { it >= (1L shl 30) }?.let { String.format(Locale.ROOT, ", %.0f GiB", it / (1L shl 30)) } ?: ""
     val limit = first.containerCpuLimit?.let { ", limited to ${formatNumber(it)} CPUs by its container" } ?: ""
-    val steals = runs.mapNotNull { it.steal() }
+    val steals = runs.mapNotNull { it.measuredSteal() }
     val steal = if (steals.isEmpty()) "steal not recorded" else
         "steal ${formatNumber(steals.map { it.meanPct }.average(), 2)}% of a core on average, at most ${formatNumber(steals.maxOf { it.maxPct }, 2)}% in a second" +
             (if (steals.maxOf { it.maxPct } >= VISIBLE_STEAL_PCT) " (visible: other guests took CPU during the runs)" else "")

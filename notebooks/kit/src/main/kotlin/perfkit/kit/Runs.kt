@@ -60,10 +60,13 @@ class RecordedRun(val dir: Path, val manifest: JsonNode) {
         manifest.path("placement").firstOrNull { it.path("host").asText() == target }?.path("fingerprint")?.takeIf { it.isObject }
     } ?: manifest["host"]
 
-    /** The time series of the measured machine's CPU and steal: `system`, or `host:<part>` of a part on the `--on` target. */
-    val hostSeries: String get() = on?.let { target ->
-        manifest.path("placement").firstOrNull { it.path("host").asText() == target }?.let { "host:" + it.path("part").asText() }
-    } ?: "system"
+    /**
+     * The time series of the measured machine's CPU and steal: `system`, or for a run made with `--on` the
+     * `host:<part>` series of every part on the target (each is read while its part lives: together they cover the run).
+     */
+    val hostSeries: List<String> get() = on?.let { target ->
+        manifest.path("placement").filter { it.path("host").asText() == target }.map { "host:" + it.path("part").asText() }.distinct().ifEmpty { null }
+    } ?: listOf("system")
 
     val hostname: String get() = measuredHost.path("hostname").asText("")
     val host: String get() = hostname
@@ -274,7 +277,7 @@ private fun newestIntactPerMode(runs: List<RecordedRun>, intact: (List<RecordedR
     runs.groupBy { it.mode }.values.mapNotNull { group -> group.sortedByDescending { it.id }.firstOrNull { intact(listOf(it)).isNotEmpty() } }
 
 /** Every study's options added after runs were made without them: what such a run did, so it pools with a run that said so. */
-internal val ADDED_PARAM_DEFAULTS = mapOf("profile" to "false")
+internal val ADDED_PARAM_DEFAULTS = mapOf("profile" to "false", "on" to "", "place" to "")
 
 /** Appends to the labels of runs that share host, JDK and tag the parameters in which they differ. */
 internal fun distinguish(runs: List<RecordedRun>) {

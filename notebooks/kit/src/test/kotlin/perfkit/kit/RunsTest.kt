@@ -79,7 +79,9 @@ class RunsTest {
             val dir = run("runs", id, files = mapOf("timeseries.csv" to series),
                 params = """{"on":"me@lab","place":"${parts.joinToString(",") { "${it.first}=${it.second}" }}"}""")
             val placement = parts.joinToString(",", "\"placement\":[", "],") { (part, host) ->
-                """{"part":"$part","host":"$host","address":"10.0.0.2","fingerprint":{"hostname":"${host.substringAfter('@')}-box","cpuModel":"big cpu","logicalCores":16,"memoryBytes":68719476736}}""" }
+                """{"part":"$part","host":"$host","address":"10.0.0.2","fingerprint":{"hostname":"${host.substringAfter('@')}-box","cpuModel":"big cpu","logicalCores":16,"memoryBytes":68719476736},
+                   "rttMs":{"method":"TCP connect","samples":1,"min":0.2,"median":0.3},"link":{"interface":"eth0","speedMbps":1000},
+                   "clock":{"start":{"at":"x","offsetMs":0,"uncertaintyMs":0.1}}}""" }
             val manifest = dir.resolve("run.json")
             Files.writeString(manifest, Files.readString(manifest).replace("\"status\":", placement + "\"status\":"))
             return dir
@@ -90,8 +92,9 @@ class RunsTest {
         assertEquals("me@lab", run.on)
         assertEquals(16, run.cores, "the target's cores, not the run host's 2")
         assertEquals("lab-box", run.hostname)
-        assertEquals("host:forks", run.hostSeries)
-        assertEquals(4.0, run.steal()?.meanPct, "the target's steal")
+        assertEquals(listOf("host:forks"), run.hostSeries)
+        assertEquals(4.0, run.measuredSteal()?.meanPct, "the target's steal")
+        assertEquals(0.0, run.steal()?.meanPct, "this host's, asked for by name")
         assertTrue(all.hardware().startsWith("lab-box: 16 logical cores (big cpu, 64 GiB)"), all.hardware())
         assertEquals(emptySet(), all.placedRunIds, "every part on one machine: judged as a run made there")
         onRun(id2, listOf("db" to "me@db", "engines" to "me@lab"))
