@@ -107,9 +107,15 @@ public class Queues {
         /** Where the forks run: here, or on the host --place forks (or --on) names. */
         Forks.Host where() { return forksHost == null ? Forks.Host.HERE : RemoteJvm.forkHost("forks", forksHost); }
 
-        /** What one fork of {@code cell} measures. */
-        QueuesFork.Spec spec(Cell cell, int fork) {
-            return new QueuesFork.Spec(cell.name(), cell.variant(), cell.waitStrategy(), fork, rate, warmup, measure, capacity, keepWarmup);
+        /** What one fork of {@code cell} measures; a plain one is left out of --profile, to measure what recording costs. */
+        QueuesFork.Spec spec(Cell cell, int fork, boolean profiled) {
+            return new QueuesFork.Spec(cell.name(), cell.variant(), cell.waitStrategy(), fork, rate, warmup, measure, capacity, keepWarmup, profiled);
+        }
+
+        /** With --profile at full speed, the cell whose forks each have a plain twin: the first 1-consumer cell, else the first. */
+        Cell profilingCostCell(boolean profile) {
+            if (!profile || rate > 0) return null;
+            return cells.stream().filter(Cell::hasMinimal).findFirst().orElse(cells.get(0));
         }
     }
 
@@ -128,6 +134,9 @@ public class Queues {
         boolean calibrate = o.calibrates();
         ScriptJvm minimal = calibrate ? ScriptJvm.prepare(RunLayout.kitRoot().resolve(MINIMAL_SCRIPT), "perfkit.queues.Minimal1P1C",
                 "the minimal 1P1C program", run.dir().resolve("logs")) : null;
+        Cell costCell = o.profilingCostCell(Cli.PROFILE.in(run.typed()));
+        if (costCell != null) run.notes().put("profilingCost", "each fork of " + costCell.name() + " has a plain twin, the same spec in a JVM "
+                + "that records nothing, run next to it; profiling.csv holds both rates per fork");
         if (calibrate) run.notes().put("calibration", "each 1-consumer cell's forks alternate with a minimal program of the same topology ("
                 + MINIMAL_SCRIPT + ": the same ring or queue size, warm-up, window and fork JVM options; no harness, no checksum, the main thread "
                 + "asleep); calibration.csv holds both rates per fork; a harness within 10% of it adds nothing the result depends on");
@@ -141,17 +150,31 @@ public class Queues {
              Table calibration = calibrate ? new Table(run, "calibration.csv", "the harness beside a minimal program of the same topology: "
                      + "events per second of each 1-consumer cell's fork and of the minimal program run next to it",
                      "cell", "variant", "wait_strategy", "fork", "harness_events_per_s", "minimal_events_per_s", "harness_over_minimal",
-                     "minimal_exactly_once") : null) {
-            // a cell's fork: its JVM's start (about 2 s) and window, and as long again for the minimal program beside it
-            long minimals = calibrate ? cells.stream().filter(Cell::hasMinimal).count() : 0;
-            run.progress().plan("cell", o.forks() * cells.size(), o.forks() * ((cells.size() + minimals) * (warmup + measure + 2)));
+                     "minimal_exactly_once") : null;
+             Table profiling = costCell != null ? new Table(run, "profiling.csv", "what --profile costs: events per second of one cell's profiled "
+                     + "fork and of a plain fork of the same spec run next to it", "cell", "variant", "wait_strategy", "fork", "profiled_events_per_s",
+                     "plain_events_per_s", "profiled_over_plain") : null) {
+            // a cell's fork: its JVM's start (about 2 s) and window, and as long again for the minimal program or plain twin beside it
+            long besides = (calibrate ? cells.stream().filter(Cell::hasMinimal).count() : 0) + (costCell != null ? 1 : 0);
+            run.progress().plan("cell", o.forks() * cells.size(), o.forks() * ((cells.size() + besides) * (warmup + measure + 2)));
             for (int fork = 1; fork <= o.forks(); fork++) {
                 for (Cell cell : cells) {
                     // the minimal program goes first on even forks, so drift on the host favours neither
                     Minimal.Result before = calibration != null && cell.hasMinimal() && fork % 2 == 0
                             ? Minimal.run(run, minimal, o.forksHost(), cell, fork, jvmArgs, warmup, measure, o.capacity()) : null;
-                    QueuesFork.Result r = run.forks().on(o.where(), cell.name() + "/fork" + fork, jvmArgs, o.spec(cell, fork), warmup + measure,
+                    // the plain twin of a profiled fork goes first on odd forks, so drift on the host favours neither
+                    boolean twin = cell == costCell;
+                    Double plainBefore = twin && fork % 2 == 1 ? plainFork(run, o, cell, fork, jvmArgs) : null;
+                    QueuesFork.Result r = run.forks().on(o.where(), cell.name() + "/fork" + fork, jvmArgs, o.spec(cell, fork, true), warmup + measure,
                             phase -> {}, QueuesFork.Result.class).result();
+                    Double plain = twin && plainBefore == null ? plainFork(run, o, cell, fork, jvmArgs) : plainBefore;
+                    if (plain != null) {
+                        profiling.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
+                                .set("fork", fork).set("profiled_events_per_s", r.eventsPerSecond()).set("plain_events_per_s", plain)
+                                .set("profiled_over_plain", r.eventsPerSecond() / plain));
+                        run.progress().say(String.format(Locale.ROOT, "%s fork %d: profiled %,.0f events/s, plain %,.0f (%.2fx)",
+                                cell.name(), fork, r.eventsPerSecond(), plain, r.eventsPerSecond() / plain));
+                    }
                     Minimal.Result m = calibration != null && cell.hasMinimal() && before == null
                             ? Minimal.run(run, minimal, o.forksHost(), cell, fork, jvmArgs, warmup, measure, o.capacity()) : before;
                     if (m != null) {
@@ -181,6 +204,12 @@ public class Queues {
             }
         }
         printSummary(run, perCell);
+    }
+
+    /** The plain twin of a profiled fork: the same spec, left out of --profile; its events per second. */
+    private static double plainFork(Run run, Options o, Cell cell, int fork, List<String> jvmArgs) throws Exception {
+        return run.forks().on(o.where(), cell.name() + "/fork" + fork + "/plain", jvmArgs, o.spec(cell, fork, false), o.warmup() + o.measure(),
+                phase -> {}, QueuesFork.Result.class).result().eventsPerSecond();
     }
 
     static final String MINIMAL_SCRIPT = "scripts/queues/Minimal1P1C.java";

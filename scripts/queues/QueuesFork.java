@@ -32,7 +32,7 @@ final class QueuesFork {
 
     /** What one fork measures: a cell (a variant under a wait strategy, "" for the queue), and the options it needs. */
     record Spec(String cell, String variant, String waitStrategy, int fork, long rate, double warmup, double measure, int capacity,
-                boolean keepWarmup) {}
+                boolean keepWarmup, boolean profiled) {}
 
     /**
      * What it measured: events per consumer and in all in the window, the producer's rate and allocation, and the

@@ -53,8 +53,11 @@ public final class Profiler {
         default void fetch(Path local) {}
     }
 
-    /** The cell and fork a JVM measures, when it is a fork whose spec names them: a profile's own, for a reader. */
-    public record Label(String cell, Integer fork) {}
+    /**
+     * What a fork's spec says of it: the cell and fork it measures (a profile's own, for a reader; null when it names
+     * none), and whether to record it at all (false: the plain fork beside a profiled one, to measure what profiling costs).
+     */
+    public record Label(String cell, Integer fork, boolean profiled) {}
 
     public Profiler(Path runDir, Consumer<RunFile> addFile) {
         this(runDir, addFile, name -> null);
@@ -81,6 +84,8 @@ public final class Profiler {
 
     /** A JVM under test has started; one that starts inside a window (a fork of a running step) joins it. */
     public synchronized void jvm(Target c) {
+        Label label = labels.apply(c.name());
+        if (label != null && !label.profiled()) return;
         jvms.add(c);
         try {
             tell(c, Profile.prepare());

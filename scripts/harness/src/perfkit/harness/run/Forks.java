@@ -148,12 +148,17 @@ public final class Forks {
     /** The cell and fork the fork of {@code series} measures, as its spec names them; null for a JVM that is no fork. */
     public Profiler.Label labelOf(String series) { return labels.get(series); }
 
-    /** A spec's {@code cell} (text) and {@code fork} (a number), the components a study's spec names them by; null without both. */
+    /**
+     * A spec's {@code cell} (text), {@code fork} (a number) and {@code profiled} (false keeps its JVM out of
+     * {@code --profile}), the components a study's spec names them by; null when it names none of them.
+     */
     public static Profiler.Label labelIn(String specLine) {
         try {
             JsonNode spec = perfkit.harness.record.Manifest.JSON.readTree(specLine);
-            return spec.path("cell").isTextual() && spec.path("fork").canConvertToInt()
-                    ? new Profiler.Label(spec.path("cell").asText(), spec.path("fork").asInt()) : null;
+            String cell = spec.path("cell").isTextual() ? spec.path("cell").asText() : null;
+            Integer fork = spec.path("fork").canConvertToInt() ? spec.path("fork").asInt() : null;
+            boolean profiled = !spec.path("profiled").isBoolean() || spec.path("profiled").asBoolean();
+            return cell == null && fork == null && profiled ? null : new Profiler.Label(cell, fork, profiled);
         } catch (IOException e) {
             return null;
         }

@@ -66,7 +66,7 @@ class ProfilerTest {
     @Test
     void aPlacedJvmRecordsInItsFolderThereAndEachRecordingIsFetchedAsItsWindowCloses() throws Exception {
         List<RunFile> listed = new ArrayList<>();
-        Profiler profiler = new Profiler(runDir, listed::add, name -> name.equals("app/fork1") ? new Profiler.Label("app", 1) : null);
+        Profiler profiler = new Profiler(runDir, listed::add, name -> name.equals("app/fork1") ? new Profiler.Label("app", 1, true) : null);
         List<String> told = new ArrayList<>(), fetched = new ArrayList<>();
         profiler.jvm(new Profiler.Target() {
             @Override public String name() { return "app/fork1"; }
@@ -90,9 +90,28 @@ class ProfilerTest {
 
     @Test
     void aForksLabelIsTheCellAndForkItsSpecNames() {
-        assertEquals(new Profiler.Label("disruptor-1/yielding", 2), perfkit.harness.run.Forks.labelIn("{\"cell\":\"disruptor-1/yielding\",\"variant\":\"disruptor-1\",\"fork\":2}"));
-        assertNull(perfkit.harness.run.Forks.labelIn("{\"stack\":\"mvc\",\"fork\":2}"), "no cell: a service, say");
+        assertEquals(new Profiler.Label("disruptor-1/yielding", 2, true),
+                perfkit.harness.run.Forks.labelIn("{\"cell\":\"disruptor-1/yielding\",\"variant\":\"disruptor-1\",\"fork\":2}"));
+        assertEquals(new Profiler.Label("abq-1", 1, false), perfkit.harness.run.Forks.labelIn("{\"cell\":\"abq-1\",\"fork\":1,\"profiled\":false}"));
+        assertNull(perfkit.harness.run.Forks.labelIn("{\"stack\":\"mvc\",\"rate\":2}"), "names nothing: a service, say");
         assertNull(perfkit.harness.run.Forks.labelIn("not json"));
+    }
+
+    @Test
+    void aForkWhoseSpecSaysUnprofiledIsNeverToldToRecord() throws Exception {
+        Profiler profiler = new Profiler(runDir, f -> { }, name -> name.equals("abq-1/fork1/plain") ? new Profiler.Label("abq-1", 1, false) : null);
+        Process sleeper = new ProcessBuilder("sleep", "30").start();
+        try {
+            ByteArrayOutputStream plain = new ByteArrayOutputStream(), profiled = new ByteArrayOutputStream();
+            profiler.jvm(new Supervisor.Child("abq-1/fork1/plain", sleeper, plain, false));
+            profiler.jvm(new Supervisor.Child("abq-1/fork1", sleeper, profiled, false));
+            profiler.phase("measure");
+            profiler.phase("between");
+            assertEquals("", plain.toString(StandardCharsets.UTF_8), "the plain fork measures what profiling costs: it records nothing");
+            assertTrue(profiled.toString(StandardCharsets.UTF_8).contains(Profile.stop()));
+        } finally {
+            sleeper.destroyForcibly().waitFor();
+        }
     }
 
     /** The child's side, in this JVM: the commands start and stop a JFR recording whose file holds method samples. */

@@ -61,7 +61,7 @@ val DataRow<*>.capacityInstances: Long? get() = (opt("capacity_instances") as? N
 val DataRow<*>.capacityMsgsPerS: Double? get() = num(opt("capacity_msgs_per_s"))
 /** `capacity_status` (string, no unit): messaging capacity.csv. */
 val DataRow<*>.capacityStatus: String? get() = opt("capacity_status") as? String
-/** `cell` (string, no unit): messaging calibration.csv; messaging capacity.csv; messaging sweep.csv; overhead jmh.csv; and 16 more. */
+/** `cell` (string, no unit): messaging calibration.csv; messaging capacity.csv; messaging sweep.csv; overhead jmh.csv; and 17 more. */
 val DataRow<*>.cell: String? get() = opt("cell") as? String
 /** `chosen` (boolean, no unit): messaging calibration.csv. */
 val DataRow<*>.chosen: Boolean? get() = opt("chosen") as? Boolean
@@ -167,7 +167,7 @@ val DataRow<*>.firstMissedMsgsPerS: Double? get() = num(opt("first_missed_msgs_p
 val DataRow<*>.firstMissedRps: Long? get() = (opt("first_missed_rps") as? Number)?.toLong()
 /** `fits` (boolean, no unit): messaging calibration.csv. */
 val DataRow<*>.fits: Boolean? get() = opt("fits") as? Boolean
-/** `fork` (integer, no unit): overhead jmh.csv; queues calibration.csv; queues consumers.csv; queues throughput.csv; and 9 more. */
+/** `fork` (integer, no unit): overhead jmh.csv; queues calibration.csv; queues consumers.csv; queues profiling.csv; and 10 more. */
 val DataRow<*>.fork: Long? get() = (opt("fork") as? Number)?.toLong()
 /** `generate_seconds` (number, s): workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.generateSeconds: Double? get() = num(opt("generate_seconds"))
@@ -283,6 +283,8 @@ val DataRow<*>.p99UncorrectedMs: Double? get() = num(opt("p99_uncorrected_ms"))
 val DataRow<*>.pctOfMax: Double? get() = num(opt("pct_of_max"))
 /** `phase` (string, no unit): timeseries.csv: setup, warmup, measure, drain or between. */
 val DataRow<*>.phase: String? get() = opt("phase") as? String
+/** `plain_events_per_s` (number, events/s): queues profiling.csv. */
+val DataRow<*>.plainEventsPerS: Double? get() = num(opt("plain_events_per_s"))
 /** `policy` (string, no unit): messaging capacity.csv; messaging sweep.csv. */
 val DataRow<*>.policy: String? get() = opt("policy") as? String
 /** `pooled_runs` (integer, count): the kit's summaries: how many runs a group pooled. */
@@ -293,6 +295,10 @@ val DataRow<*>.produced: Long? get() = (opt("produced") as? Number)?.toLong()
 val DataRow<*>.producedTotal: Long? get() = (opt("produced_total") as? Number)?.toLong()
 /** `producer_bytes_per_event` (number, bytes/event): queues throughput.csv. */
 val DataRow<*>.producerBytesPerEvent: Double? get() = num(opt("producer_bytes_per_event"))
+/** `profiled_events_per_s` (number, events/s): queues profiling.csv. */
+val DataRow<*>.profiledEventsPerS: Double? get() = num(opt("profiled_events_per_s"))
+/** `profiled_over_plain` (number, ratio): queues profiling.csv. */
+val DataRow<*>.profiledOverPlain: Double? get() = num(opt("profiled_over_plain"))
 /** `purpose` (string, no unit): three-tier open.csv. */
 val DataRow<*>.purpose: String? get() = opt("purpose") as? String
 /** `queue_size` (integer, count): workflow calibration.csv; workflow throughput.csv. */
@@ -381,13 +387,13 @@ val DataRow<*>.users: Long? get() = (opt("users") as? Number)?.toLong()
 val DataRow<*>.valid: Boolean? get() = opt("valid") as? Boolean
 /** `value` (number, no unit): timeseries.csv: the metric's value in that second. */
 val DataRow<*>.value: Double? get() = num(opt("value"))
-/** `variant` (string, no unit): messaging sweep.csv; queues calibration.csv; queues consumers.csv; queues throughput.csv; and 4 more. */
+/** `variant` (string, no unit): messaging sweep.csv; queues calibration.csv; queues consumers.csv; queues profiling.csv; and 5 more. */
 val DataRow<*>.variant: String? get() = opt("variant") as? String
 /** `verdict` (string, no unit): messaging calibration.csv; messaging sweep.csv; three-tier open.csv; web-reactive closed.csv; and 1 more. */
 val DataRow<*>.verdict: String? get() = opt("verdict") as? String
 /** `wait_arrivals` (integer, count): workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.waitArrivals: Long? get() = (opt("wait_arrivals") as? Number)?.toLong()
-/** `wait_strategy` (string, no unit): queues calibration.csv; queues consumers.csv; queues throughput.csv. */
+/** `wait_strategy` (string, no unit): queues calibration.csv; queues consumers.csv; queues profiling.csv; queues throughput.csv. */
 val DataRow<*>.waitStrategy: String? get() = opt("wait_strategy") as? String
 /** `warm` (boolean, no unit): three-tier open.csv; three-tier saturation.csv; web-reactive closed.csv; web-reactive open.csv. */
 val DataRow<*>.warm: Boolean? get() = opt("warm") as? Boolean

@@ -93,6 +93,27 @@ class QueuesTest {
     }
 
     @Test
+    fun `what profiling cost is the profiled forks over their plain twins, with its interval`() {
+        fun costRun(id: String, rows: List<Pair<Double, Double>>): RecordedRun {
+            val dir = calibrationRun(id, listOf(Triple("abq-1", 17.0, 17.0)))
+            Files.writeString(dir.resolve("profiling.csv"), "cell,variant,wait_strategy,fork,profiled_events_per_s,plain_events_per_s,profiled_over_plain\n" +
+                rows.mapIndexed { i, (p, q) -> "abq-1,abq-1,,${i + 1},$p,$q,${p / q}" }.joinToString("\n") + "\n")
+            val manifest = dir.resolve("run.json")
+            Files.writeString(manifest, Files.readString(manifest).replace("""{"path":"calibration.csv","kind":"table","description":"test"}""",
+                """{"path":"calibration.csv","kind":"table","description":"test"},{"path":"profiling.csv","kind":"table","description":"test"}"""))
+            return loadRun(dir)
+        }
+        val costly = profilingCost(listOf(costRun("20260101T000000Z-h1-cccccc", listOf(9.0 to 10.0, 9.1 to 10.1, 8.9 to 9.9)))).rows().single()
+        assertEquals("profiling costs throughput", costly["verdict"])
+        assertEquals(0.9, costly["profiled_over_plain"] as Double, 0.005)
+        assertEquals(3, costly["forks"])
+        val free = profilingCost(listOf(costRun("20260101T000000Z-h1-dddddd", listOf(10.0 to 10.1, 10.2 to 10.0, 9.9 to 10.0)))).rows().single()
+        assertEquals("no cost seen", free["verdict"])
+        assertEquals(0, profilingCost(listOf(loadRun(calibrationRun("20260101T000000Z-h1-eeeeee", listOf(Triple("abq-1", 1.0, 1.0)))))).rowsCount(),
+            "a run made without --profile has no line")
+    }
+
+    @Test
     fun `a bistable minimal program leaves the verdict open and says how far it spread`() {
         // both programs in the slow mode in one fork and the fast one in the others, as under yielding on 2 vCPUs
         val dir = calibrationRun("20260101T000000Z-h1-bbbbbb", listOf(
