@@ -223,7 +223,9 @@ def test_forks_and_minimal_program_tenure_the_queue_before_they_measure(tmp_path
 
 
 def test_profile_records_each_fork_over_its_measured_window_only(tmp_path):
-    """--profile: each fork JVM records itself with JFR from the moment it measures until it stops measuring."""
+    """--profile: each fork JVM records itself with JFR from the moment it measures until it stops measuring, its
+    recording names the cell and fork it measured, and each fork has a plain twin that records nothing, so the run
+    says what recording cost."""
     r = bench("run", "queues", "--variants", "abq-1", "--quick", "--warmup", "1", "--measure", "1", "--calibration", "off", "--profile",
               "--out", str(tmp_path))
     run = run_dir_of(r)
@@ -236,9 +238,13 @@ def test_profile_records_each_fork_over_its_measured_window_only(tmp_path):
     for f in profiles:
         data = (run / f["path"]).read_bytes()
         assert data[:4] == b"FLR\0", "a JDK Flight Recorder file"
-        assert "abq-1" in f["series"] and f["cell"] is None
+        assert f["series"].startswith("abq-1/fork") and f["cell"] == "abq-1" and f["fork"] >= 1
         length = f["window"]["endMs"] - f["window"]["startMs"]
         assert 500 <= length < 1900, f"the measured second, not the warm-up before it: {length} ms"
+    cost = read_csv(run / "profiling.csv")
+    assert [r["fork"] for r in cost] == [r["fork"] for r in forks], "a plain twin beside every profiled fork"
+    assert all(float(r["plain_events_per_s"]) > 0 and r["profiled_events_per_s"] == t["events_per_s"] for r, t in zip(cost, forks))
+    assert not any(f["series"].endswith("/plain") for f in profiles), "the twin records nothing"
 
 
 def test_the_minimal_program_alone_counts_every_event(tmp_path):
