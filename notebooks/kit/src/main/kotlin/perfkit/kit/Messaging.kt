@@ -57,6 +57,10 @@ private const val MESSAGING_WARMUP = "delivered rate and CPU stable for consecut
 /** A sweep step's system CPU, the harness's saturation flag and its steal, for [belowWallJudged]. */
 private fun DataRow<*>.wallFacts() = Triple(num(opt("cpu_system_pct")), opt("saturated") == true, num(opt("steal_pct")))
 
+/** The cells of [variant]'s steps at [instances] chains, one per repetition: a side of a post's "where the time went". */
+fun AnyFrame.cellsAt(variant: String, instances: Int): List<String> =
+    rows().filter { it["variant"] == variant && num(it["instances"]) == instances.toDouble() }.map { it["cell"].toString() }.distinct()
+
 /** The steps of [cell] at [instances] chains, every repetition (valid or not: a miss that closed a bracket counts). */
 private fun AnyFrame.stepsAt(cell: String?, instances: Double): List<DataRow<*>> =
     rows().filter { it["variant"] == cell && num(it["instances"]) == instances }

@@ -123,12 +123,16 @@ fun RecordedRun.profiles(): List<ProfileFile> =
  * at full speed) has the profiles of the forks that measured it, by the cell they name. Null when there are none.
  */
 fun List<RecordedRun>.cellProfile(cell: String, steps: (String) -> Boolean = { true }, jvm: (String) -> Boolean = { true }): JvmProfile? =
+    cellsProfile(listOf(cell), cell, steps, jvm)
+
+/** [cellProfile] over several [cells] at once (one load's repetitions, each a cell of its own), named [name]. */
+fun List<RecordedRun>.cellsProfile(cells: Collection<String>, name: String, steps: (String) -> Boolean = { true }, jvm: (String) -> Boolean = { true }): JvmProfile? =
     flatMap { run ->
-        val logs = run.files.filter { it.kind == "hlog" && it.cell == cell && it.window != null }
+        val logs = run.files.filter { it.kind == "hlog" && it.cell in cells && it.window != null }
         val windows = logs.filter { steps(it.series ?: "") }.map { it.window!! }
         run.profiles().filter { p -> jvm(p.jvm) &&
-            if (logs.isEmpty()) p.cell == cell else windows.any { w -> p.window.startMs < w.endMs && w.startMs < p.window.endMs } }
-    }.map { p -> readProfile(p.run.dir.resolve(p.path), cell, p.window) }.reduceOrNull(JvmProfile::plus)
+            if (logs.isEmpty()) p.cell in cells else windows.any { w -> p.window.startMs < w.endMs && w.startMs < p.window.endMs } }
+    }.map { p -> readProfile(p.run.dir.resolve(p.path), name, p.window) }.reduceOrNull(JvmProfile::plus)
 
 /**
  * Where the time went on each side of a comparison, for a post: the [methods] whose own share of the samples (self
@@ -190,9 +194,14 @@ fun flameGraph(p: JvmProfile, title: String = "Where ${p.name}'s threads ran", m
  * one, or that a run made with `--profile` wrote none.
  */
 fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String, jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true },
+                                    steps: (String) -> Boolean = { true }): Markdown = whereTimeWent(cellA, listOf(cellA), cellB, listOf(cellB), jvmA, jvmB, steps)
+
+/** The same where each side is several cells ([cellsA], [cellsB]: a load's repetitions), named [nameA] and [nameB]. */
+fun List<RecordedRun>.whereTimeWent(nameA: String, cellsA: Collection<String>, nameB: String, cellsB: Collection<String>,
+                                    jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true },
                                     steps: (String) -> Boolean = { true }): Markdown {
-    val a = cellProfile(cellA, steps = steps, jvm = jvmA); val b = cellProfile(cellB, steps = steps, jvm = jvmB)
-    val names = "${mdText(cellA, atLineStart = false)} and ${mdText(cellB, atLineStart = false)}"
+    val a = cellsProfile(cellsA, nameA, steps, jvmA); val b = cellsProfile(cellsB, nameB, steps, jvmB)
+    val names = "${mdText(nameA, atLineStart = false)} and ${mdText(nameB, atLineStart = false)}"
     if (a == null || b == null) return md(if (any { it.param("profile") == "true" })
         "**Where the time went:** these runs were made with `--profile` but kept no profile of $names: a JDK without Flight Recorder, " +
             "or JVMs stopped before they wrote their recordings (the run's log says which)."

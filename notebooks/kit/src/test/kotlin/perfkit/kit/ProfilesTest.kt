@@ -86,6 +86,10 @@ class ProfilesTest {
         assertNull(runs.cellProfile("abq-5"), "a cell without latency logs has no profile")
         assertNull(runs.cellProfile("abq-1", steps = { it.endsWith("/n10") }), "no latency log of those steps")
         assertNotNull(runs.cellProfile("abq-1", steps = { it == "abq-1" }))
+        // one load's repetitions are cells of their own (messaging's n1, n1/r2, ...): a side may be several
+        val both = assertNotNull(runs.cellsProfile(listOf("abq-1", "abq-3"), "both cells"))
+        assertEquals("both cells", both.name)
+        assertEquals(one.samples + assertNotNull(runs.cellProfile("abq-3")).samples, both.samples)
         // a run made with --profile that kept none says so, rather than telling the reader to use --profile
         assertTrue(runs.whereTimeWent("abq-5", "abq-1").text.contains("A run made with `--profile`"))
     }
