@@ -392,3 +392,11 @@ fun threeTierConclusion(run: RecordedRun, runs: List<RecordedRun>, pub: AnyFrame
 /** The common offered rates the chain's forks were compared at (`notes.chain.compareRates`), distinct, in req/s. */
 val RecordedRun.chainCompareRates: List<Double>
     get() = noteAt("chain", "compareRates").properties().mapNotNull { (_, v) -> v.takeIf { it.isNumber }?.asDouble() }.distinct()
+
+/**
+ * Where the time went under the chain's claim: the async chain's tiers against the sync chain's at saturation (each
+ * side's own A, B and C, named `chain-<variant>-<tier>/fork<k>` by the run; C's database is no JVM); when the runs kept
+ * profiles (`--profile`).
+ */
+fun List<RecordedRun>.chainWhereTimeWent(): Markdown = whereTimeWent("chain/async", "chain/sync",
+    { it.startsWith("chain-async-") }, { it.startsWith("chain-sync-") }, steps = { it.endsWith("/saturation") })

@@ -388,3 +388,17 @@ fun executorSizing(runs: List<RecordedRun>): String = runs.joinToString("\n") { 
             if (r.param("queue-size") == "auto") " (auto: 64 places per thread, the original's 8192 for 128)" else " (--queue-size)"
     "- `${r.id}`: $threads; $queue"
 }
+
+/**
+ * Where the time went under the lock claim (why lock off does or does not hurt here): the engines' profiles with the
+ * lock on and off, fixed jobs at the most instances measured and the smallest acquire size, over every repetition's
+ * drain (each a cell of its own); when the runs kept profiles (`--profile`). [cells] is the throughput table.
+ */
+fun List<RecordedRun>.lockWhereTimeWent(cells: AnyFrame): Markdown {
+    val fixed = cells.rows().filter { it["job_type"] == "fixed" }
+    val most = fixed.mapNotNull { num(it["instances"])?.toInt() }.maxOrNull() ?: return Markdown("")
+    val acquire = fixed.mapNotNull { num(it["acquire_size"])?.toInt() }.minOrNull() ?: return Markdown("")
+    fun side(lock: String) = fixed.filter { num(it["instances"])?.toInt() == most && num(it["acquire_size"])?.toInt() == acquire && it["lock"] == lock }
+        .map { it["cell"].toString() }.distinct()
+    return whereTimeWent("lock on, $most instance(s)", side("on"), "lock off, $most instance(s)", side("off"))
+}
