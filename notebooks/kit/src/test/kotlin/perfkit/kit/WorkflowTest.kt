@@ -2,6 +2,7 @@ package perfkit.kit
 
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.filter
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.io.TempDir
@@ -277,5 +278,16 @@ class WorkflowTest {
         assertEquals(listOf<Any?>(500, 100), filled)
         assertEquals(1, lockPollEffect(t, mapOf("r2" to 100.0)).rowsCount())
         assertEquals(0, lockPollEffect(t).rowsCount(), "both at the default poll: nothing to compare")
+    }
+
+    @Test
+    fun `the lock's where the time went compares fixed jobs at the most instances, and says how to get profiles`() {
+        val cells = dataFrameOf("cell", "job_type", "instances", "acquire_size", "lock")(
+            "fixed-k1-a32-lockon-r1", "fixed", 1, 32, "on", "fixed-k4-a32-lockon-r1", "fixed", 4, 32, "on",
+            "fixed-k4-a32-lockoff-r1", "fixed", 4, 32, "off", "noop-k8-a32-lockoff-r1", "noop", 8, 32, "off")
+        val text = emptyList<RecordedRun>().lockWhereTimeWent(cells).text
+        assertTrue("lock on, 4 instance(s) and lock off, 4 instance(s)" in text, text)
+        assertTrue("--profile" in text, text)
+        assertEquals("", emptyList<RecordedRun>().lockWhereTimeWent(cells.filter { it["job_type"] == "noop" }).text, "no fixed jobs: nothing to say")
     }
 }
