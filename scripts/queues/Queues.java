@@ -167,7 +167,7 @@ public class Queues {
                     Double plainBefore = twin && fork % 2 == 1 ? plainFork(run, o, cell, fork, jvmArgs) : null;
                     QueuesFork.Result r = run.forks().on(o.where(), cell.name() + "/fork" + fork, jvmArgs, o.spec(cell, fork, true), warmup + measure,
                             phase -> {}, QueuesFork.Result.class).result();
-                    Double plain = twin && plainBefore == null ? plainFork(run, o, cell, fork, jvmArgs) : plainBefore;
+                    Double plain = plainBefore != null ? plainBefore : twin ? plainFork(run, o, cell, fork, jvmArgs) : null;
                     if (plain != null) {
                         profiling.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
                                 .set("fork", fork).set("profiled_events_per_s", r.eventsPerSecond()).set("plain_events_per_s", plain)
@@ -207,7 +207,7 @@ public class Queues {
     }
 
     /** The plain twin of a profiled fork: the same spec, left out of --profile; its events per second. */
-    private static double plainFork(Run run, Options o, Cell cell, int fork, List<String> jvmArgs) throws Exception {
+    private static Double plainFork(Run run, Options o, Cell cell, int fork, List<String> jvmArgs) throws Exception {
         return run.forks().on(o.where(), cell.name() + "/fork" + fork + "/plain", jvmArgs, o.spec(cell, fork, false), o.warmup() + o.measure(),
                 phase -> {}, QueuesFork.Result.class).result().eventsPerSecond();
     }

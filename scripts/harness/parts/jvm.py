@@ -146,7 +146,8 @@ def tell(jvm, work, line):
     if not line.startswith(TO_JVM):
         return
     try:
-        jvm.stdin.write((line[len(TO_JVM):] + "\n").encode())
+        # {work} names the work folder, as in the JVM's arguments: a profile's path there, told before the run knew it
+        jvm.stdin.write((line[len(TO_JVM):].replace("{work}", work) + "\n").encode())
         jvm.stdin.flush()
     except (OSError, ValueError):
         pass   # it has ended: its exit tells the run
@@ -157,22 +158,21 @@ FILE_WAIT_S = 30
 
 
 def send_file(work, name):
-    """The file once it is there and has stopped growing for half a second (JFR writes a recording when it stops), or
-    `nofile` after FILE_WAIT_S: the JVM could not write it."""
+    """The file once it is there and has not grown for a second (JFR writes a recording when it stops), or `nofile`
+    after FILE_WAIT_S: the JVM could not write it."""
     try:
         path = inside(work, name)
     except ValueError:
         say("nofile", name)
         return
-    deadline, last = time.monotonic() + FILE_WAIT_S, -1
+    deadline, sizes = time.monotonic() + FILE_WAIT_S, []
     try:
         while time.monotonic() < deadline and not stop.is_set():
-            size = os.path.getsize(path) if os.path.isfile(path) else -1
-            if size > 0 and size == last:
+            sizes = (sizes + [os.path.getsize(path) if os.path.isfile(path) else -1])[-3:]
+            if len(sizes) == 3 and sizes[0] > 0 and len(set(sizes)) == 1:
                 with open(path, "rb") as f:
                     say("file", {"name": name, "data": base64.b64encode(f.read()).decode()})
                 return
-            last = size
             time.sleep(0.5)
     except OSError:
         pass   # the part is ending and its folder going: a fork's files went with its exit

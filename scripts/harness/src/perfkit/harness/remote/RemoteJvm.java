@@ -51,6 +51,8 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
     record Jar(Path path, String sha256, long size) {}
 
     private RemotePart part;
+    /** A fork of the run: its files, recordings included, come back when it exits. */
+    private boolean fork;
     private final java.util.concurrent.CompletableFuture<Integer> exited = new java.util.concurrent.CompletableFuture<>();
     private final List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Recordings asked for ({@code --profile}) and not yet here: {@link #close} waits for them. */
@@ -119,6 +121,7 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
         message.put("firstLine", specLine);
         message.put("collect", List.copyOf(collect.keySet()));
         RemoteJvm jvm = new RemoteJvm();
+        jvm.fork = true;
         jvm.launch(run, part, series, host, jars(run, System.getProperty("java.class.path")), message, lines, collect);
         return jvm;
     }
@@ -200,11 +203,17 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
             message.put("collect", names);
         }
         Consumer<String> out = line -> lines.accept(retimed(line, System.nanoTime()));
+        Profiled profiled = underTest ? new Profiled(series) : null;
         this.part = RemotePart.start(run, part, "jvm", host, message, "started", START_TIMEOUT_S, "proc:" + series + "@" + part,
                 Map.of("out", out, "file", payload -> received(payload, home), "nofile", name -> fetching.remove(name.strip()),
                         "exit", code -> exited.complete(Integer.parseInt(code.strip())),
-                        RemotePart.END, last -> exited.completeExceptionally(new IllegalStateException(last))));
-        if (underTest) run.supervisor().jvmElsewhere(new Profiled(series));
+                        RemotePart.END, last -> exited.completeExceptionally(new IllegalStateException(last))),
+                // profiled from the moment it runs, not once this host has timed the link: a quick fork measures by then
+                started -> {
+                    if (profiled == null) return;
+                    profiled.agent = started;
+                    run.supervisor().jvmElsewhere(profiled);
+                });
     }
 
     /**
@@ -213,6 +222,7 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
      */
     private final class Profiled implements Profiler.Target {
         private final String series;
+        private volatile RemotePart agent;
 
         Profiled(String series) { this.series = series; }
 
@@ -220,17 +230,20 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
 
         @Override public boolean alive() { return !exited.isDone(); }
 
-        @Override public void tell(String line) throws IOException { part.tell(line); }
+        @Override public void tell(String line) throws IOException { agent.tell(line); }
 
-        @Override public String pathFor(Path local) { return part.ready().path("folder").asText() + "/work/" + Profiler.DIR + "/" + local.getFileName(); }
+        /** {@code {work}}: the agent puts its work folder there (jvm.py), as in the JVM's arguments. */
+        @Override public String pathFor(Path local) { return "{work}/" + Profiler.DIR + "/" + local.getFileName(); }
 
+        /** A service's recording, fetched now: it is stopped with its folder. A fork's come back when it exits. */
         @Override public void fetch(Path local) {
+            if (fork) return;
             String name = Profiler.DIR + "/" + local.getFileName();
             fetching.add(name);
             try {
-                part.ask("send-file " + name);
+                agent.ask("send-file " + name);
             } catch (IOException ended) {
-                fetching.remove(name); // its session ended: a fork's files came with its exit, a service's are gone
+                fetching.remove(name); // its session ended, and its folder with it
             }
         }
     }

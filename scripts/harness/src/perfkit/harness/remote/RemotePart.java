@@ -53,6 +53,7 @@ public final class RemotePart implements AutoCloseable {
     private final CompletableFuture<JsonNode> ready = new CompletableFuture<>();
     private final StringBuilder otherOutput = new StringBuilder();
     private final Map<String, Consumer<String>> handlers;
+    private volatile Consumer<RemotePart> onReady = p -> { };
     private volatile Supervisor.Child agent;
     /** The gauges this part feeds: series, metric and supplier, so stopping them leaves another part's on the same host alone. */
     private final List<Gauge> gauges = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -122,7 +123,17 @@ public final class RemotePart implements AutoCloseable {
      */
     public static RemotePart start(Run run, String part, String kind, Ssh host, Map<String, ?> fields, String readyKind, int readySeconds,
                             String processSeries, Map<String, Consumer<String>> handlers) throws Exception {
+        return start(run, part, kind, host, fields, readyKind, readySeconds, processSeries, handlers, p -> { });
+    }
+
+    /**
+     * The same, telling {@code onReady} of the part the moment its ready line arrives, before this host measures its
+     * clock and its round trip (a few seconds over SSH): a fork may begin measuring by then.
+     */
+    public static RemotePart start(Run run, String part, String kind, Ssh host, Map<String, ?> fields, String readyKind, int readySeconds,
+                            String processSeries, Map<String, Consumer<String>> handlers, Consumer<RemotePart> onReady) throws Exception {
         RemotePart p = new RemotePart(run, part, kind, host, handlers);
+        p.onReady = onReady;
         run.onFinish(p::close); // however the run ends: the clock at the end, and the check that nothing is left
         p.launch(fields, readyKind, readySeconds, processSeries);
         return p;
@@ -234,7 +245,10 @@ public final class RemotePart implements AutoCloseable {
         int space = line.indexOf(' ');
         String k = space < 0 ? line : line.substring(0, space), payload = space < 0 ? "" : line.substring(space + 1);
         try {
-            if (k.equals(readyKind)) ready.complete(Manifest.JSON.readTree(payload));
+            if (k.equals(readyKind)) {
+                ready.complete(Manifest.JSON.readTree(payload));
+                onReady.accept(this);
+            }
             else if (k.equals("error")) ready.completeExceptionally(new IllegalStateException(part + " on " + host + ": " + payload));
             else if (k.equals("sample")) {
                 JsonNode s = Manifest.JSON.readTree(payload);

@@ -47,7 +47,8 @@ fun harnessCalibration(runs: List<RecordedRun>): AnyFrame {
 
 /**
  * What `--profile` cost (profiling.csv: one cell's profiled forks, each beside a plain twin of the same spec), per
- * label and cell: forks, both means (events/s) and profiled/plain with its interval. verdict: "no cost seen" when the
+ * label and cell: forks, both means (events/s) and profiled/plain with its interval, over the forks' own ratios (each
+ * fork and its twin are a pair: they ran back to back, on the same host state). verdict: "no cost seen" when the
  * interval holds 1, "profiling costs throughput" when it lies below, "reads high" above (or "range" under 3 forks).
  * Runs made without `--profile`, or at a fixed rate, have none and are left out.
  */
@@ -56,7 +57,7 @@ fun profilingCost(runs: List<RecordedRun>): AnyFrame {
         run.table("profiling.csv").rows().groupBy { it["cell"] as String }.map { (cell, rs) ->
             val profiled = rs.mapNotNull { it.profiledEventsPerS }
             val plain = rs.mapNotNull { it.plainEventsPerS }
-            val e = ratioInterval(profiled, plain)
+            val e = meanInterval(rs.mapNotNull { it.profiledOverPlain })
             val verdict = when {
                 e.range -> "range only (${e.n} fork(s))"
                 e.high < 1 -> "profiling costs throughput"

@@ -65,10 +65,12 @@ class QueuesTest {
         assertEquals("0.48", rows[1]["published_total_vs_1"])
     }
 
-    private fun calibrationRun(id: String, rows: List<Triple<String, Double, Double>>): Path {
+    private fun calibrationRun(id: String, rows: List<Triple<String, Double, Double>>, tables: Map<String, String> = emptyMap()): Path {
         val dir = Files.createDirectories(root.resolve("runs/queues/$id"))
         Files.writeString(dir.resolve("calibration.csv"), "cell,variant,wait_strategy,fork,harness_events_per_s,minimal_events_per_s,harness_over_minimal,minimal_exactly_once\n" +
             rows.mapIndexed { i, (cell, h, m) -> "$cell,${cell.substringBefore('/')},${cell.substringAfter('/', "")},${i + 1},$h,$m,${h / m},true" }.joinToString("\n") + "\n")
+        tables.forEach { (name, text) -> Files.writeString(dir.resolve(name), text) }
+        val listed = (listOf("calibration.csv") + tables.keys).joinToString(",") { """{"path":"$it","kind":"table","description":"test"}""" }
         Files.writeString(dir.resolve("run.json"), completeManifest("""
             {"schemaVersion":2,"study":"queues","runId":"$id","mode":"throughput","tag":"","quick":false,"variants":["a"],"params":{},
              "status":"complete","error":null,"startedAt":"2026-01-01T00:00:00Z","endedAt":"2026-01-01T00:01:00Z","pid":1,
@@ -76,7 +78,7 @@ class QueuesTest {
              "jvm":{"vendor":"x","version":"17.0.15","inputArguments":[]},"kit":{"commit":"abc","dirty":false},
              "measurement":{"warmupSeconds":1,"measureSeconds":2,"repetitions":3,"repetitionKind":"jvm-fork","warmupExcluded":true},
              "valid":true,"invalidReasons":[],"notes":{},
-             "files":[{"path":"calibration.csv","kind":"table","description":"test"}]}""".trimIndent()))
+             "files":[$listed]}""".trimIndent()))
         return dir
     }
 
@@ -94,15 +96,9 @@ class QueuesTest {
 
     @Test
     fun `what profiling cost is the profiled forks over their plain twins, with its interval`() {
-        fun costRun(id: String, rows: List<Pair<Double, Double>>): RecordedRun {
-            val dir = calibrationRun(id, listOf(Triple("abq-1", 17.0, 17.0)))
-            Files.writeString(dir.resolve("profiling.csv"), "cell,variant,wait_strategy,fork,profiled_events_per_s,plain_events_per_s,profiled_over_plain\n" +
-                rows.mapIndexed { i, (p, q) -> "abq-1,abq-1,,${i + 1},$p,$q,${p / q}" }.joinToString("\n") + "\n")
-            val manifest = dir.resolve("run.json")
-            Files.writeString(manifest, Files.readString(manifest).replace("""{"path":"calibration.csv","kind":"table","description":"test"}""",
-                """{"path":"calibration.csv","kind":"table","description":"test"},{"path":"profiling.csv","kind":"table","description":"test"}"""))
-            return loadRun(dir)
-        }
+        fun costRun(id: String, rows: List<Pair<Double, Double>>): RecordedRun = loadRun(calibrationRun(id, listOf(Triple("abq-1", 17.0, 17.0)),
+            mapOf("profiling.csv" to "cell,variant,wait_strategy,fork,profiled_events_per_s,plain_events_per_s,profiled_over_plain\n" +
+                rows.mapIndexed { i, (p, q) -> "abq-1,abq-1,,${i + 1},$p,$q,${p / q}" }.joinToString("\n") + "\n")))
         val costly = profilingCost(listOf(costRun("20260101T000000Z-h1-cccccc", listOf(9.0 to 10.0, 9.1 to 10.1, 8.9 to 9.9)))).rows().single()
         assertEquals("profiling costs throughput", costly["verdict"])
         assertEquals(0.9, costly["profiled_over_plain"] as Double, 0.005)
