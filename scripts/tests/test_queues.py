@@ -1,4 +1,5 @@
 """End to end: ./bench run queues writes a run directory that follows the run format."""
+import re
 import subprocess
 
 import pytest
@@ -265,6 +266,16 @@ def test_calibration_off_and_fixed_rate_runs_write_none(fixed_rate_run):
 
 def test_throughput_mode_writes_no_latency_logs(tiny_queues_run):
     assert not [f for f in manifest(tiny_queues_run)["files"] if f["kind"] == "hlog"]
+
+
+def test_every_fork_keeps_a_gc_log(tiny_queues_run):
+    """Unified GC logging (-Xlog:gc) for every JVM under test, listed under its JVM's name: a reader sees each pause."""
+    m = manifest(tiny_queues_run)
+    forks = {f"{r['cell']}/fork{r['fork']}" for r in read_csv(tiny_queues_run / "throughput.csv")}
+    logs = {f["series"]: f["path"] for f in m["files"] if f["kind"] == "log" and f["path"].startswith("logs/gc/")}
+    assert forks <= set(logs), f"a GC log per fork: {sorted(forks - set(logs))} have none"
+    text = (tiny_queues_run / logs[sorted(forks)[0]]).read_text()
+    assert re.search(r"\[gc\s*\] GC\(\d+\) Pause", text), text[:2000]
 
 
 def test_hlogs_decode_with_hdrhistograms_own_log_processor(fixed_rate_run):

@@ -3,6 +3,7 @@ package perfkit.harness.process;
 import perfkit.harness.os.Disk;
 import perfkit.harness.record.Manifest;
 import perfkit.harness.os.Processes;
+import perfkit.harness.record.RunFile;
 import perfkit.harness.record.RunLayout;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -55,9 +56,34 @@ public final class Supervisor {
     private boolean liveWriteFailed;
 
     public Supervisor(Path runDir, Class<?> mainClass, String childJava) {
+        this(runDir, mainClass, childJava, f -> { });
+    }
+
+    /** The same, listing each JVM's GC log with {@code addFile} once the JVMs have stopped ({@link #stopAll}). */
+    public Supervisor(Path runDir, Class<?> mainClass, String childJava, Consumer<RunFile> addFile) {
         this.runDir = runDir;
         this.mainClass = mainClass;
         this.childJava = childJava == null || childJava.isBlank() ? ownJava() : childJava;
+        this.addFile = addFile;
+    }
+
+    private final Consumer<RunFile> addFile;
+    /** Each JVM under test's GC log (unified logging), listed when the JVMs have stopped; counted by cleaned name. */
+    private final List<RunFile> gcLogs = new CopyOnWriteArrayList<>();
+    private final Map<String, Integer> gcLogsByName = new ConcurrentHashMap<>();
+
+    /**
+     * {@code -Xlog:gc} into {@code logs/gc/<name>.<n>.log} (one line per collection: its kind, heap before and after,
+     * and its pause, on the wall clock), or nothing when the run's folder has a character -Xlog reads as syntax.
+     */
+    private List<String> gcLogOption(String name) throws IOException {
+        String safe = name.replaceAll("[^A-Za-z0-9._-]+", "_");
+        Path log = runDir.resolve("logs").resolve("gc").resolve(safe + "." + gcLogsByName.merge(safe, 1, Integer::sum) + ".log");
+        if (log.toString().matches(".*[:=,\\s\"].*")) return List.of();
+        java.nio.file.Files.createDirectories(log.getParent());
+        gcLogs.add(new RunFile(runDir.relativize(log).toString(), "log", "unified GC log (-Xlog:gc) of " + name + ": each collection and its pause",
+                null, name, null, null, null, null));
+        return List.of("-Xlog:gc:file=" + log + ":time,uptime,level,tags");
     }
 
     /** The reaper: a watchdog JVM that cleans up after this one if it is killed with SIGKILL. */
@@ -82,6 +108,7 @@ public final class Supervisor {
         childArgs.addAll(args);
         // first, so a -Djava.io.tmpdir of the user's own still wins
         List<String> jvm = new ArrayList<>(List.of("-Djava.io.tmpdir=" + tempDir()));
+        jvm.addAll(gcLogOption(name)); // a user's own -Xlog adds to it
         jvm.addAll(jvmArgs);
         List<String> cmd = javaCommand(jvm, ChildProcess.class, childArgs);
         cmd.set(0, java == null ? childJava : java);
@@ -277,6 +304,9 @@ public final class Supervisor {
         }
         tempDirs.forEach(Disk::deleteRecursively);
         tempDirs.clear();
+        // the JVMs have stopped, so their GC logs are whole: listed once each, where one was written
+        for (RunFile f : gcLogs) if (java.nio.file.Files.isRegularFile(runDir.resolve(f.path()))) addFile.accept(f);
+        gcLogs.clear();
     }
 
     /** The run ended properly: the live file goes, and the reaper (which reads it) may go too. */

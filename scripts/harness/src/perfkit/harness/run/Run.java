@@ -54,7 +54,7 @@ public final class Run {
         this.dir = dir;
         this.progress = new Progress(study);
         this.manifest = new RunManifest(dir, study, params);
-        this.supervisor = new Supervisor(dir, mainClass, Cli.JAVA.in(this.params));
+        this.supervisor = new Supervisor(dir, mainClass, Cli.JAVA.in(this.params), manifest::addFile);
         this.timeSeries = new TimeSeries(dir.resolve(TimeSeries.FILE_NAME), CpuSampler.forThisMachine());
         this.forks = new Forks(this, supervisor, manifest);
         manifest.addFile(RunFile.of(TimeSeries.FILE_NAME, "timeseries", "per-second throughput per series, CPU% per process and for the system, steal%"));
