@@ -50,14 +50,14 @@ final class HttpRound implements AutoCloseable {
                 + "measurement window; throughput (the original's req/s), response time, errors, CPU per process, JIT of the servers",
                 "cell", "round", "variant", "fork", "users", "seconds", "responses", "errors", "throughput_rps", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
                 "p99_ms", "max_ms", "cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_c_pct", "cpu_db_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct",
-                "jit_ms_per_s", "warm", "valid", "invalid_reason");
+                "jit_ms_per_s", "gc_ms_per_s", "warm", "valid", "invalid_reason");
         open = new Table(run, "open.csv", "open model: one row per round, cell, fork and offered rate: response time from the scheduled start and "
                 + "as Hyperfoil saw it, the driver's lateness, errors, CPU per process, JIT of the servers, verdict against the SLO; purpose is "
                 + "search or compare (the chain's common rate)",
                 "cell", "round", "variant", "fork", "purpose", "rate_rps", "achieved_rps", "requests", "errors", "blocked_ms", "mean_ms", "p50_ms",
                 "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms", "uncorrected_p99_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms",
                 "connections", "driver_threads", "cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_c_pct", "cpu_db_pct", "cpu_driver_pct",
-                "cpu_system_pct", "steal_pct", "sut_cpu_ms_per_1k", "jit_ms_per_s", "warm", "slo_ms", "verdict", "meets_slo", "valid", "invalid_reason");
+                "cpu_system_pct", "steal_pct", "sut_cpu_ms_per_1k", "jit_ms_per_s", "gc_ms_per_s", "warm", "slo_ms", "verdict", "meets_slo", "valid", "invalid_reason");
         capacity = new Table(run, "capacity.csv", "open model: capacity per round, cell and fork as a bracket on the rates tried: the last rate "
                 + "whose p99 met the SLO with no errors, and the first above it that did not",
                 "cell", "round", "variant", "fork", "slo_ms", "last_met_rps", "first_missed_rps", "status", "stop_reason", "steps");
@@ -95,13 +95,14 @@ final class HttpRound implements AutoCloseable {
         long responses = ph.path("responses").asLong(), errors = ph.path("errors").asLong();
         if (errors > 0) problems.add(errors + " errors");
         double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0, rps = responses / seconds;
-        double jit = jit(servers, ph);
+        double jit = jit(servers, ph), gc = JvmActivity.busiest(servers.values(), ph.path("startMs").asLong(), ph.path("endMs").asLong(), true);
         JsonNode lat = ph.path("latencyMs");
         saturation.write(Table.row().set("cell", cell).set("round", round(cell)).set("variant", variant(cell)).set("fork", fork).set("users", users)
                 .set("seconds", seconds).set("responses", responses).set("errors", errors).set("throughput_rps", rps)
                 .set("mean_ms", num(lat, "mean")).set("p50_ms", num(lat, "p50")).set("p90_ms", num(lat, "p90")).set("p95_ms", num(lat, "p95"))
                 .set("p99_ms", num(lat, "p99")).set("max_ms", num(lat, "max")).set(cpu(ph)).set("cpu_driver_pct", num(ph.path("cpuPct"), "driver"))
-                .set("cpu_system_pct", num(ph, "systemCpuPct")).set("steal_pct", num(ph, "stealPct")).set("jit_ms_per_s", Double.isNaN(jit) ? null : jit).set("warm", !(jit > ServerWarmup.JIT_QUIET_MS_PER_S))
+                .set("cpu_system_pct", num(ph, "systemCpuPct")).set("steal_pct", num(ph, "stealPct")).set("jit_ms_per_s", Double.isNaN(jit) ? null : jit)
+                .set("gc_ms_per_s", Double.isNaN(gc) ? null : gc).set("warm", !(jit > ServerWarmup.JIT_QUIET_MS_PER_S))
                 .set("valid", problems.isEmpty()).set("invalid_reason", String.join("; ", problems)));
         HttpLoad.addHlogs(run, ph, cell, cell + "/saturation", fork, cell + ", closed model at saturation, " + users + " users, fork " + fork);
         if (!problems.isEmpty()) run.invalid(cell + " fork " + fork + " saturation: " + String.join("; ", problems));
@@ -168,12 +169,7 @@ final class HttpRound implements AutoCloseable {
 
     /** The busiest JIT among {@code servers} during a phase, ms/s; NaN when none reported. */
     static double jit(Map<String, JvmActivity.Listener> servers, JsonNode phase) {
-        double max = Double.NaN;
-        for (JvmActivity.Listener l : servers.values()) {
-            double j = l.jitMsPerSecond(phase.path("startMs").asLong(), phase.path("endMs").asLong());
-            if (!Double.isNaN(j)) max = Double.isNaN(max) ? j : Math.max(max, j);
-        }
-        return max;
+        return JvmActivity.busiest(servers.values(), phase.path("startMs").asLong(), phase.path("endMs").asLong(), false);
     }
 
     /** CPU % of one core per watched process between the step's edges, into the cpu_<name>_pct columns. */

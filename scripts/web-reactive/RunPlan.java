@@ -121,13 +121,13 @@ final class RunPlan {
                 + "throughput, response time, the external service's own latency, CPU per process, JIT of the servers, verdict",
                 "cell", "stack", "calls", "fork", "users", "repeats", "requests", "expected_requests", "responses", "errors", "blocked_ms", "seconds",
                 "throughput_rps", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "backend_p50_ms", "backend_p99_ms", "backend_calls",
-                "cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct", "jit_ms_per_s", "warm", "verdict", "valid", "invalid_reason");
+                "cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct", "jit_ms_per_s", "gc_ms_per_s", "warm", "verdict", "valid", "invalid_reason");
         open = new Table(run, "open.csv", "open model: one row per cell, fork and offered rate: response time from the scheduled start and as "
                 + "Hyperfoil saw it, the driver's lateness, errors, CPU per process and per 1000 requests, JIT of the servers, verdict against the SLO",
                 "cell", "stack", "calls", "fork", "rate_rps", "requests", "achieved_rps", "errors", "blocked_ms", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
                 "p99_ms", "p99_9_ms", "max_ms", "uncorrected_p99_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms", "connections",
                 "driver_threads", "backend_p50_ms", "backend_p99_ms", "cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct",
-                "app_cpu_ms_per_1k", "sut_cpu_ms_per_1k", "jit_ms_per_s", "warm", "slo_ms", "verdict", "meets_slo", "valid", "invalid_reason");
+                "app_cpu_ms_per_1k", "sut_cpu_ms_per_1k", "jit_ms_per_s", "gc_ms_per_s", "warm", "slo_ms", "verdict", "meets_slo", "valid", "invalid_reason");
         capacity = new Table(run, "capacity.csv", "open model: capacity per cell and fork as a bracket on the rates tried: the last rate whose p99 "
                 + "met the SLO with no errors, and the first above it that did not", "cell", "stack", "calls", "fork", "slo_ms", "last_met_rps",
                 "first_missed_rps", "status", "stop_reason", "steps");
@@ -388,7 +388,7 @@ final class RunPlan {
         if (requests != expected) problems.add(requests + " requests sent, expected " + expected);
         double seconds = Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0;
         JsonNode lat = ph.path("latencyMs"), be = ph.path("probes").path("backend"), cpu = ph.path("cpuPct");
-        double jit = jit(app, ph);
+        double jit = server(app, ph, false), gc = server(app, ph, true);
         Double steal = num(ph, "stealPct");
         // a closed step has no SLO to meet, but heavy steal still makes it the host's number rather than the system's
         String verdict = !problems.isEmpty() ? StepVerdict.Status.INVALID.label
@@ -401,7 +401,8 @@ final class RunPlan {
                 .set("backend_calls", be.has("count") ? be.get("count").asLong() : null)
                 .set("cpu_app_pct", num(cpu, "app")).set("cpu_backend_pct", num(cpu, "backend")).set("cpu_driver_pct", num(cpu, "driver"))
                 .set("cpu_system_pct", num(ph, "systemCpuPct")).set("steal_pct", num(ph, "stealPct"))
-                .set("jit_ms_per_s", Double.isNaN(jit) ? null : jit).set("warm", !(jit > ServerWarmup.JIT_QUIET_MS_PER_S)).set("verdict", verdict)
+                .set("jit_ms_per_s", Double.isNaN(jit) ? null : jit).set("gc_ms_per_s", Double.isNaN(gc) ? null : gc)
+                .set("warm", !(jit > ServerWarmup.JIT_QUIET_MS_PER_S)).set("verdict", verdict)
                 .set("valid", problems.isEmpty()).set("invalid_reason", String.join("; ", problems)));
         closedRps.put(cell + "|" + fork + "|" + users, responses / seconds);
         HttpLoad.addHlogs(run, ph, cell, cell + "/n" + users, fork, cell + ", closed model, " + users + " users x " + repeats + " requests, fork " + fork);
@@ -412,14 +413,9 @@ final class RunPlan {
                 lat.path("p99").asText("-"), be.path("p50Ms").asText("-"), jit > ServerWarmup.JIT_QUIET_MS_PER_S ? String.format(Locale.ROOT, ", JIT %.0f ms/s", jit) : ""));
     }
 
-    /** The busiest JIT among the app and the external service during a phase, ms/s; NaN when neither reported. */
-    private double jit(HttpService app, JsonNode phase) {
-        double max = Double.NaN;
-        for (JvmActivity.Listener l : servers(app).values()) {
-            double j = l.jitMsPerSecond(phase.path("startMs").asLong(), phase.path("endMs").asLong());
-            if (!Double.isNaN(j)) max = Double.isNaN(max) ? j : Math.max(max, j);
-        }
-        return max;
+    /** The busiest JIT (or GC time) among the app and the external service during a phase, ms/s; NaN when neither reported. */
+    private double server(HttpService app, JsonNode phase, boolean gc) {
+        return JvmActivity.busiest(servers(app).values(), phase.path("startMs").asLong(), phase.path("endMs").asLong(), gc);
     }
 
     // ---- open model -------------------------------------------------------------------------------------

@@ -54,9 +54,13 @@ public final class OpenStep {
         }
     }
 
-    /** The step's outcome: what the driver did and saw, and the verdict. {@code jitMsPerS} is the busiest server's JIT during the window. */
+    /**
+     * The step's outcome: what the driver did and saw, and the verdict. {@code jitMsPerS} and {@code gcMsPerS} are the
+     * busiest server's JIT and GC time during the window.
+     */
     public record Result(Spec spec, JsonNode phase, StepVerdict verdict, long requests, long responses, long errors, double seconds,
-                         int connections, int driverThreads, Latency latency, Latency uncorrected, Latency lateness, double jitMsPerS) {
+                         int connections, int driverThreads, Latency latency, Latency uncorrected, Latency lateness, double jitMsPerS,
+                         double gcMsPerS) {
         public double achievedRps() { return requests / spec.measureSeconds(); }
 
         public boolean warm() { return !(jitMsPerS > ServerWarmup.JIT_QUIET_MS_PER_S); }
@@ -80,7 +84,7 @@ public final class OpenStep {
                     .set("lateness_p50_ms", nan(lateness.p50())).set("lateness_p99_ms", nan(lateness.p99())).set("lateness_max_ms", nan(lateness.max()))
                     .set("connections", connections).set("driver_threads", driverThreads).set("cpu_driver_pct", cpu("driver"))
                     .set("cpu_system_pct", nan(num(phase, "systemCpuPct"))).set("steal_pct", nan(num(phase, "stealPct")))
-                    .set("jit_ms_per_s", nan(jitMsPerS)).set("warm", warm()).set("slo_ms", spec.sloMs())
+                    .set("jit_ms_per_s", nan(jitMsPerS)).set("gc_ms_per_s", nan(gcMsPerS)).set("warm", warm()).set("slo_ms", spec.sloMs())
                     .set("verdict", verdict.status().label).set("meets_slo", verdict.meets()).set("valid", verdict.valid())
                     .set("invalid_reason", verdict.valid() ? "" : verdict.reason());
         }
@@ -136,15 +140,12 @@ public final class OpenStep {
         StepVerdict v = verdict(new Facts(spec.rate(), requests, spec.measureSeconds(), errors, driver, ph.path("correctedCount").asLong(),
                 latency.p99(), spec.sloMs(), num(ph, "systemCpuPct"), num(ph, "stealPct"), HttpLoad.cores(),
                 lateness.p99(), perSecond));
-        double jit = Double.NaN;
-        for (JvmActivity.Listener l : spec.servers().values()) {
-            double j = l.jitMsPerSecond(ph.path("startMs").asLong(), ph.path("endMs").asLong());
-            if (!Double.isNaN(j)) jit = Double.isNaN(jit) ? j : Math.max(jit, j);
-        }
+        long fromMs = ph.path("startMs").asLong(), toMs = ph.path("endMs").asLong();
+        double jit = JvmActivity.busiest(spec.servers().values(), fromMs, toMs, false), gc = JvmActivity.busiest(spec.servers().values(), fromMs, toMs, true);
         HttpLoad.addHlogs(run, ph, spec.cell(), spec.series(), spec.fork(), spec.description());
         Result r = new Result(spec, ph, v, requests, ph.path("responses").asLong(), errors,
                 Math.max(1, ph.path("endMs").asLong() - ph.path("startMs").asLong()) / 1000.0, connections, result.path("threads").asInt(),
-                latency, uncorrected, lateness, jit);
+                latency, uncorrected, lateness, jit, gc);
         run.progress().say(String.format(Locale.ROOT, "%s fork %d at %s req/s: p99 %.1f ms from the scheduled start (driver late by %.2f ms at p99), "
                         + "%d errors%s: %s%s", spec.cell(), spec.fork(), rateLabel(spec.rate()), latency.p99(), lateness.p99(), errors,
                 r.warm() ? "" : String.format(Locale.ROOT, ", JIT %.0f ms/s", jit), v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
@@ -155,7 +156,7 @@ public final class OpenStep {
     static Result driverFailed(Spec spec, int connections, String why) {
         Latency none = Latency.of(Manifest.JSON.createObjectNode());
         StepVerdict v = new StepVerdict(StepVerdict.Status.INVALID, false, List.of("the load driver failed: " + why));
-        return new Result(spec, Manifest.JSON.createObjectNode(), v, 0, 0, 0, 0, connections, 0, none, none, none, Double.NaN);
+        return new Result(spec, Manifest.JSON.createObjectNode(), v, 0, 0, 0, 0, connections, 0, none, none, none, Double.NaN, Double.NaN);
     }
 
     /**

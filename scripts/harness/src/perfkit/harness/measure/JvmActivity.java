@@ -135,7 +135,12 @@ public final class JvmActivity {
          * JIT compilation time per second of wall clock between two instants (epoch ms), from the reports nearest to
          * them (one a second); NaN when the service reported nothing in that span.
          */
-        public synchronized double jitMsPerSecond(long fromMs, long toMs) {
+        public double jitMsPerSecond(long fromMs, long toMs) { return perSecond(fromMs, toMs, Report::jitMs); }
+
+        /** Collection time (the GC beans': pauses for G1 and Parallel) per second of wall clock between two instants; NaN as above. */
+        public double gcMsPerSecond(long fromMs, long toMs) { return perSecond(fromMs, toMs, Report::gcMs); }
+
+        private synchronized double perSecond(long fromMs, long toMs, java.util.function.ToLongFunction<Report> total) {
             Report first = null, last = null;
             for (Report r : reports) {
                 if (r.receivedMs() <= fromMs) first = r;
@@ -143,7 +148,20 @@ public final class JvmActivity {
                 if (r.receivedMs() <= toMs) last = r;
             }
             if (first == null || last == null || last.receivedMs() <= first.receivedMs()) return Double.NaN;
-            return (last.jitMs() - first.jitMs()) * 1000.0 / (last.receivedMs() - first.receivedMs());
+            return (total.applyAsLong(last) - total.applyAsLong(first)) * 1000.0 / (last.receivedMs() - first.receivedMs());
         }
+    }
+
+    /**
+     * The busiest of {@code servers} during a step (epoch ms), by JIT ({@code gc} false) or by GC time, ms/s; NaN when
+     * none reported. A step's JIT says whether its servers were still compiling; its GC, how much of it they paused.
+     */
+    public static double busiest(java.util.Collection<Listener> servers, long fromMs, long toMs, boolean gc) {
+        double max = Double.NaN;
+        for (Listener l : servers) {
+            double v = gc ? l.gcMsPerSecond(fromMs, toMs) : l.jitMsPerSecond(fromMs, toMs);
+            if (!Double.isNaN(v)) max = Double.isNaN(max) ? v : Math.max(max, v);
+        }
+        return max;
     }
 }

@@ -169,6 +169,8 @@ val DataRow<*>.firstMissedRps: Long? get() = (opt("first_missed_rps") as? Number
 val DataRow<*>.fits: Boolean? get() = opt("fits") as? Boolean
 /** `fork` (integer, no unit): overhead jmh.csv; queues calibration.csv; queues consumers.csv; queues profiling.csv; and 10 more. */
 val DataRow<*>.fork: Long? get() = (opt("fork") as? Number)?.toLong()
+/** `gc_ms_per_s` (number, ms/s): three-tier open.csv; three-tier saturation.csv; web-reactive closed.csv; web-reactive open.csv. */
+val DataRow<*>.gcMsPerS: Double? get() = num(opt("gc_ms_per_s"))
 /** `generate_seconds` (number, s): workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.generateSeconds: Double? get() = num(opt("generate_seconds"))
 /** `harness_events_per_s` (number, events/s): queues calibration.csv. */

@@ -212,29 +212,42 @@ fun warmByJit(sides: Map<String, List<DataRow<*>>>, what: String, fallback: Prec
             (if (cold.size > 4) " and ${cold.size - 4} more" else "") + " (a longer warm-up lets the JIT finish first)")
 }
 
-/**
- * Each fork's JIT over its measured window: the mean of its `jvm:<series>` jit_ms_per_s rows in phase `measure`
- * (timeseries.csv), with the window's length in seconds (one row a second), by fork series (`abq-3/fork2`). Empty for
- * runs whose forks reported no JIT (before 2026-11-28). Shared by every study whose forks are named by a series.
- */
-fun RecordedRun.forkJit(): Map<String, Pair<Double, Int>> {
-    if (!has("timeseries.csv")) return emptyMap()
-    return table("timeseries.csv").rows()
-        .filter { it["phase"] == "measure" && it["metric"] == "jit_ms_per_s" && (it["series"] as? String)?.startsWith("jvm:") == true }
-        .groupBy { (it["series"] as String).removePrefix("jvm:") }
-        .mapValues { (_, rs) -> rs.mapNotNull { num(it["value"]) }.let { v -> (if (v.isEmpty()) Double.NaN else v.average()) to v.size } }
-}
+/** A JVM's JIT and GC time over a window, ms per second (NaN: not reported), and the window's seconds (one report each). */
+data class JvmWindow(val jitMsPerS: Double, val gcMsPerS: Double, val seconds: Int)
 
 /**
- * `jit_ms_per_s` and `jit_window_s` on every row of a table from [runs] (it needs `run_id`): its fork's JIT over the
- * measured window ([RecordedRun.forkJit]), found by [seriesOf] (the row's cell by default); empty where not recorded.
+ * Each fork's JIT and GC time over its measured window: the means of its `jvm:<series>` jit_ms_per_s and gc_ms_per_s
+ * rows in phase `measure` (timeseries.csv), with the window's length in seconds, by fork series (`abq-3/fork2`). Empty
+ * for runs whose forks reported neither (before 2026-11-28). Shared by every study whose forks are named by a series.
+ */
+fun RecordedRun.forkActivity(): Map<String, JvmWindow> {
+    if (!has("timeseries.csv")) return emptyMap()
+    return table("timeseries.csv").rows()
+        .filter { it["phase"] == "measure" && (it["metric"] == "jit_ms_per_s" || it["metric"] == "gc_ms_per_s") && (it["series"] as? String)?.startsWith("jvm:") == true }
+        .groupBy { (it["series"] as String).removePrefix("jvm:") }
+        .mapValues { (_, rs) ->
+            fun values(metric: String) = rs.filter { it["metric"] == metric }.mapNotNull { num(it["value"]) }
+            fun mean(v: List<Double>) = if (v.isEmpty()) Double.NaN else v.average()
+            val jit = values("jit_ms_per_s")
+            JvmWindow(mean(jit), mean(values("gc_ms_per_s")), jit.size)
+        }
+}
+
+/** Each fork's JIT over its measured window and the window's seconds ([forkActivity]). */
+fun RecordedRun.forkJit(): Map<String, Pair<Double, Int>> = forkActivity().mapValues { (_, w) -> w.jitMsPerS to w.seconds }
+
+/**
+ * `jit_ms_per_s`, `jit_window_s` and `gc_ms_per_s` on every row of a table from [runs] (it needs `run_id`): its fork's
+ * JIT and GC time over the measured window ([RecordedRun.forkActivity]), found by [seriesOf] (the row's cell by
+ * default); empty where not recorded. The GC column is the pause total a post puts beside CPU.
  */
 fun AnyFrame.withForkJit(runs: List<RecordedRun>, seriesOf: (DataRow<*>) -> String? = { it.opt("cell") as? String }): AnyFrame {
-    val byRun = runs.associate { it.id to it.forkJit() }
+    val byRun = runs.associate { it.id to it.forkActivity() }
     val found = rows().map { r -> seriesOf(r)?.let { byRun[r.opt("run_id")]?.get(it) } }
-    val base = listOf("jit_ms_per_s", "jit_window_s").fold(this) { f, c -> if (c in f.columnNames()) f.remove(c) else f }
-    return base.add(found.map { it?.first?.takeIf { j -> !j.isNaN() } }.toColumn("jit_ms_per_s"))
-        .add(found.map { it?.second?.toDouble() }.toColumn("jit_window_s"))
+    val base = listOf("jit_ms_per_s", "jit_window_s", "gc_ms_per_s").fold(this) { f, c -> if (c in f.columnNames()) f.remove(c) else f }
+    return base.add(found.map { it?.jitMsPerS?.takeIf { j -> !j.isNaN() } }.toColumn("jit_ms_per_s"))
+        .add(found.map { it?.seconds?.toDouble() }.toColumn("jit_window_s"))
+        .add(found.map { it?.gcMsPerS?.takeIf { g -> !g.isNaN() } }.toColumn("gc_ms_per_s"))
 }
 
 /** Warm-up ended by a rule that settled in every step used (a step whose warm-up reached its limit is marked by the study). */

@@ -33,24 +33,29 @@ fun AnyFrame.withLockPoll(pollMsByRun: Map<String, Double> = emptyMap()): AnyFra
 /**
  * [jit_ms_per_s] and [jit_window_s] on every drain: the JIT of its busiest engine over the drain after its warm-up
  * (each engine's `jvm:<cell>/engine<i>` series in phase `execute`, its first --warmup seconds left out: they are not
- * in the steady rate either), and how many seconds that was. Empty for runs whose engines reported no JIT (before
+ * in the steady rate either), and how many seconds that was; and [gc_ms_per_s], the busiest engine's GC time over
+ * the same stretch, the pause total a post puts beside CPU. Empty for runs whose engines reported none (before
  * 2026-11-28); rows need `run_id`, as [runs] tables give.
  */
 fun AnyFrame.withEngineJit(runs: List<RecordedRun>): AnyFrame {
     val byRun = runs.associate { run ->
         val warmup = run.param("warmup")?.toDoubleOrNull() ?: 0.0
-        val perEngine = if (!run.has("timeseries.csv")) emptyMap() else run.table("timeseries.csv").rows()
-            .filter { it["phase"] == "execute" && it["metric"] == "jit_ms_per_s" && (it["series"] as? String)?.let { s -> s.startsWith("jvm:") && "/engine" in s } == true }
+        val rows = if (!run.has("timeseries.csv")) emptyList() else run.table("timeseries.csv").rows()
+            .filter { it["phase"] == "execute" && (it["series"] as? String)?.let { s -> s.startsWith("jvm:") && "/engine" in s } == true }
+        fun perEngine(metric: String) = rows.filter { it["metric"] == metric }
             .groupBy { (it["series"] as String).removePrefix("jvm:") }
             .mapValues { (_, rs) -> rs.sortedBy { num(it["epoch_ms"]) ?: 0.0 }.drop(kotlin.math.ceil(warmup).toInt()).mapNotNull { num(it["value"]) } }
-        // per cell: the busiest engine's mean, over the shortest engine's window
-        run.id to perEngine.entries.groupBy { it.key.substringBeforeLast("/engine") }.mapValues { (_, es) ->
-            es.filter { it.value.isNotEmpty() }.let { w -> if (w.isEmpty()) null else w.maxOf { it.value.average() } to w.minOf { it.value.size } }
+        val gc = perEngine("gc_ms_per_s")
+        // per cell: the busiest engine's mean JIT over the shortest engine's window, and the busiest engine's GC time
+        run.id to perEngine("jit_ms_per_s").entries.groupBy { it.key.substringBeforeLast("/engine") }.mapValues { (cell, es) ->
+            es.filter { it.value.isNotEmpty() }.let { w -> if (w.isEmpty()) null else Triple(w.maxOf { it.value.average() }, w.minOf { it.value.size },
+                gc.filterKeys { it.substringBeforeLast("/engine") == cell }.values.filter { it.isNotEmpty() }.maxOfOrNull { it.average() }) }
         }
     }
     val found = rows().map { r -> byRun[r.opt("run_id")]?.get(r["cell"]) }
-    val base = listOf("jit_ms_per_s", "jit_window_s").fold(this) { f, c -> if (c in f.columnNames()) f.remove(c) else f }
+    val base = listOf("jit_ms_per_s", "jit_window_s", "gc_ms_per_s").fold(this) { f, c -> if (c in f.columnNames()) f.remove(c) else f }
     return base.add(found.map { it?.first }.toColumn("jit_ms_per_s")).add(found.map { it?.second?.toDouble() }.toColumn("jit_window_s"))
+        .add(found.map { it?.third }.toColumn("gc_ms_per_s"))
 }
 
 /** The engines were warm over the drains compared, by their JIT after warm-up ([withEngineJit], [warmByJit]). */

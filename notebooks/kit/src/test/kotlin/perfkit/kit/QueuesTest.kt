@@ -146,13 +146,17 @@ class QueuesTest {
                     (if (c == "abq-1" && f == 2) 30.0 else if (c == "disruptor-1/blocking") 36.0 else 12.0 - cells.indexOf(c) + f * 0.1) }
             }.joinToString("\n") + "\n")
             Files.writeString(dir.resolve("timeseries.csv"), "epoch_ms,elapsed_s,phase,series,metric,value\n" + cells.flatMap { c ->
-                (1..3).flatMap { f -> (1..windowS).map { t -> "$t,$t,measure,jvm:$c/fork$f,jit_ms_per_s,${if (c == "abq-1" && f == 2) 400.0 else 2.0}" } }
+                (1..3).flatMap { f -> (1..windowS).flatMap { t -> listOf("$t,$t,measure,jvm:$c/fork$f,jit_ms_per_s,${if (c == "abq-1" && f == 2) 400.0 else 2.0}",
+                    "$t,$t,measure,jvm:$c/fork$f,gc_ms_per_s,${if (f == 3) 1.5 else 0.0}") } }
             }.joinToString("\n") + "\n")
             Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"queues","runId":"$id","mode":"throughput","params":{},
                 "files":[{"path":"throughput.csv","kind":"table","description":"t"},{"path":"timeseries.csv","kind":"timeseries","description":"t"}]}"""))
             return loadRun(dir)
         }
-        val long = queueCells(listOf(run("20261128T000000Z-h1-aaaaaa", 10)))
+        val first = run("20261128T000000Z-h1-aaaaaa", 10)
+        assertEquals(JvmWindow(400.0, 0.0, 10), first.forkActivity().getValue("abq-1/fork2"), "JIT and GC time over the window, by fork")
+        assertEquals(1.5, first.forkActivity().getValue("abq-3/fork3").gcMsPerS)
+        val long = queueCells(listOf(first))
         assertEquals(400.0, long.rows().single { it["cell"] == "abq-1" && it["fork"] == 2 }["jit_ms_per_s"])
         assertEquals(10, long.rows().first()["jit_window_s"])
         // over 10 s the flag is trusted: the cold fork is left out, and with it the 3 forks abq-1 needs
