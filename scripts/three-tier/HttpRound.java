@@ -47,12 +47,12 @@ final class HttpRound implements AutoCloseable {
         this.run = run;
         this.o = o;
         saturation = new Table(run, "saturation.csv", "closed model at saturation: one row per round, cell and fork: users looping for the "
-                + "measurement window; throughput (the original's req/s), response time, errors, CPU per process, JIT of the servers",
+                + "measurement window; throughput (the original's req/s), response time, errors, CPU per process, JIT and GC of the servers",
                 "cell", "round", "variant", "fork", "users", "seconds", "responses", "errors", "throughput_rps", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
                 "p99_ms", "max_ms", "cpu_app_pct", "cpu_a_pct", "cpu_b_pct", "cpu_c_pct", "cpu_db_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct",
                 "jit_ms_per_s", "gc_ms_per_s", "warm", "valid", "invalid_reason");
         open = new Table(run, "open.csv", "open model: one row per round, cell, fork and offered rate: response time from the scheduled start and "
-                + "as Hyperfoil saw it, the driver's lateness, errors, CPU per process, JIT of the servers, verdict against the SLO; purpose is "
+                + "as Hyperfoil saw it, the driver's lateness, errors, CPU per process, JIT and GC of the servers, verdict against the SLO; purpose is "
                 + "search or compare (the chain's common rate)",
                 "cell", "round", "variant", "fork", "purpose", "rate_rps", "achieved_rps", "requests", "errors", "blocked_ms", "mean_ms", "p50_ms",
                 "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms", "uncorrected_p99_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms",

@@ -118,12 +118,12 @@ final class RunPlan {
         HttpLoad.prepare(run, Params.hostsOf(o.placement(), "driver"));
         peers = new Peers(run, o);
         closed = new Table(run, "closed.csv", "closed model (siege -c N -r R shape): one row per cell, fork and N: requests, errors, "
-                + "throughput, response time, the external service's own latency, CPU per process, JIT of the servers, verdict",
+                + "throughput, response time, the external service's own latency, CPU per process, JIT and GC of the servers, verdict",
                 "cell", "stack", "calls", "fork", "users", "repeats", "requests", "expected_requests", "responses", "errors", "blocked_ms", "seconds",
                 "throughput_rps", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "backend_p50_ms", "backend_p99_ms", "backend_calls",
                 "cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct", "jit_ms_per_s", "gc_ms_per_s", "warm", "verdict", "valid", "invalid_reason");
         open = new Table(run, "open.csv", "open model: one row per cell, fork and offered rate: response time from the scheduled start and as "
-                + "Hyperfoil saw it, the driver's lateness, errors, CPU per process and per 1000 requests, JIT of the servers, verdict against the SLO",
+                + "Hyperfoil saw it, the driver's lateness, errors, CPU per process and per 1000 requests, JIT and GC of the servers, verdict against the SLO",
                 "cell", "stack", "calls", "fork", "rate_rps", "requests", "achieved_rps", "errors", "blocked_ms", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
                 "p99_ms", "p99_9_ms", "max_ms", "uncorrected_p99_ms", "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms", "connections",
                 "driver_threads", "backend_p50_ms", "backend_p99_ms", "cpu_app_pct", "cpu_backend_pct", "cpu_driver_pct", "cpu_system_pct", "steal_pct",

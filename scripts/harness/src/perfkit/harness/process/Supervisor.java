@@ -74,16 +74,18 @@ public final class Supervisor {
 
     /**
      * {@code -Xlog:gc} into {@code logs/gc/<name>.<n>.log} (one line per collection: its kind, heap before and after,
-     * and its pause, on the wall clock), or nothing when the run's folder has a character -Xlog reads as syntax.
+     * and its pause, on the wall clock; one file, never rotated), the path quoted when the run's folder holds anything
+     * but plain characters, as -Xlog reads a quoted name whole.
      */
     private List<String> gcLogOption(String name) throws IOException {
         String safe = name.replaceAll("[^A-Za-z0-9._-]+", "_");
         Path log = runDir.resolve("logs").resolve("gc").resolve(safe + "." + gcLogsByName.merge(safe, 1, Integer::sum) + ".log");
-        if (log.toString().matches(".*[:=,\\s\"].*")) return List.of();
+        if (log.toString().contains("\"")) return List.of(); // a name -Xlog cannot quote: no GC log, rather than a JVM that will not start
+        String file = log.toString().matches("[A-Za-z0-9._/-]+") ? log.toString() : "\"" + log + "\"";
         java.nio.file.Files.createDirectories(log.getParent());
         gcLogs.add(new RunFile(runDir.relativize(log).toString(), "log", "unified GC log (-Xlog:gc) of " + name + ": each collection and its pause",
                 null, name, null, null, null, null));
-        return List.of("-Xlog:gc:file=" + log + ":time,uptime,level,tags");
+        return List.of("-Xlog:gc:file=" + file + ":time,uptime,level,tags:filecount=0");
     }
 
     /** The reaper: a watchdog JVM that cleans up after this one if it is killed with SIGKILL. */

@@ -106,8 +106,11 @@ fun compareGroups(spec: CompareSpec, selection: String = "latest", root: Path = 
 /** Parameters that are bookkeeping, not a factor: where the run was written and its label. */
 private val NOT_A_FACTOR = setOf("out", "tag")
 
-/** The harness points every child JVM's temp folder into its own run: a flag that differs per run, never a factor. */
-private val RUN_SCRATCH_FLAG = Regex("-Djava\\.io\\.tmpdir=.*/scratch/tmp")
+/**
+ * The harness points every child JVM's temp folder and GC log into its own run: flags that differ per run, never a
+ * factor. (The GC log's path may be quoted, when the run's folder holds a character -Xlog reads as syntax.)
+ */
+private val RUN_SCRATCH_FLAG = Regex("-Djava\\.io\\.tmpdir=.*/scratch/tmp|-Xlog:gc:file=\"?.*/logs/gc/[^:]*\"?:time,uptime,level,tags:filecount=0")
 
 /**
  * The family a fingerprint field belongs to: fields of one family change together (a new host changes its CPU and
