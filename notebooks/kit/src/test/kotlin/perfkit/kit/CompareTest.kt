@@ -109,7 +109,7 @@ class CompareTest {
         run("20260105T000000Z-h1-eeeeee", listOf(1.0), tag = "e", forkFlags = listOf("-Djava.io.tmpdir=/runs/y/scratch/tmp",
             "-Xlog:gc:file=/runs/queues/20260105T000000Z-h1-eeeeee/logs/gc/abq-1_fork1.1.log:time,uptime,level,tags:filecount=0"))
         run("20260106T000000Z-h1-ffffff", listOf(1.0), tag = "f", forkFlags = listOf("-Djava.io.tmpdir=/runs/z/scratch/tmp",
-            "-Xlog:gc:file=\"/my runs/queues/20260106T000000Z-h1-ffffff/logs/gc/abq-1_fork1.1.log\":time,uptime,level,tags:filecount=0"))
+            "-Xlog:gc:file=\\\"/my runs/queues/20260106T000000Z-h1-ffffff/logs/gc/abq-1_fork1.1.log\\\":time,uptime,level,tags:filecount=0"))
         val pool4 = findRuns("queues", "all", root)
         val gcLogs = fingerprintDiff(listOf(Group("tag=e", selectGroup("queues", pool4, "tag=e", root)), Group("tag=f", selectGroup("queues", pool4, "tag=f", root))))
         assertEquals(emptyList(), gcLogs.factors, "the runs differ in nothing measured, their GC logs' folders included")
