@@ -67,10 +67,12 @@ def test_list_shows_studies_and_runs():
     assert "reference/queues/" in r.stdout
 
 
-def test_show_says_where_a_run_still_going_is_and_when_it_should_end(tmp_path):
+def running_run(out, run_id):
+    """A run under out/queues/ still going (its pid is this test's, alive, on this host), at cell 5 of 12; returns
+    (its folder, when its progress says it ends)."""
     import datetime
     import socket
-    run = tmp_path / "queues" / "20260101T000000Z-h-aaaaaa"
+    run = out / "queues" / run_id
     run.mkdir(parents=True)
     ends = datetime.datetime.now().astimezone() + datetime.timedelta(minutes=42)
     (run / "run.json").write_text(json.dumps({
@@ -79,6 +81,11 @@ def test_show_says_where_a_run_still_going_is_and_when_it_should_end(tmp_path):
         "progress": {"unit": "cell", "done": 4, "total": 12, "updatedAt": "2026-01-01T00:10:00Z",
                      "endsAt": ends.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z")},
         "files": [{"path": "throughput.csv", "kind": "table"}]}))
+    return run, ends
+
+
+def test_show_says_where_a_run_still_going_is_and_when_it_should_end(tmp_path):
+    run, ends = running_run(tmp_path, "20260101T000000Z-h-aaaaaa")
     r = bench("show", str(run))
     assert r.returncode == 0, r.stderr
     assert "queues run 20260101T000000Z-h-aaaaaa: running" in r.stdout
@@ -319,14 +326,18 @@ def test_a_disk_that_fills_during_a_run_fails_it_in_one_line_and_records_why(sma
 
 
 def test_bench_list_sweeps_the_out_folders_it_is_given(tmp_path):
-    """A run under an --out folder, left at running by a dead process: ./bench list --out DIR marks it."""
+    """A run under an --out folder, left at running by a dead process: ./bench list --out DIR marks it; and one still
+    going keeps running, with where it is and when it should end."""
     dead = subprocess.Popen(["true"])
     dead.wait()
     run = tmp_path / "queues" / f"20200101T000000Z-{os.uname().nodename.lower()[:24]}-abcdef"
     (run / "scratch").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"status": "running", "pid": dead.pid, "host": {"hostname": os.uname().nodename}, "files": []}))
+    going, ends = running_run(tmp_path, "20260101T000000Z-h-bbbbbb")
     r = bench("list", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
+    line = next(l for l in r.stdout.splitlines() if going.name in l)
+    assert "running " in line and f"cell 5 of 12, should end about {ends:%H:%M}" in line, line
     line = next(l for l in r.stdout.splitlines() if run.name in l)
     assert "interrupted" in line, line
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"

@@ -57,16 +57,25 @@ public final class PrivatePostgres implements AutoCloseable {
      * {@code initdb} in it: a client-only pg_config names a folder without them.
      */
     public static Path binaries() {
-        String given = System.getenv("PERFKIT_PG_BINDIR");
+        return binaries(System.getenv("PERFKIT_PG_BINDIR"), PrivatePostgres::pgConfigBindir, Path.of("/usr/lib/postgresql"));
+    }
+
+    /** {@link #binaries()} from what it looks at: the variable's value, pg_config (asked only when needed), Debian's root. */
+    static Path binaries(String given, java.util.function.Supplier<Path> pgConfig, Path debianRoot) {
         if (given != null && !given.isBlank()) return serverIn(Path.of(given)) ? Path.of(given) : null;
-        Path configured = pgConfigBindir();
+        Path configured = pgConfig.get();
         if (configured != null && serverIn(configured)) return configured;
-        try (Stream<Path> versions = Files.list(Path.of("/usr/lib/postgresql"))) {
+        try (Stream<Path> versions = Files.list(debianRoot)) {
             return versions.map(v -> v.resolve("bin")).filter(PrivatePostgres::serverIn)
-                    .max(Comparator.comparing(b -> Integer.parseInt(b.getParent().getFileName().toString().replaceAll("\\D", "0")))).orElse(null);
+                    .max(Comparator.comparing((Path b) -> versionOf(b.getParent().getFileName().toString()), java.util.Arrays::compare)).orElse(null);
         } catch (IOException e) {
             return null;
         }
+    }
+
+    /** A version folder's name as numbers, "9.6" as [9, 6] and "17" as [17], so that 17 is newer than 9.6. */
+    static int[] versionOf(String name) {
+        return java.util.Arrays.stream(name.split("\\D+")).filter(s -> !s.isEmpty()).mapToInt(s -> Integer.parseInt(s.length() > 9 ? s.substring(0, 9) : s)).toArray();
     }
 
     private static boolean serverIn(Path bin) {
