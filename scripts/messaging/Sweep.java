@@ -8,6 +8,7 @@ import perfkit.harness.measure.CapacitySearch;
 import perfkit.harness.cli.Cli;
 import perfkit.harness.measure.CpuSampler;
 import perfkit.harness.run.Forks;
+import perfkit.harness.os.Library;
 import perfkit.harness.os.Lists;
 import perfkit.harness.os.Loopback;
 import perfkit.harness.run.Run;
@@ -175,6 +176,9 @@ final class Sweep {
         return (System.nanoTime() - startNanos) / 1e9;
     }
 
+    /** The Kafka client library that ran (the embedded broker is the same release: one version everywhere). */
+    private static String kafkaVersion() { return org.apache.kafka.common.utils.AppInfoParser.getVersion(); }
+
     static void describe(Run run, Messaging.Options o) {
         ObjectNode n = run.notes();
         n.put("chain", "driver -> 5 services -> driver over 6 topics (Kafka) or 6 queues (Chronicle Queue); each service increments the message's counter");
@@ -191,12 +195,15 @@ final class Sweep {
         n.put("isolation", o.jvmPerInstance() ? "one JVM per instance (closer to the original); each warms up on its own"
                 : "all instances of a step share one JVM, a thread group each");
         n.put("kafka", o.embeddedBroker()
-                ? "embedded single-node KRaft broker (kafka_2.13 4.3.1) in its own JVM " + (o.brokerHost() == null ? "on 127.0.0.1" : "on " + o.brokerHost()
+                ? "embedded single-node KRaft broker (kafka_2.13 " + kafkaVersion() + ") in its own JVM " + (o.brokerHost() == null ? "on 127.0.0.1" : "on " + o.brokerHost()
                         + " at the address the run reached it on (notes.kafkaBroker)") + ", a fresh one per capacity search, logs in its scratch folder, removed afterwards; "
                         + "SASL/PLAIN with a random password per broker (handed over stdin, in no file); acks=" + o.acks() + ", replication 1"
                 : "external cluster " + o.bootstrapServers() + ", acks=" + o.acks() + ", replication factor " + o.replicationFactor()
                         + (o.kafkaConfig().settings().isEmpty() ? ", no client settings" : ", client settings from --kafka-config: " + o.kafkaConfig().describe()));
-        n.put("chronicle", "Chronicle Queue 2026.4, default settings, queues in the step JVM's scratch folder (on its chain host with --place chains) "
+        ObjectNode versions = n.putObject("versions");
+        versions.put("kafka", kafkaVersion());
+        versions.put("chronicle", Library.version(net.openhft.chronicle.queue.ChronicleQueue.class));
+        n.put("chronicle", "Chronicle Queue " + versions.path("chronicle").asText() + ", default settings, queues in the step JVM's scratch folder (on its chain host with --place chains) "
                 + "and removed afterwards; analytics disabled");
         n.put("warmupRule", String.format(Locale.ROOT, "at least %s s, then until the last %d per-second samples of delivered rate and of CPU "
                         + "(this JVM plus the broker when both run on this host; the JVM's own on a chain host) lie within %d%% of their mean with no trend; "

@@ -65,11 +65,9 @@ public class Queues {
             .rule(p -> KEEP_WARMUP.in(p) && RATE.in(p) == 0 ? "--keep-warmup needs --rate (latency is recorded only at a fixed rate)" : null)
             // every fork, and the minimal program beside it, on another host (--on puts them there too)
             .place(List.of("forks"))
-            // the forks on --java (blank: the run's own), the minimal program on the run's own JDK, as here
-            .rule(p -> !p.placement().containsKey("forks") ? null : java.util.stream.Stream.concat(
-                            java.util.stream.Stream.of(Cli.JAVA.in(p).isBlank() ? ScriptJvm.scriptJava() : Cli.JAVA.in(p)),
-                            Options.of(p).calibrates() ? java.util.stream.Stream.of(ScriptJvm.scriptJava()) : java.util.stream.Stream.<String>empty()).distinct()
-                    .map(java -> RemoteJvm.problem("forks", p.placement().get("forks"), java)).filter(java.util.Objects::nonNull).findFirst().orElse(null));
+            // the forks and the minimal program beside them both run on --java (blank: the run's own)
+            .rule(p -> !p.placement().containsKey("forks") ? null
+                    : RemoteJvm.problem("forks", p.placement().get("forks"), Cli.JAVA.in(p).isBlank() ? ScriptJvm.scriptJava() : Cli.JAVA.in(p)));
 
     public static void main(String[] args) {
         Study.main(args, CLI, Queues.class, Queues::plan, QueuesFork::measure);
@@ -133,12 +131,12 @@ public class Queues {
         Map<String, List<Double>> perCell = new LinkedHashMap<>();
         boolean calibrate = o.calibrates();
         ScriptJvm minimal = calibrate ? ScriptJvm.prepare(RunLayout.kitRoot().resolve(MINIMAL_SCRIPT), "perfkit.queues.Minimal1P1C",
-                "the minimal 1P1C program", run.dir().resolve("logs")) : null;
+                "the minimal 1P1C program", run.dir().resolve("logs")).on(Cli.JAVA.in(run.typed())) : null;
         Cell costCell = o.profilingCostCell(Cli.PROFILE.in(run.typed()));
         if (costCell != null) run.notes().put("profilingCost", "each fork of " + costCell.name() + " has a plain twin, the same spec in a JVM "
                 + "that records nothing, run next to it; profiling.csv holds both rates per fork");
         if (calibrate) run.notes().put("calibration", "each 1-consumer cell's forks alternate with a minimal program of the same topology ("
-                + MINIMAL_SCRIPT + ": the same ring or queue size, warm-up, window and fork JVM options; no harness, no checksum, the main thread "
+                + MINIMAL_SCRIPT + ": the same ring or queue size, warm-up, window, fork JVM options and java; no harness, no checksum, the main thread "
                 + "asleep); calibration.csv holds both rates per fork; a harness within 10% of it adds nothing the result depends on");
         try (Table throughput = new Table(run, "throughput.csv", "events per second per cell and fork over the measurement window, "
                 + "and the delivery check over the whole fork",
@@ -249,7 +247,7 @@ public class Queues {
                                    double timeoutS) throws Exception {
             Files.createDirectories(log.getParent());
             try (var out = Files.newBufferedWriter(log)) {
-                RemoteJvm jvm = RemoteJvm.program(run, "forks", name, host, jvmArgs, program.classpath(), program.mainClass(), args, Map.of(), Map.of(),
+                RemoteJvm jvm = RemoteJvm.program(run, "forks", name, host, jvmArgs, program, args, Map.of(), Map.of(),
                         line -> { synchronized (out) { try { out.write(line); out.newLine(); } catch (java.io.IOException e) { throw new java.io.UncheckedIOException(e); } } });
                 try {
                     Integer code = jvm.exitCode(timeoutS);

@@ -497,6 +497,9 @@ def test_a_queues_run_on_a_target_runs_every_fork_and_its_minimal_program_there(
     profiles = [f for f in m["files"] if f["kind"] == "profile"]
     assert sorted(f["series"] for f in profiles) == ["abq-1/fork1", "disruptor-1/yielding/fork1"], "one window per fork, recorded there"
     assert all((run / f["path"]).stat().st_size > 0 and f["window"]["endMs"] > f["window"]["startMs"] for f in profiles)
+    gc = [f for f in m["files"] if f["path"].startswith("logs/gc/")]
+    assert len(gc) >= len(profiles), "each fork kept a GC log there, and it came home"
+    assert all("on pk-app" in f["description"] and "[gc" in (run / f["path"]).read_text() for f in gc)
     assert_no_jvm_left(lan, before, seconds=10)
 
 
@@ -628,6 +631,10 @@ def test_messaging_chains_and_their_broker_run_on_hosts_of_their_own(lan, tmp_pa
     series = {(r["series"], r["metric"]) for r in read_csv(run / "timeseries.csv")}
     assert ("host:chains", "cpu_pct") in series and any(s.endswith("@chains") for s, _ in series)
     assert ("proc:kafka-broker@broker", "cpu_pct") in series
+    # a service stopped with its folder there sends its GC log home first; each step's JVM keeps one too
+    gc = [f for f in m["files"] if f["path"].startswith("logs/gc/")]
+    assert any("on pk-be" in f["description"] for f in gc) and any("on pk-app" in f["description"] for f in gc), [f["description"] for f in gc]
+    assert all("[gc" in (run / f["path"]).read_text() for f in gc)
     assert_no_jvm_left(lan, before, seconds=10)
 
 

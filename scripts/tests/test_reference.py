@@ -384,3 +384,16 @@ def test_every_dependency_has_one_version_wherever_it_is_declared():
         assert len({l for l, _ in lines}) <= 1, f"{prefix}: one release of the project everywhere: {sorted(lines)}"
     # the lab's JavaScript comes from the PyPI wheel of the same Lets-Plot as the kit's lets-plot-common
     assert {v for n, v, _ in found if n == "pypi:lets-plot"} == {v for n, v, _ in found if n == "org.jetbrains.lets-plot:lets-plot-common"}
+
+
+def test_a_framework_is_pinned_through_its_bom():
+    """A script on Spring Boot imports its BOM and leaves the framework's own artifacts to it, so one line moves the
+    framework with everything it manages; a version there would quietly hold one artifact back."""
+    on_boot = [f for f in sorted(ROOT.glob("scripts/*/*.java")) if "org.springframework.boot:spring-boot-starter" in f.read_text()]
+    assert on_boot, "the scan finds the Spring Boot studies"
+    for f in on_boot:
+        deps = [c for line in re.findall(r"^//DEPS (.+)$", f.read_text(), re.M) for c in line.split()]
+        assert any(c.startswith("org.springframework.boot:spring-boot-dependencies:") and c.endswith("@pom") for c in deps), \
+            f"{f.relative_to(ROOT)} imports Spring Boot's BOM"
+        pinned = [c for c in deps if c.startswith("org.springframework") and not c.endswith("@pom") and len(c.split(":")) > 2]
+        assert not pinned, f"{f.relative_to(ROOT)}: Spring artifacts take their version from the BOM: {pinned}"

@@ -107,18 +107,18 @@ final class ChainRound implements Rounds.Round {
                 + "{id, row, cMs}; B adds bMs and A aMs on the way back");
         n.put("delayMs", o.cDelayMs());
         ObjectNode v = n.putObject("variants");
-        v.put("sync", "Spring Boot 4.1.1 MVC on Tomcat (default pool, 200 threads) in A, B and C; A and B call on with Apache HttpClient 5.6.4 classic "
+        v.put("sync", "Spring Boot MVC on Tomcat (default pool, 200 threads) in A, B and C; A and B call on with Apache HttpClient 5 classic "
                 + "(blocking, a pool of " + Hop.SYNC_CLIENT_CONNECTIONS + " connections); C sleeps on its request thread (Thread.sleep: the stack "
-                + "offers no other wait) and writes with JDBC (PostgreSQL driver 42.7.7) through HikariCP 7.0.2, a fixed pool of " + Hop.DB_POOL);
-        v.put("async", "Reactor Netty 1.3.7 HttpServer and HttpClient (the client on the server's event loops, a pool of " + Hop.ASYNC_CLIENT_CONNECTIONS
+                + "offers no other wait) and writes with JDBC (the PostgreSQL driver) through HikariCP, a fixed pool of " + Hop.DB_POOL);
+        v.put("async", "Reactor Netty HttpServer and HttpClient (the client on the server's event loops, a pool of " + Hop.ASYNC_CLIENT_CONNECTIONS
                 + " connections, unbounded pending acquires) in A, B and C, no Spring; C waits with Mono.delay (a timer, no thread held) and writes with "
-                + "R2DBC PostgreSQL 1.1.1 through r2dbc-pool 1.0.2, a fixed pool of " + Hop.DB_POOL);
+                + "R2DBC PostgreSQL through r2dbc-pool, a fixed pool of " + Hop.DB_POOL);
         v.put("mixed", "A and C as in async, B as in sync (Tomcat, blocking HttpClient): one sync hop in an async chain, as the original tried");
-        v.put("webflux", "Spring Boot 4.1.1 WebFlux on Reactor Netty in A, B and C, Spring's WebClient (a pool of " + Hop.ASYNC_CLIENT_CONNECTIONS
+        v.put("webflux", "Spring Boot WebFlux on Reactor Netty in A, B and C, Spring's WebClient (a pool of " + Hop.ASYNC_CLIENT_CONNECTIONS
                 + " connections, unbounded pending acquires), JSON through Spring's codecs; C waits with Mono.delay and writes with R2DBC PostgreSQL "
                 + "through r2dbc-pool, a fixed pool of " + Hop.DB_POOL + ": sync's framework with reactive style, so sync vs webflux is style alone "
                 + "and webflux vs async is the framework's cost");
-        n.put("threadsAndPools", "read from the running tiers after each variant's first fork: notes.chain.tiers");
+        n.put("threadsAndPools", "read from the running tiers after each variant's first fork, with the versions that ran: notes.chain.tiers");
         n.put("users", o.chainUsers());
         n.put("compareRate", o.chainRate() == null ? "auto: per fork, half the slowest variant's capacity (last rate met; its "
                 + "saturation throughput when no capacity was searched), so every variant runs well below its wall" : o.chainRate() + " req/s");

@@ -1,24 +1,26 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
-//DEPS org.springframework.boot:spring-boot-starter-web:4.1.1
-//DEPS org.springframework.boot:spring-boot-starter-webflux:4.1.1
-//DEPS org.freemarker:freemarker:2.3.35
-//DEPS org.apache.tomcat.embed:tomcat-embed-jasper:11.0.24
-// the Reactor Netty of Spring Boot 4.1.1's reactor-bom 2025.0.7; declared before r2dbc-postgresql, whose pom asks for reactor-netty-core 1.1
-//DEPS io.projectreactor.netty:reactor-netty-http:1.3.7
-//DEPS org.postgresql:postgresql:42.7.14
+// Spring Boot's BOM pins the framework and what it manages (Tomcat, Netty, Reactor, FreeMarker, PostgreSQL, R2DBC,
+// HttpClient 5, SLF4J): the artifacts below take their versions from it
+// Netty before Boot's BOM, so it wins: the BOM's 4.2.19 has no native epoll or QUIC files on the Maven repository the
+// kit is built against, and 4.2.18 is the newest that has them
+//DEPS io.netty:netty-bom:4.2.18.Final@pom
+//DEPS org.springframework.boot:spring-boot-dependencies:4.1.2@pom
+//DEPS org.springframework.boot:spring-boot-starter-web
+//DEPS org.springframework.boot:spring-boot-starter-webflux
+//DEPS org.freemarker:freemarker
+//DEPS org.apache.tomcat.embed:tomcat-embed-jasper
+//DEPS org.postgresql:postgresql
 //SOURCES Rounds.java HttpRound.java Templates.java Inserts.java ChainRound.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java
 //SOURCES templates/*.java
 //SOURCES inserts/*.java
-// chain round: Apache HttpClient 5 and HikariCP at their newest; R2DBC PostgreSQL 1.1.3 (Boot manages 1.1.2, which did not resolve from the Maven repository the kit was built against)
-//DEPS org.apache.httpcomponents.client5:httpclient5:5.6.5
-// httpclient5 asks for slf4j-api 1.7, which would win over Spring Boot's 2.0 and break Logback 1.5
-//DEPS org.slf4j:slf4j-api:2.0.20
+// chain round: Apache HttpClient 5 and R2DBC from Boot's BOM; HikariCP at its newest, ahead of the BOM's 7.0.2
+//DEPS org.apache.httpcomponents.client5:httpclient5
 //DEPS com.zaxxer:HikariCP:7.1.0
-//DEPS org.postgresql:r2dbc-postgresql:1.1.3.RELEASE
-//DEPS io.r2dbc:r2dbc-pool:1.0.2.RELEASE
+//DEPS org.postgresql:r2dbc-postgresql
+//DEPS io.r2dbc:r2dbc-pool
 //SOURCES chain/*.java chain/sync/*.java chain/async/*.java chain/webflux/*.java
 //FILES perfkit-templates/page.jsp=templates/page.jsp perfkit-templates/page.ftlh=templates/page.ftlh
 //DESCRIPTION Three rounds of a 2014 three-tier study: JSP vs FreeMarker vs plain HTML, PostgreSQL vs Cassandra inserts at matched durability, and a sync vs async A -> B -> C chain

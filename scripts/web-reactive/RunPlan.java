@@ -259,11 +259,11 @@ final class RunPlan {
     private void describe(ObjectNode n, List<String> stacks) {
         n.put("externalService", "Reactor Netty server " + (o.placement().containsKey("backend") ? "on " + o.placement().get("backend") : "on 127.0.0.1") + " answering GET /1/0/customer/customers/{c}/users/{u} with a small JSON user after "
                 + o.backendDelayMs() + " ms (Mono.delay: a timer, no thread held); its own latency is probed at every step's start and end");
-        n.put("mvc", "Spring Boot 4.1.1 MVC on Tomcat, default pool (server.tomcat.threads.max 200); RestClient on the JDK HttpClient (blocking, "
+        n.put("mvc", "Spring Boot " + org.springframework.boot.SpringBootVersion.getVersion() + " MVC on Tomcat, default pool (server.tomcat.threads.max 200); RestClient on the JDK HttpClient (blocking, "
                 + "HTTP/1.1 keep-alive, no limit on connections in use, at most " + fluxClientConnections() + " kept idle and each closed after "
                 + MVC_CLIENT_IDLE_S + " s idle, by jdk.httpclient.connectionPoolSize and keepalive.timeout); server.tomcat.max-keep-alive-requests=-1 and keep-alive-timeout 10 min, so Tomcat "
                 + "neither closes the driver's connections every 100 requests nor resets them after a minute idle");
-        n.put("webflux", "Spring Boot 4.1.1 WebFlux on Reactor Netty, default event loops (max(cores, 4)); WebClient (Reactor Netty) on the same loops, "
+        n.put("webflux", "Spring Boot " + org.springframework.boot.SpringBootVersion.getVersion() + " WebFlux on Reactor Netty, default event loops (max(cores, 4)); WebClient (Reactor Netty) on the same loops, "
                 + "its pool sized by Little's law for the highest rate offered: " + fluxClientConnections() + " connections, unbounded waiting acquires "
                 + "(the default, 500 and 1,000, fails requests with HTTP 500 beyond that)");
         n.put("mvc-virtual", "as mvc, with spring.threads.virtual.enabled=true: one virtual thread per request instead of the 200-thread pool");

@@ -1,7 +1,12 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
-//DEPS org.springframework.boot:spring-boot-starter-web:4.1.1
-//DEPS org.springframework.boot:spring-boot-starter-webflux:4.1.1
+// Spring Boot's BOM pins the framework and what it manages (Tomcat, Netty, Reactor, Jackson 3)
+// Netty before Boot's BOM, so it wins: the BOM's 4.2.19 has no native epoll or QUIC files on the Maven repository the
+// kit is built against, and 4.2.18 is the newest that has them
+//DEPS io.netty:netty-bom:4.2.18.Final@pom
+//DEPS org.springframework.boot:spring-boot-dependencies:4.1.2@pom
+//DEPS org.springframework.boot:spring-boot-starter-web
+//DEPS org.springframework.boot:spring-boot-starter-webflux
 //SOURCES Backend.java Dto.java RunPlan.java Peers.java mvc/MvcApp.java flux/FluxApp.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java

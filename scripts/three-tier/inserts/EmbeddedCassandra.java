@@ -160,7 +160,7 @@ final class EmbeddedCassandra implements AutoCloseable {
             java.io.BufferedWriter out = Files.newBufferedWriter(log);
             RemoteJvm r;
             try {
-                r = RemoteJvm.program(run, "cassandra", "cassandra", host, jvm, scripts.node().classpath(), scripts.node().mainClass(),
+                r = RemoteJvm.program(run, "cassandra", "cassandra", host, jvm, scripts.node(),
                         List.of("{work}"), files, password, Map.of(), line -> {
                             synchronized (out) { try { out.write(line); out.newLine(); out.flush(); } catch (IOException ignored) { } }
                             announce(line, announced);

@@ -8,6 +8,7 @@ import io.r2dbc.spi.Connection;
 import org.slf4j.LoggerFactory;
 import perfkit.harness.http.HttpService;
 import perfkit.harness.remote.RemoteJvm;
+import perfkit.harness.os.Library;
 import perfkit.threetier.chain.Hop;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufMono;
@@ -109,14 +110,14 @@ public final class AsyncTier {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("tier", tier);
         info.put("stack", "async");
-        info.put("server", "Reactor Netty " + version(HttpServer.class) + " HttpServer, Netty " + version(io.netty.channel.Channel.class));
+        info.put("server", "Reactor Netty " + Library.version(HttpServer.class) + " HttpServer, Netty " + Library.version(io.netty.channel.Channel.class));
         info.put("ioWorkerCount", LoopResources.DEFAULT_IO_WORKER_COUNT);
         if (client != null) {
             info.put("client", "Reactor Netty HttpClient on the server's event loops");
             info.put("clientConnectionsMax", Hop.ASYNC_CLIENT_CONNECTIONS);
         }
         if (db != null) {
-            info.put("database", "R2DBC PostgreSQL " + version(PostgresqlConnectionFactory.class) + " through r2dbc-pool " + version(ConnectionPool.class));
+            info.put("database", "R2DBC PostgreSQL " + Library.version(PostgresqlConnectionFactory.class) + " through r2dbc-pool " + Library.version(ConnectionPool.class));
             info.put("dbPoolMax", db.getMetrics().map(m -> m.getMaxAllocatedSize()).orElse(Hop.DB_POOL));
             info.put("delayMs", delay.toMillis());
             info.put("wait", "Mono.delay (a timer; no thread held)");
@@ -125,11 +126,6 @@ public final class AsyncTier {
         info.put("failed", failed.get());
         info.put("threadGroups", Hop.threadGroups());
         return info;
-    }
-
-    private static String version(Class<?> c) {
-        String v = c.getPackage().getImplementationVersion();
-        return v == null ? "?" : v;
     }
 
     public static void start(String[] args) throws InterruptedException {

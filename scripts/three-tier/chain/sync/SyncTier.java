@@ -26,6 +26,7 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import perfkit.harness.http.HttpService;
+import perfkit.harness.os.Library;
 import perfkit.threetier.chain.Hop;
 
 import java.io.IOException;
@@ -134,14 +135,14 @@ public class SyncTier {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("tier", tier);
         info.put("stack", "sync");
-        info.put("server", "Spring Boot 4.1.1 MVC on Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
+        info.put("server", "Spring Boot " + org.springframework.boot.SpringBootVersion.getVersion() + " MVC on Tomcat " + org.apache.catalina.util.ServerInfo.getServerNumber());
         info.putAll(perfkit.harness.http.TomcatPool.of(server));
         if (client != null) {
-            info.put("client", "Apache HttpClient " + version(CloseableHttpClient.class) + " classic (blocking), pooled");
+            info.put("client", "Apache HttpClient " + Library.version(CloseableHttpClient.class) + " classic (blocking), pooled");
             info.put("clientConnectionsMax", Hop.SYNC_CLIENT_CONNECTIONS);
         }
         if (db != null) {
-            info.put("database", "JDBC (PostgreSQL driver " + version(org.postgresql.Driver.class) + ") through HikariCP " + version(HikariDataSource.class));
+            info.put("database", "JDBC (PostgreSQL driver " + Library.version(org.postgresql.Driver.class) + ") through HikariCP " + Library.version(HikariDataSource.class));
             info.put("dbPoolMax", db.getMaximumPoolSize());
             info.put("delayMs", delayMs);
             info.put("wait", "Thread.sleep on the request thread");
@@ -149,11 +150,6 @@ public class SyncTier {
         info.put("answered", answered.get());
         info.put("threadGroups", Hop.threadGroups());
         return info;
-    }
-
-    static String version(Class<?> c) {
-        String v = c.getPackage().getImplementationVersion();
-        return v == null ? "?" : v;
     }
 
     @EventListener

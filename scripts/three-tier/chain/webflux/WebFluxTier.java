@@ -19,6 +19,7 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
 import perfkit.harness.http.HttpService;
+import perfkit.harness.os.Library;
 import perfkit.threetier.chain.Hop;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
@@ -105,14 +106,14 @@ public class WebFluxTier {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("tier", tier);
         info.put("stack", "webflux");
-        info.put("server", "Spring Boot 4.1.1 WebFlux on Reactor Netty " + version(reactor.netty.http.server.HttpServer.class));
+        info.put("server", "Spring Boot " + org.springframework.boot.SpringBootVersion.getVersion() + " WebFlux on Reactor Netty " + Library.version(reactor.netty.http.server.HttpServer.class));
         info.put("ioWorkerCount", LoopResources.DEFAULT_IO_WORKER_COUNT);
         if (client != null) {
             info.put("client", "Spring WebClient on Reactor Netty, on the server's event loops");
             info.put("clientConnectionsMax", Hop.ASYNC_CLIENT_CONNECTIONS);
         }
         if (db != null) {
-            info.put("database", "R2DBC PostgreSQL " + version(PostgresqlConnectionFactory.class) + " through r2dbc-pool " + version(ConnectionPool.class));
+            info.put("database", "R2DBC PostgreSQL " + Library.version(PostgresqlConnectionFactory.class) + " through r2dbc-pool " + Library.version(ConnectionPool.class));
             info.put("dbPoolMax", db.getMetrics().map(m -> m.getMaxAllocatedSize()).orElse(Hop.DB_POOL));
             info.put("delayMs", delay.toMillis());
             info.put("wait", "Mono.delay (a timer; no thread held)");
@@ -120,11 +121,6 @@ public class WebFluxTier {
         info.put("answered", answered.get());
         info.put("threadGroups", Hop.threadGroups());
         return info;
-    }
-
-    private static String version(Class<?> c) {
-        String v = c.getPackage().getImplementationVersion();
-        return v == null ? "?" : v;
     }
 
     @EventListener

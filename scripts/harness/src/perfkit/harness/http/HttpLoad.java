@@ -313,7 +313,7 @@ public final class HttpLoad {
         }
         List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb(plan.connections(share, of)) + "m"));
         jvm.addAll(DRIVER_JVM);
-        RemoteJvm d = RemoteJvm.program(run, part, "load-" + part, host, jvm, driver.classpath(), driver.mainClass(), args,
+        RemoteJvm d = RemoteJvm.program(run, part, "load-" + part, host, jvm, driver, args,
                 Map.of("bench.yaml", plan.yaml(share, of, threads(driverCores[share]))), Map.of("latency", hlogs, "result.json", result), line -> {
                     if (line.equals("perfkit-ready")) ready.complete(null);
                     synchronized (out) {

@@ -78,14 +78,26 @@ public final class Supervisor {
      * but plain characters, as -Xlog reads a quoted name whole.
      */
     private List<String> gcLogOption(String name) throws IOException {
-        String safe = name.replaceAll("[^A-Za-z0-9._-]+", "_");
-        Path log = runDir.resolve("logs").resolve("gc").resolve(safe + "." + gcLogsByName.merge(safe, 1, Integer::sum) + ".log");
+        Path log = runDir.resolve("logs").resolve("gc").resolve(gcLogFile(name, ""));
         if (log.toString().contains("\"")) return List.of(); // a name -Xlog cannot quote: no GC log, rather than a JVM that will not start
         String file = log.toString().matches("[A-Za-z0-9._/-]+") ? log.toString() : "\"" + log + "\"";
         java.nio.file.Files.createDirectories(log.getParent());
-        gcLogs.add(new RunFile(runDir.relativize(log).toString(), "log", "unified GC log (-Xlog:gc) of " + name + ": each collection and its pause",
+        return gcLogFlag(file);
+    }
+
+    /** The -Xlog option that writes {@code file}: one line per collection on the wall clock, one file, never rotated. */
+    public static List<String> gcLogFlag(String file) { return List.of("-Xlog:gc:file=" + file + ":time,uptime,level,tags:filecount=0"); }
+
+    /**
+     * The name under logs/gc/ of the next GC log of {@code name}, listed in the manifest once the JVMs have stopped if
+     * it is there by then: written here, or brought home from a placed JVM's host ({@code where}: " on host", or "").
+     */
+    public String gcLogFile(String name, String where) {
+        String safe = name.replaceAll("[^A-Za-z0-9._-]+", "_");
+        String file = safe + "." + gcLogsByName.merge(safe, 1, Integer::sum) + ".log";
+        gcLogs.add(new RunFile("logs/gc/" + file, "log", "unified GC log (-Xlog:gc) of " + name + where + ": each collection and its pause",
                 null, name, null, null, null, null));
-        return List.of("-Xlog:gc:file=" + file + ":time,uptime,level,tags:filecount=0");
+        return file;
     }
 
     /** The reaper: a watchdog JVM that cleans up after this one if it is killed with SIGKILL. */

@@ -53,6 +53,8 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
     private RemotePart part;
     /** A fork of the run: its files, recordings included, come back when it exits. */
     private boolean fork;
+    /** Its GC log's name in its work folder there, when it is a JVM under test (null: a program that keeps none). */
+    private volatile String gcLog;
     private final java.util.concurrent.CompletableFuture<Integer> exited = new java.util.concurrent.CompletableFuture<>();
     private final List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Recordings asked for ({@code --profile}) and not yet here: {@link #close} waits for them. */
@@ -166,26 +168,26 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
      * folder; when it ends by itself, each file under {@code collect}'s keys (a file or folder in its work folder) comes
      * back to the local path given, before {@link #exitCode} answers.
      */
-    public static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, String classpath, String mainClass, List<String> args,
+    public static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, ScriptJvm program, List<String> args,
                              Map<String, String> files, Map<String, Path> collect, Consumer<String> lines) throws Exception {
-        return program(run, part, series, host, jvmArgs, classpath, mainClass, args, files, "", collect, lines);
+        return program(run, part, series, host, jvmArgs, program, args, files, "", collect, lines);
     }
 
     /** The same, with {@code firstLine} (a secret, say) on its stdin, as {@link ScriptJvm#start} gives one here. */
-    public static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, String classpath, String mainClass,
+    public static RemoteJvm program(Run run, String part, String series, Ssh host, List<String> jvmArgs, ScriptJvm program,
                                     List<String> args, Map<String, String> files, String firstLine, Map<String, Path> collect,
                                     Consumer<String> lines) throws Exception {
         Map<String, Object> message = new LinkedHashMap<>();
-        message.put("java", ScriptJvm.scriptJava()); // as it runs here, and as the --place check asks for it
+        message.put("java", program.java()); // as it runs here, and as the --place check asks for it
         message.put("jvmArgs", jvmArgs);
-        message.put("main", mainClass);
+        message.put("main", program.mainClass());
         message.put("childProcess", false);
         message.put("args", args);
         message.put("firstLine", firstLine);
         message.put("files", files);
         message.put("collect", List.copyOf(collect.keySet()));
         RemoteJvm jvm = new RemoteJvm();
-        jvm.launch(run, part, series, host, jars(run, classpath), message, lines, collect);
+        jvm.launch(run, part, series, host, jars(run, program.classpath()), message, lines, collect);
         return jvm;
     }
 
@@ -198,8 +200,16 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
         Map<String, Path> home = new HashMap<>(collect);
         if (underTest) {
             home.put(Profiler.DIR, run.dir().resolve(Profiler.DIR));
+            // its GC log too, as one here keeps: written in its folder there, home with its exit or as it is closed
+            // (in the work folder itself: -Xlog creates no folder, and a JVM whose log it cannot open does not start)
+            String file = run.supervisor().gcLogFile(series, " on " + host);
+            gcLog = "gc-" + file;
+            home.put(gcLog, run.dir().resolve("logs").resolve("gc").resolve(file));
+            List<Object> jvmArgs = new ArrayList<>(message.get("jvmArgs") instanceof List<?> l ? l : List.of());
+            jvmArgs.addAll(Supervisor.gcLogFlag("{work}/" + gcLog)); // after the user's, as here: their own -Xlog adds to it
+            message.put("jvmArgs", jvmArgs);
             List<Object> names = new ArrayList<>(message.get("collect") instanceof List<?> l ? l : List.of());
-            names.add(Profiler.DIR);
+            names.addAll(List.of(Profiler.DIR, gcLog));
             message.put("collect", names);
         }
         Consumer<String> out = line -> lines.accept(retimed(line, System.nanoTime()));
@@ -377,6 +387,15 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
      */
     @Override
     public void close() {
+        // a service is stopped with its folder: its GC log comes home first (a fork's came with its exit)
+        if (gcLog != null && !fork && !exited.isDone() && part != null) {
+            fetching.add(gcLog);
+            try {
+                part.ask("send-file " + gcLog);
+            } catch (IOException ended) {
+                fetching.remove(gcLog);
+            }
+        }
         long deadline = System.nanoTime() + FETCH_WAIT_S * 1_000_000_000L;
         try {
             while (!fetching.isEmpty() && !exited.isDone() && System.nanoTime() < deadline) Thread.sleep(100);

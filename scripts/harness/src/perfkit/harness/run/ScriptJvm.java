@@ -19,12 +19,13 @@ import java.util.concurrent.TimeUnit;
  * the janitor), so no JBang start-up sits in a measurement and a killed run leaves nothing behind.
  */
 public final class ScriptJvm {
-    private final String what, mainClass, classpath;
+    private final String what, mainClass, classpath, java;
 
-    private ScriptJvm(String what, String mainClass, String classpath) {
+    private ScriptJvm(String what, String mainClass, String classpath, String java) {
         this.what = what;
         this.mainClass = mainClass;
         this.classpath = classpath;
+        this.java = java;
     }
 
     /** Builds {@code script} (its dependencies are resolved on first use) and reads its classpath; build output goes to {@code logDir}. */
@@ -41,8 +42,11 @@ public final class ScriptJvm {
         Files.deleteIfExists(out);
         Files.deleteIfExists(cp);
         Files.deleteIfExists(err);
-        return new ScriptJvm(what, mainClass, classpath);
+        return of(what, mainClass, classpath);
     }
+
+    /** A program already built: its main class and classpath, on the running JDK's java. */
+    static ScriptJvm of(String what, String mainClass, String classpath) { return new ScriptJvm(what, mainClass, classpath, scriptJava()); }
 
     /** Why jbang's answer may be missing: the run's own folder has no room left for it ("" when it has). */
     private static String diskFull(Path dir) {
@@ -80,12 +84,21 @@ public final class ScriptJvm {
 
     public String mainClass() { return mainClass; }
 
+    /**
+     * The same program on {@code java} (blank: the running JDK's), e.g. the forks' --java, so a program run beside them
+     * as a yardstick runs on the JVM they run on. Its classes target the script's //JAVA floor, so a newer JDK takes them.
+     */
+    public ScriptJvm on(String java) { return new ScriptJvm(what, mainClass, classpath, java == null || java.isBlank() ? scriptJava() : java); }
+
+    /** The java it starts on: the running JDK's unless {@link #on} said otherwise. */
+    public String java() { return java; }
+
     /** The java that runs another script's JVM: the running JDK's (its own classpath was resolved for it). */
     public static String scriptJava() { return Path.of(System.getProperty("java.home"), "bin", "java").toString(); }
 
-    /** The command that starts this script's JVM: the running JDK's java, {@code jvmArgs}, the main class, {@code args}. */
+    /** The command that starts this script's JVM: its java, {@code jvmArgs}, the main class, {@code args}. */
     public List<String> command(List<String> jvmArgs, List<String> args) {
-        List<String> cmd = new ArrayList<>(List.of(scriptJava()));
+        List<String> cmd = new ArrayList<>(List.of(java));
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-cp", classpath, mainClass));
         cmd.addAll(args);

@@ -309,3 +309,14 @@ fun messagingAtSlo(sweep: AnyFrame, capacity: AnyFrame, sloMs: Double, recordedS
     }
     return newSweep to frameOf(names, rows)
 }
+
+/**
+ * The Kafka and Chronicle Queue releases these runs ran, as each run read them from its jars (notes.versions); runs
+ * of kits before 2026-11-28 did not record them, and the sentence says so rather than guess.
+ */
+fun List<RecordedRun>.messagingVersions(): String {
+    fun of(library: String) = mapNotNull { it.note("versions", library) }.distinct().joinToString(" and ").ifEmpty { null }
+    val kafka = of("kafka"); val chronicle = of("chronicle")
+    return if (kafka == null && chronicle == null) "Kafka (KRaft) and Chronicle Queue at releases these runs did not record"
+    else "Kafka ${kafka ?: "?"} (KRaft) and Chronicle Queue ${chronicle ?: "?"}"
+}

@@ -3,6 +3,9 @@ package perfkit.kit
 import org.jetbrains.kotlinx.dataframe.AnyFrame
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.io.TempDir
+import java.nio.file.Files
+import java.nio.file.Path
 import kotlin.test.assertEquals
 import kotlin.test.assertNull
 import kotlin.test.assertTrue
@@ -107,5 +110,20 @@ class MessagingTest {
         val text = perInstanceTable(sweep("kafka/blocking" to 2000.0, "kafka/blocking" to 2100.0), pub, "kafka", "kafka/blocking").text
         val one = text.lines().single { it.startsWith("| 1 |") }
         assertTrue("| 30 |" in one && "| 670 |" in one && "| 90 | 2 |" in one, one)
+    }
+
+    @TempDir lateinit var root: Path
+
+    private fun run(id: String, notes: String) = loadRun(Files.createDirectories(root.resolve("messaging/$id")).also {
+        Files.writeString(it.resolve("run.json"), completeManifest("""{"id":"$id","study":"messaging","notes":$notes}"""))
+    })
+
+    @Test
+    fun `the post names the Kafka and Chronicle releases the runs read from their jars, or says they were not recorded`() {
+        val now = run("20260101T000000Z-h1-aaaaaa", """{"versions":{"kafka":"4.4.0","chronicle":"2026.4"}}""")
+        val older = run("20260101T000000Z-h1-bbbbbb", """{"kafka":"embedded single-node KRaft broker (kafka_2.13 4.3.1)"}""")
+        assertEquals("Kafka 4.4.0 (KRaft) and Chronicle Queue 2026.4", listOf(now).messagingVersions())
+        assertEquals("Kafka 4.4.0 (KRaft) and Chronicle Queue 2026.4", listOf(now, older).messagingVersions(), "a run that recorded none adds none")
+        assertTrue(listOf(older).messagingVersions().contains("did not record"), "no version is guessed from prose")
     }
 }
