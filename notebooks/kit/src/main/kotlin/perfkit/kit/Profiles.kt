@@ -135,19 +135,29 @@ fun List<RecordedRun>.cellsProfile(cells: Collection<String>, name: String, step
     }.map { p -> readProfile(p.run.dir.resolve(p.path), name, p.window) }.reduceOrNull(JvmProfile::plus)
 
 /**
- * Where the time went on each side of a comparison, for a post: the [methods] whose own share of the samples (self
- * time) differs most between [a] and [b], with their total share, then allocation, GC pauses and waits.
+ * Fewer method samples than this on a side and its frames' shares are noise (a share's standard error at 100 samples
+ * is up to 5 points): the frames are then not ranked, and the post says why.
  */
-fun whereTimeWent(a: JvmProfile, b: JvmProfile, methods: Int = 2): Markdown {
+const val MIN_FRAME_SAMPLES = 100
+
+/**
+ * Where the time went on each side of a comparison, for a post: the [methods] whose own share of the samples (self
+ * time) differs most between [a] and [b], with their total share, then allocation, GC pauses and waits. Frames are
+ * ranked only when each side has [minSamples] method samples or more.
+ */
+fun whereTimeWent(a: JvmProfile, b: JvmProfile, methods: Int = 2, minSamples: Int = MIN_FRAME_SAMPLES): Markdown {
     val sa = a.frameShares(); val sb = b.frameShares()
+    val few = listOf(a, b).filter { it.samples < minSamples }
     // by self time: a caller's total share is never below its callee's, so ranking by total would name thread roots
-    val differ = (sa.keys + sb.keys).map { m -> m to ((sa[m]?.first ?: 0.0) - (sb[m]?.first ?: 0.0)) }
+    val differ = if (few.isNotEmpty()) emptyList() else (sa.keys + sb.keys).map { m -> m to ((sa[m]?.first ?: 0.0) - (sb[m]?.first ?: 0.0)) }
         .sortedByDescending { kotlin.math.abs(it.second) }.take(methods)
     fun pct(v: Double?) = formatNumber(100 * (v ?: 0.0), 2) + "%"
     fun row(what: String, f: (JvmProfile) -> String) = "| $what | ${f(a)} | ${f(b)} |"
+    val unranked = if (few.isEmpty()) emptyList() else listOf("| methods | too few samples to rank (under $minSamples on " +
+        few.joinToString(" and ") { mdText(it.name, atLineStart = false) } + "): a longer window or more forks | |")
     return md((listOf("| | ${mdText(a.name, atLineStart = false)} | ${mdText(b.name, atLineStart = false)} |", "|---|---|---|") +
         differ.map { (m, _) -> "| `${m.replace("`", "'")}` (share of samples: self / total) | ${pct(sa[m]?.first)} / ${pct(sa[m]?.second)} | " +
-            "${pct(sb[m]?.first)} / ${pct(sb[m]?.second)} |" } + listOf(
+            "${pct(sb[m]?.first)} / ${pct(sb[m]?.second)} |" } + unranked + listOf(
         row("method samples") { formatNumber(it.samples.toDouble()) },
         row("allocation (MB/s)") { formatNumber(it.allocationMBps, 3) },
         row("GC pauses (count, total ms)") { "${it.gcPauses}, ${formatNumber(it.gcPauseMs, 3)}" },
@@ -200,8 +210,11 @@ fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String, jvmA: (String)
 fun List<RecordedRun>.whereTimeWent(nameA: String, cellsA: Collection<String>, nameB: String, cellsB: Collection<String>,
                                     jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true },
                                     steps: (String) -> Boolean = { true }): Markdown {
-    val a = cellsProfile(cellsA, nameA, steps, jvmA); val b = cellsProfile(cellsB, nameB, steps, jvmB)
     val names = "${mdText(nameA, atLineStart = false)} and ${mdText(nameB, atLineStart = false)}"
+    // a side these runs never measured (a quick run's smaller grid) is no missing recording
+    val unmeasured = listOf(nameA to cellsA, nameB to cellsB).filter { it.second.isEmpty() }.map { mdText(it.first, atLineStart = false) }
+    if (unmeasured.isNotEmpty()) return md("**Where the time went:** these runs measured no ${unmeasured.joinToString(" and no ")}, so there is no second side to compare.")
+    val a = cellsProfile(cellsA, nameA, steps, jvmA); val b = cellsProfile(cellsB, nameB, steps, jvmB)
     if (a == null || b == null) return md(if (any { it.param("profile") == "true" })
         "**Where the time went:** these runs were made with `--profile` but kept no profile of $names: a JDK without Flight Recorder, " +
             "or JVMs stopped before they wrote their recordings (the run's log says which)."

@@ -52,8 +52,13 @@ class ProfilesTest {
         assertEquals(p.frameShares().size.coerceAtMost(3), p.topFrames(3).rowsCount())
         val elsewhere = readProfile(file, "idle", Window(w.endMs + 60_000, w.endMs + 61_000))
         assertEquals(0, elsewhere.samples)
-        val table = whereTimeWent(p, elsewhere, methods = 4).text
+        val table = whereTimeWent(p, elsewhere, methods = 4, minSamples = 0).text
         assertTrue(table.lines().any { it.contains("spinHere") && it.endsWith("| 0% / 0% |") }, table)
+        // shares of a handful of samples are noise: a side under the floor ranks no frame, and the table says why
+        val unranked = whereTimeWent(p, elsewhere, methods = 4, minSamples = p.samples.toInt()).text
+        assertFalse(unranked.contains("spinHere"), unranked)
+        assertTrue(unranked.lines().any { it.contains("too few samples") && it.contains("idle") && !it.contains("busy") }, unranked)
+        assertTrue(unranked.contains("allocation (MB/s)"), "the rest of the table stays")
         // two JVMs recorded over the same window are one window of wall time, and so are windows a few ms apart
         assertEquals(p.seconds, (p + p).seconds)
         val late = p.copy(windows = setOf(Window(w.startMs + 5, w.endMs + 5)))
@@ -92,6 +97,9 @@ class ProfilesTest {
         assertEquals(one.samples + assertNotNull(runs.cellProfile("abq-3")).samples, both.samples)
         // a run made with --profile that kept none says so, rather than telling the reader to use --profile
         assertTrue(runs.whereTimeWent("abq-5", "abq-1").text.contains("A run made with `--profile`"))
+        // a side the runs never measured is said to be missing, not blamed on the recording
+        val oneSided = runs.whereTimeWent("lock on", emptyList(), "lock off", listOf("abq-1")).text
+        assertTrue(oneSided.contains("measured no lock on") && !oneSided.contains("--profile"), oneSided)
     }
 
     @Test
