@@ -177,7 +177,16 @@ final class Sweep {
     }
 
     /** The Kafka client library that ran (the embedded broker is the same release: one version everywhere). */
-    private static String kafkaVersion() { return org.apache.kafka.common.utils.AppInfoParser.getVersion(); }
+    private static String kafkaVersion() {
+        // where Kafka's own AppInfoParser reads it (an internal class since 4.x): Gradle builds the jar, so no pom.properties
+        try (var in = org.apache.kafka.clients.producer.KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            var p = new java.util.Properties();
+            if (in != null) p.load(in);
+            return p.getProperty("version", "?");
+        } catch (java.io.IOException e) {
+            return "?";
+        }
+    }
 
     static void describe(Run run, Messaging.Options o) {
         ObjectNode n = run.notes();

@@ -9,9 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** One configuration's drain: generate, drain with K engines, check; {@code lockPollMs} is null with the lock off, where it plays no part. */
+/**
+ * One configuration's drain: generate, drain with K engines, check; {@code lockPollMs} is null with the lock off, where
+ * it plays no part; {@code profiled} false keeps its engines out of {@code --profile}'s recordings.
+ */
 record Cell(Run run, Workflow.Options options, Database db, int index, String name, int repetition, String type, int instances, int acquire,
-            String lock, Integer lockPollMs, int threads, int queueSize, long jobs) {
+            String lock, Integer lockPollMs, int threads, int queueSize, long jobs, boolean profiled) {
     /** The database runs on a host of its own (--place db): its CPU is not part of this host's. */
     boolean dbElsewhere() { return db.placed != null; }
 
@@ -65,7 +68,7 @@ record Cell(Run run, Workflow.Options options, Database db, int index, String na
         // the poll plays no part with the lock off; the engine still needs one value
         int poll = lockPollMs != null ? lockPollMs : options.lockPollMs().get(0);
         return new Engine.Spec(phase, name, engine, connection, type, jobs, options.jobMs(), threads, queueSize, acquire, lock.equals("on"),
-                poll, options.indexFix(), options.warmup(), options.maxDrain());
+                poll, options.indexFix(), options.warmup(), options.maxDrain(), profiled);
     }
 
     private long treeTicks(CpuSampler cpu) {

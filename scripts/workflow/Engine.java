@@ -60,8 +60,9 @@ final class Engine {
     enum Phase { GENERATE, DRAIN }
 
     /** What one engine JVM does, for one cell: all it needs, typed, and nothing of the user's options. */
+    /** {@code profiled}: false leaves this JVM out of {@code --profile}'s recordings (a plain drain beside a profiled one). */
     record Spec(Phase phase, String cell, int engine, Db db, String jobType, long jobs, int jobMs, int threads, int queueSize,
-                int acquireSize, boolean lock, int lockPollMs, boolean indexFix, double warmup, double maxDrain) {}
+                int acquireSize, boolean lock, int lockPollMs, boolean indexFix, double warmup, double maxDrain, boolean profiled) {}
 
     /** What generating the backlog did: how the index was fixed, and how long it took. */
     record Generated(String indexFix, long generated, double generateSeconds) {}

@@ -219,6 +219,7 @@ public class Workflow {
         Calibration cal = o.threads() != null ? new Calibration(o.threads(), Double.NaN)
                 : calibrate(run, o, db, o.acquireSizes().get(0), Collections.max(o.instances()), columns);
         int threads = cal.threads(), queue = o.queueSizeFor(threads);
+        if (Cli.PROFILE.in(run.typed())) profilingCost(run, o, db, o.acquireSizes().get(0));
         try (Table cells = new Table(run, "throughput.csv", "one row per cell: drain time, committed jobs/s overall and steady, "
                 + "% of the theoretical maximum, exact-once checks, CPU of engines, database and machine, and the bottleneck", columns);
              Table engines = new Table(run, "engines.csv", "jobs each engine instance committed per cell, its CPU and how busy its threads were",
@@ -239,13 +240,39 @@ public class Workflow {
                                     // one poll keeps the names runs had before the poll was a factor, so compare still pairs them
                                     String name = type + "-k" + k + "-a" + acquire + "-lock" + lock + (poll == null || polls.size() == 1 ? "" : "-p" + poll) + "-r" + rep;
                                     Cell cell = new Cell(run, o, db, ++index, name, rep, type, k, acquire, lock, poll, threads, queue,
-                                            o.jobsFor(type, k, threads, cal.noopPerSecond()));
+                                            o.jobsFor(type, k, threads, cal.noopPerSecond()), true);
                                     Cell.Outcome outcome = cell.drain();
                                     outcome.write(cells, engines);
                                     // a failed check means jobs were lost or ran twice: the run cannot be trusted
                                     if (!outcome.reasons().isEmpty()) run.invalid(name + ": " + String.join("; ", outcome.reasons()));
                                     run.progress().unitDone();
                                 }
+        }
+    }
+
+    /**
+     * What {@code --profile} costs: the calibration's no-op drain (one engine, nothing but the engine's own work: where a
+     * recording costs most; the fixed jobs sleep) run in pairs, once recorded and once plain (its engine's spec says
+     * profiled: false), which goes first alternating; as many pairs as --repetitions. profiling.csv holds both rates.
+     */
+    static void profilingCost(Run run, Options o, Database db, int acquire) throws Exception {
+        String cell = "noop-k1-a" + acquire + "-lockoff";
+        run.notes().put("profilingCost", "the no-op drain of " + cell + " (the calibration's) run in " + o.repetitions() + " pair(s), one drain "
+                + "recorded and one plain, alternating which goes first; profiling.csv holds both rates per pair");
+        try (Table t = new Table(run, "profiling.csv", "what --profile cost: the no-op drain with and without a recording, in pairs",
+                "cell", "pair", "profiled_jobs_per_s", "plain_jobs_per_s", "profiled_over_plain")) {
+            for (int pair = 1; pair <= o.repetitions(); pair++) {
+                Double profiled = null, plain = null;
+                for (boolean recorded : pair % 2 == 1 ? new boolean[]{true, false} : new boolean[]{false, true}) {
+                    Cell.Outcome d = new Cell(run, o, db, 100_000 + 2 * pair + (recorded ? 0 : 1), "profiling-" + cell + "-" + (recorded ? "profiled" : "plain") + "-p" + pair,
+                            pair, "noop", 1, acquire, "off", null, CALIBRATION_THREADS, o.queueSizeFor(CALIBRATION_THREADS), o.calibrationJobs(), recorded).drain();
+                    if (!d.reasons().isEmpty()) throw new IllegalStateException("a profiling-cost drain failed its checks: " + String.join("; ", d.reasons()));
+                    double rate = Double.isNaN(d.steady()) ? d.rate() : d.steady();
+                    if (recorded) profiled = rate; else plain = rate;
+                }
+                t.write(Table.row().set("cell", cell).set("pair", pair).set("profiled_jobs_per_s", profiled).set("plain_jobs_per_s", plain)
+                        .set("profiled_over_plain", profiled / plain));
+            }
         }
     }
 
@@ -262,7 +289,7 @@ public class Workflow {
         Cell.Outcome o;
         try (Table t = new Table(run, "calibration.csv", "the no-op drain that sized --threads auto (same columns as throughput.csv)", columns)) {
             o = new Cell(run, opts, db, 0, "calibration-noop-k1-a" + acquire + "-lockoff", 1, "noop", 1, acquire, "off", null, CALIBRATION_THREADS,
-                    opts.queueSizeFor(CALIBRATION_THREADS), opts.calibrationJobs()).drain();
+                    opts.queueSizeFor(CALIBRATION_THREADS), opts.calibrationJobs(), true).drain();
             o.write(t, null);
         }
         if (!o.reasons().isEmpty()) throw new IllegalStateException("the calibration drain failed its checks: " + String.join("; ", o.reasons()));

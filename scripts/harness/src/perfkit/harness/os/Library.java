@@ -9,8 +9,9 @@ public final class Library {
     private Library() { }
 
     /**
-     * The version of the library that holds {@code c}: its jar manifest's Implementation-Version, else the one Maven
-     * build's pom.properties in that jar; "?" when neither says.
+     * The version of the library that holds {@code c}: its jar manifest's Implementation-Version, else the
+     * pom.properties in that jar whose artifact and version name the jar's file (a jar may carry others' it shaded in:
+     * kafka-clients holds commons-net's); "?" when neither says.
      */
     public static String version(Class<?> c) {
         Package p = c.getPackage();
@@ -19,12 +20,15 @@ public final class Library {
         try {
             var source = c.getProtectionDomain().getCodeSource();
             if (source == null) return "?";
-            try (JarFile jar = new JarFile(Path.of(source.getLocation().toURI()).toFile())) {
-                var poms = jar.stream().filter(e -> e.getName().startsWith("META-INF/maven/") && e.getName().endsWith("/pom.properties")).toList();
-                if (poms.size() != 1) return "?";
-                Properties pom = new Properties();
-                try (var in = jar.getInputStream(poms.get(0))) { pom.load(in); }
-                return pom.getProperty("version", "?");
+            Path file = Path.of(source.getLocation().toURI());
+            try (JarFile jar = new JarFile(file.toFile())) {
+                for (var e : jar.stream().filter(e -> e.getName().startsWith("META-INF/maven/") && e.getName().endsWith("/pom.properties")).toList()) {
+                    Properties pom = new Properties();
+                    try (var in = jar.getInputStream(e)) { pom.load(in); }
+                    String version = pom.getProperty("version");
+                    if (version != null && file.getFileName().toString().startsWith(pom.getProperty("artifactId") + "-" + version)) return version;
+                }
+                return "?";
             }
         } catch (Exception e) {
             return "?"; // a class from a folder, or a jar that cannot be read: nothing to say

@@ -61,7 +61,7 @@ val DataRow<*>.capacityInstances: Long? get() = (opt("capacity_instances") as? N
 val DataRow<*>.capacityMsgsPerS: Double? get() = num(opt("capacity_msgs_per_s"))
 /** `capacity_status` (string, no unit): messaging capacity.csv. */
 val DataRow<*>.capacityStatus: String? get() = opt("capacity_status") as? String
-/** `cell` (string, no unit): messaging calibration.csv; messaging capacity.csv; messaging sweep.csv; overhead jmh.csv; and 17 more. */
+/** `cell` (string, no unit): messaging calibration.csv; messaging capacity.csv; messaging sweep.csv; overhead jmh.csv; and 18 more. */
 val DataRow<*>.cell: String? get() = opt("cell") as? String
 /** `chosen` (boolean, no unit): messaging calibration.csv. */
 val DataRow<*>.chosen: Boolean? get() = opt("chosen") as? Boolean
@@ -281,12 +281,16 @@ val DataRow<*>.p999UncorrectedMs: Double? get() = num(opt("p99_9_uncorrected_ms"
 val DataRow<*>.p99Ms: Double? get() = num(opt("p99_ms"))
 /** `p99_uncorrected_ms` (number, ms): messaging sweep.csv. */
 val DataRow<*>.p99UncorrectedMs: Double? get() = num(opt("p99_uncorrected_ms"))
+/** `pair` (integer, no unit): workflow profiling.csv. */
+val DataRow<*>.pair: Long? get() = (opt("pair") as? Number)?.toLong()
 /** `pct_of_max` (number, %): workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.pctOfMax: Double? get() = num(opt("pct_of_max"))
 /** `phase` (string, no unit): timeseries.csv: setup, warmup, measure, drain or between. */
 val DataRow<*>.phase: String? get() = opt("phase") as? String
 /** `plain_events_per_s` (number, events/s): queues profiling.csv. */
 val DataRow<*>.plainEventsPerS: Double? get() = num(opt("plain_events_per_s"))
+/** `plain_jobs_per_s` (number, jobs/s): workflow profiling.csv. */
+val DataRow<*>.plainJobsPerS: Double? get() = num(opt("plain_jobs_per_s"))
 /** `policy` (string, no unit): messaging capacity.csv; messaging sweep.csv. */
 val DataRow<*>.policy: String? get() = opt("policy") as? String
 /** `pooled_runs` (integer, count): the kit's summaries: how many runs a group pooled. */
@@ -299,7 +303,9 @@ val DataRow<*>.producedTotal: Long? get() = (opt("produced_total") as? Number)?.
 val DataRow<*>.producerBytesPerEvent: Double? get() = num(opt("producer_bytes_per_event"))
 /** `profiled_events_per_s` (number, events/s): queues profiling.csv. */
 val DataRow<*>.profiledEventsPerS: Double? get() = num(opt("profiled_events_per_s"))
-/** `profiled_over_plain` (number, ratio): queues profiling.csv. */
+/** `profiled_jobs_per_s` (number, jobs/s): workflow profiling.csv. */
+val DataRow<*>.profiledJobsPerS: Double? get() = num(opt("profiled_jobs_per_s"))
+/** `profiled_over_plain` (number, ratio): queues profiling.csv; workflow profiling.csv. */
 val DataRow<*>.profiledOverPlain: Double? get() = num(opt("profiled_over_plain"))
 /** `purpose` (string, no unit): three-tier open.csv. */
 val DataRow<*>.purpose: String? get() = opt("purpose") as? String

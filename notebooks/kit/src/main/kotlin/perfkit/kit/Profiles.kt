@@ -3,6 +3,9 @@ package perfkit.kit
 import jdk.jfr.consumer.RecordedEvent
 import jdk.jfr.consumer.RecordingFile
 import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.toColumn
 import org.jetbrains.kotlinx.dataframe.api.toMap
 import org.jetbrains.letsPlot.geom.geomRect
 import org.jetbrains.letsPlot.geom.geomText
@@ -221,4 +224,31 @@ fun List<RecordedRun>.whereTimeWent(nameA: String, cellsA: Collection<String>, n
     else "**Where the time went:** these runs kept no profile of $names. A run made with `--profile` " +
         "records each JVM under test with JDK Flight Recorder over its measured windows, and this paragraph then compares the two sides.")
     return Markdown("**Where the time went**, $names, from JDK Flight Recorder over the measured windows:\n\n") + whereTimeWent(a, b)
+}
+
+/**
+ * What `--profile` cost (profiling.csv: a measurement made recorded and plain, in pairs run back to back: queues' forks
+ * of one cell beside plain twins of the same spec, workflow's no-op drains), per label and cell: pairs, both means in
+ * the study's own rate ([unit]: events/s, jobs/s) and profiled/plain with its interval over the pairs' own ratios.
+ * verdict: "no cost seen" when the interval holds 1, "profiling costs throughput" when it lies below, "profiled reads
+ * high" above (or "range only" under 3 pairs). Runs made without `--profile` have none and are left out.
+ */
+fun profilingCost(runs: List<RecordedRun>): AnyFrame {
+    val rows = runs.filter { r -> r.has("profiling.csv") }.flatMap { run ->
+        run.table("profiling.csv").rows().groupBy { it["cell"] as String }.map { (cell, rs) ->
+            val events = rs.any { it.profiledEventsPerS != null }
+            val profiled = rs.mapNotNull { it.profiledEventsPerS ?: it.profiledJobsPerS }
+            val plain = rs.mapNotNull { it.plainEventsPerS ?: it.plainJobsPerS }
+            val e = meanInterval(rs.mapNotNull { it.profiledOverPlain })
+            val verdict = when {
+                e.range -> "range only (${e.n} pair(s))"
+                e.high < 1 -> "profiling costs throughput"
+                e.low > 1 -> "profiled reads high"
+                else -> "no cost seen"
+            }
+            listOf(run.label, cell, e.n, profiled.average(), plain.average(), if (events) "events/s" else "jobs/s", e.mean, e.low, e.high, e.interval, verdict)
+        }
+    }
+    val names = listOf("label", "cell", "pairs", "profiled_per_s", "plain_per_s", "unit", "profiled_over_plain", "ci_low", "ci_high", "interval", "verdict")
+    return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
 }

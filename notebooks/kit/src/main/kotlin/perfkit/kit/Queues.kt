@@ -46,33 +46,6 @@ fun harnessCalibration(runs: List<RecordedRun>): AnyFrame {
 }
 
 /**
- * What `--profile` cost (profiling.csv: one cell's profiled forks, each beside a plain twin of the same spec), per
- * label and cell: forks, both means (events/s) and profiled/plain with its interval, over the forks' own ratios (each
- * fork and its twin are a pair: they ran back to back, on the same host state). verdict: "no cost seen" when the
- * interval holds 1, "profiling costs throughput" when it lies below, "reads high" above (or "range" under 3 forks).
- * Runs made without `--profile`, or at a fixed rate, have none and are left out.
- */
-fun profilingCost(runs: List<RecordedRun>): AnyFrame {
-    val rows = runs.filter { r -> r.has("profiling.csv") }.flatMap { run ->
-        run.table("profiling.csv").rows().groupBy { it["cell"] as String }.map { (cell, rs) ->
-            val profiled = rs.mapNotNull { it.profiledEventsPerS }
-            val plain = rs.mapNotNull { it.plainEventsPerS }
-            val e = meanInterval(rs.mapNotNull { it.profiledOverPlain })
-            val verdict = when {
-                e.range -> "range only (${e.n} fork(s))"
-                e.high < 1 -> "profiling costs throughput"
-                e.low > 1 -> "profiled reads high"
-                else -> "no cost seen"
-            }
-            listOf(run.label, cell, e.n, profiled.average(), plain.average(), e.mean, e.low, e.high, e.interval, verdict)
-        }
-    }
-    val names = listOf("label", "cell", "forks", "profiled_events_per_s", "plain_events_per_s", "profiled_over_plain", "ci_low", "ci_high",
-        "interval", "verdict")
-    return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
-}
-
-/**
  * ArrayBlockingQueue with 3 and 5 consumers beside the original's counts, per label: total throughput as a ratio to
  * 1 consumer (ours with its interval; the original's from its event counts, whose window is unstated, so only the
  * ratios compare), each consumer's throughput as a ratio to 1 consumer, and fairness: the least-served consumer's

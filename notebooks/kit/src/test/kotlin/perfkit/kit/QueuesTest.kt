@@ -102,7 +102,8 @@ class QueuesTest {
         val costly = profilingCost(listOf(costRun("20260101T000000Z-h1-cccccc", listOf(9.0 to 10.0, 9.1 to 10.1, 8.9 to 9.9)))).rows().single()
         assertEquals("profiling costs throughput", costly["verdict"])
         assertEquals(0.9, costly["profiled_over_plain"] as Double, 0.005)
-        assertEquals(3, costly["forks"])
+        assertEquals(3, costly["pairs"])
+        assertEquals("events/s", costly["unit"])
         val free = profilingCost(listOf(costRun("20260101T000000Z-h1-dddddd", listOf(10.0 to 10.1, 10.2 to 10.0, 9.9 to 10.0)))).rows().single()
         assertEquals("no cost seen", free["verdict"])
         assertEquals(0, profilingCost(listOf(loadRun(calibrationRun("20260101T000000Z-h1-eeeeee", listOf(Triple("abq-1", 1.0, 1.0)))))).rowsCount(),

@@ -23,6 +23,23 @@ class WorkflowTest {
     }
 
     @Test
+    fun `what profiling cost a workflow run is its recorded no-op drains over the plain ones beside them, in jobs per second`() {
+        val dir = Files.createDirectories(root.resolve("runs/workflow/20261128T000000Z-h1-0f0f0f"))
+        Files.writeString(dir.resolve("throughput.csv"), "cell\nfixed-r1\n")
+        Files.writeString(dir.resolve("profiling.csv"), "cell,pair,profiled_jobs_per_s,plain_jobs_per_s,profiled_over_plain\n" +
+            listOf(180.0 to 200.0, 185.0 to 201.0, 178.0 to 199.0).mapIndexed { i, (p, q) -> "noop-k1-a32-lockoff,${i + 1},$p,$q,${p / q}" }.joinToString("\n") + "\n")
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"workflow","runId":"20261128T000000Z-h1-0f0f0f","mode":"drain",
+            "params":{"profile":"true"},"files":[{"path":"throughput.csv","kind":"table","description":"test"},
+            {"path":"profiling.csv","kind":"table","description":"test"}]}"""))
+        val cost = profilingCost(listOf(loadRun(dir))).rows().single()
+        assertEquals("noop-k1-a32-lockoff", cost["cell"])
+        assertEquals("jobs/s", cost["unit"])
+        assertEquals(3, cost["pairs"])
+        assertEquals(181.0, cost["profiled_per_s"] as Double, 0.01)
+        assertEquals("profiling costs throughput", cost["verdict"])
+    }
+
+    @Test
     fun `the sizing says each run's threads and its queue per instance, read from the cells or the run's option`() {
         val sized = sizedRun("20261126T000000Z-h1-aaaaaa", """{"threads":"auto","queue-size":"auto"}""",
             """{"calibration":{"noopJobsPerS":208.4,"rateFrom":"steady","calibrationThreads":32,"bottleneck":"cpu:engines","threads":2,
