@@ -397,3 +397,11 @@ def test_a_framework_is_pinned_through_its_bom():
             f"{f.relative_to(ROOT)} imports Spring Boot's BOM"
         pinned = [c for c in deps if c.startswith("org.springframework") and not c.endswith("@pom") and len(c.split(":")) > 2]
         assert not pinned, f"{f.relative_to(ROOT)}: Spring artifacts take their version from the BOM: {pinned}"
+        # Netty's BOM first: the first import wins, and Boot's Netty has no native files on the repository served here
+        boms = [c.split(":")[1] for c in deps if c.endswith("@pom")]
+        assert boms.index("netty-bom") < boms.index("spring-boot-dependencies"), f"{f.relative_to(ROOT)}: netty-bom before Boot's BOM"
+    # a library left to the BOM in one script and pinned in another could split unseen: pin it in both
+    versioned = {name for name, _, _ in declared_dependencies()}
+    for f in on_boot:
+        bare = [c for line in re.findall(r"^//DEPS (.+)$", f.read_text(), re.M) for c in line.split() if len(c.split(":")) == 2]
+        assert not [c for c in bare if c in versioned], f"{f.relative_to(ROOT)}: pinned elsewhere, so pin it here too: {[c for c in bare if c in versioned]}"

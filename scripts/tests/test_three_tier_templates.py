@@ -3,8 +3,10 @@ with a valid saturation row per engine, every hlog decoded and matching its step
 modulo whitespace, the server's pool read from the running server, nothing left running after completion or Ctrl-C,
 and an unknown engine refused."""
 import json
+import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +32,19 @@ def templates_rows(rows):
     return [r for r in rows if r["cell"] in CELLS]
 
 
+def boot_bom_version():
+    return re.search(r"^//DEPS org\.springframework\.boot:spring-boot-dependencies:(\S+)@pom$", (ROOT / "scripts/three-tier/ThreeTier.java").read_text(),
+                     re.M).group(1)
+
+
+def boot_managed(prop):
+    """A version Spring Boot's BOM manages, from the BOM JBang resolved for the run (its local Maven repository)."""
+    bom = boot_bom_version()
+    pom = Path(os.environ.get("JBANG_REPO", Path.home() / ".m2" / "repository")) / \
+        f"org/springframework/boot/spring-boot-dependencies/{bom}/spring-boot-dependencies-{bom}.pom"
+    return re.search(rf"<{re.escape(prop)}>([^<]+)</{re.escape(prop)}>", pom.read_text()).group(1)
+
+
 def test_manifest_validates_with_the_three_engines(quick_run):
     m = manifest(quick_run)
     validate(m)
@@ -37,9 +52,9 @@ def test_manifest_validates_with_the_three_engines(quick_run):
     assert not [r for r in m["invalidReasons"] if r.startswith("templates fork")], "no page or header differs: " + str(m["invalidReasons"])
     t = m["notes"]["templates"]
     assert t["published"]["shareOfPlain"] == {"jsp": 0.733, "freemarker": 0.967, "plain": 1.0}
-    # the version the running engine reports, which is the one the script declares
-    declared = re.search(r"^//DEPS org\.freemarker:freemarker:(\S+)$", (ROOT / "scripts/three-tier/ThreeTier.java").read_text(), re.M).group(1)
-    assert set(t["versions"]) >= {"tomcat", "jasper", "freemarker"} and t["versions"]["freemarker"] == declared
+    # the version the running engine reports, which is the one the script's Spring Boot BOM manages
+    assert set(t["versions"]) >= {"tomcat", "jasper", "freemarker"} and t["versions"]["freemarker"] == boot_managed("freemarker.version")
+    assert t["versions"]["springBoot"] == boot_bom_version()
     assert t["versions"]["jasper"] == t["versions"]["tomcat"].rsplit(".", 1)[0], "Jasper matches the Tomcat Spring Boot brings"
     assert t["orderByFork"] == {"1": ",".join(ENGINES)}
     (warmup,) = [w for w in m["notes"]["serverWarmup"] if w["label"] == "templates"]

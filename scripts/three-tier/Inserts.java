@@ -108,7 +108,7 @@ final class Inserts implements Rounds.Round {
         ObjectNode n = notes.putObject("inserts");
         n.put("cells", "inserts/<store>/<durability>; each fork starts fresh databases: a private PostgreSQL cluster or an embedded Cassandra node per cell");
         n.put("writers", o.writers() + " writer threads, each inserting one row per statement with a prepared statement and waiting for "
-                + "its acknowledgement (closed loop); PostgreSQL JDBC 42.7.7 with autocommit (one insert per commit, a connection per writer); "
+                + "its acknowledgement (closed loop); PostgreSQL JDBC " + perfkit.harness.os.Library.version(org.postgresql.Driver.class) + " with autocommit (one insert per commit, a connection per writer); "
                 + "Apache Cassandra Java driver 4.19.2 (one session, a prepared statement per writer, consistency LOCAL_ONE, the driver's default), "
                 + "loaded in a class loader of its own in the writer JVM because its Netty 4.1 clashes with Spring Boot 4's Netty 4.2");
         n.put("row", "id bigint primary key, customer text, item text, quantity int, price double; a fresh table per cell");

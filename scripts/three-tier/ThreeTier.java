@@ -1,7 +1,7 @@
 ///usr/bin/env jbang "$0" "$@" ; exit $?
 //JAVA 17+
-// Spring Boot's BOM pins the framework and what it manages (Tomcat, Netty, Reactor, FreeMarker, PostgreSQL, R2DBC,
-// HttpClient 5, SLF4J): the artifacts below take their versions from it
+// Spring Boot's BOM pins the framework and what it manages (Tomcat, Netty, Reactor, FreeMarker, R2DBC, HttpClient 5,
+// SLF4J): the artifacts below without a version take theirs from it
 // Netty before Boot's BOM, so it wins: the BOM's 4.2.19 has no native epoll or QUIC files on the Maven repository the
 // kit is built against, and 4.2.18 is the newest that has them
 //DEPS io.netty:netty-bom:4.2.18.Final@pom
@@ -10,7 +10,8 @@
 //DEPS org.springframework.boot:spring-boot-starter-webflux
 //DEPS org.freemarker:freemarker
 //DEPS org.apache.tomcat.embed:tomcat-embed-jasper
-//DEPS org.postgresql:postgresql
+// the PostgreSQL driver as workflow pins it (the BOM's too): one version across the scripts, which the tests check
+//DEPS org.postgresql:postgresql:42.7.14
 //SOURCES Rounds.java HttpRound.java Templates.java Inserts.java ChainRound.java
 //SOURCES ../harness/src/perfkit/harness/os/*.java ../harness/src/perfkit/harness/measure/*.java ../harness/src/perfkit/harness/record/*.java ../harness/src/perfkit/harness/process/*.java ../harness/src/perfkit/harness/cli/*.java ../harness/src/perfkit/harness/run/*.java ../harness/src/perfkit/harness/remote/*.java ../harness/src/perfkit/harness/db/*.java
 //SOURCES ../harness/src/perfkit/harness/http/*.java

@@ -257,6 +257,7 @@ final class RunPlan {
     }
 
     private void describe(ObjectNode n, List<String> stacks) {
+        n.putObject("versions").put("springBoot", org.springframework.boot.SpringBootVersion.getVersion());
         n.put("externalService", "Reactor Netty server " + (o.placement().containsKey("backend") ? "on " + o.placement().get("backend") : "on 127.0.0.1") + " answering GET /1/0/customer/customers/{c}/users/{u} with a small JSON user after "
                 + o.backendDelayMs() + " ms (Mono.delay: a timer, no thread held); its own latency is probed at every step's start and end");
         n.put("mvc", "Spring Boot " + org.springframework.boot.SpringBootVersion.getVersion() + " MVC on Tomcat, default pool (server.tomcat.threads.max 200); RestClient on the JDK HttpClient (blocking, "

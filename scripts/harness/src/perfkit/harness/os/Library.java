@@ -10,8 +10,9 @@ public final class Library {
 
     /**
      * The version of the library that holds {@code c}: its jar manifest's Implementation-Version, else the
-     * pom.properties in that jar whose artifact and version name the jar's file (a jar may carry others' it shaded in:
-     * kafka-clients holds commons-net's); "?" when neither says.
+     * pom.properties in that jar that is its own: the one whose artifact and version name the jar's file, or whose
+     * group {@code c}'s package lies in (a placed host keeps jars under their hashes). A jar may carry others' it shaded
+     * in (kafka-clients holds commons-net's), so any other one is no answer: "?" then.
      */
     public static String version(Class<?> c) {
         Package p = c.getPackage();
@@ -25,8 +26,12 @@ public final class Library {
                 for (var e : jar.stream().filter(e -> e.getName().startsWith("META-INF/maven/") && e.getName().endsWith("/pom.properties")).toList()) {
                     Properties pom = new Properties();
                     try (var in = jar.getInputStream(e)) { pom.load(in); }
-                    String version = pom.getProperty("version");
-                    if (version != null && file.getFileName().toString().startsWith(pom.getProperty("artifactId") + "-" + version)) return version;
+                    String version = pom.getProperty("version"), name = file.getFileName().toString();
+                    String stem = pom.getProperty("artifactId") + "-" + version;
+                    String group = pom.getProperty("groupId", "?").toLowerCase(java.util.Locale.ROOT);
+                    String pkg = c.getPackageName().toLowerCase(java.util.Locale.ROOT);
+                    if (version != null && (name.equals(stem + ".jar") || name.startsWith(stem + "-") || pkg.equals(group) || pkg.startsWith(group + ".")))
+                        return version;
                 }
                 return "?";
             }

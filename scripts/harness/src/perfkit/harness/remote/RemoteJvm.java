@@ -206,7 +206,7 @@ public final class RemoteJvm implements AutoCloseable, Forks.PlacedHost {
             gcLog = "gc-" + file;
             home.put(gcLog, run.dir().resolve("logs").resolve("gc").resolve(file));
             List<Object> jvmArgs = new ArrayList<>(message.get("jvmArgs") instanceof List<?> l ? l : List.of());
-            jvmArgs.addAll(Supervisor.gcLogFlag("{work}/" + gcLog)); // after the user's, as here: their own -Xlog adds to it
+            jvmArgs.addAll(0, Supervisor.gcLogFlag("{work}/" + gcLog)); // before the user's, as here: their own -Xlog adds to it
             message.put("jvmArgs", jvmArgs);
             List<Object> names = new ArrayList<>(message.get("collect") instanceof List<?> l ? l : List.of());
             names.addAll(List.of(Profiler.DIR, gcLog));

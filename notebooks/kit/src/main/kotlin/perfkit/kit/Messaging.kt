@@ -315,8 +315,11 @@ fun messagingAtSlo(sweep: AnyFrame, capacity: AnyFrame, sloMs: Double, recordedS
  * of kits before 2026-11-28 did not record them, and the sentence says so rather than guess.
  */
 fun List<RecordedRun>.messagingVersions(): String {
-    fun of(library: String) = mapNotNull { it.note("versions", library) }.distinct().joinToString(" and ").ifEmpty { null }
-    val kafka = of("kafka"); val chronicle = of("chronicle")
-    return if (kafka == null && chronicle == null) "Kafka (KRaft) and Chronicle Queue at releases these runs did not record"
-    else "Kafka ${kafka ?: "?"} (KRaft) and Chronicle Queue ${chronicle ?: "?"}"
+    val kafka = recordedVersion("kafka"); val chronicle = recordedVersion("chronicle")
+    // against a user's cluster (--bootstrap-servers) the version is the clients', and the cluster's mode is its own
+    val own = all { it.param("bootstrap-servers").isNullOrBlank() }
+    val k = kafka?.let { " $it" } ?: ""
+    val kafkaText = if (own) "Kafka$k (KRaft)" else "Kafka clients$k against the user's cluster"
+    return if (kafka == null && chronicle == null) "$kafkaText and Chronicle Queue at releases these runs did not record"
+    else "$kafkaText and Chronicle Queue ${chronicle ?: "?"}"
 }

@@ -361,6 +361,10 @@ internal fun scaleFields(runs: List<RecordedRun>): Map<String, Any> = mapOf(
 
 fun List<RecordedRun>.summary() = RunsSummary(this)
 
+/** The release of [library] these runs read from their jars (notes.versions), several joined by "and"; null when none recorded it. */
+fun List<RecordedRun>.recordedVersion(library: String): String? =
+    mapNotNull { it.note("versions", library) }.distinct().joinToString(" and ").ifEmpty { null }
+
 /** The same table from every run, stacked, with run_id and label in front. */
 fun List<RecordedRun>.table(path: String): AnyFrame = map { run ->
     val t = run.table(path)

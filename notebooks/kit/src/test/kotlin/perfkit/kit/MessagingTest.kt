@@ -114,8 +114,8 @@ class MessagingTest {
 
     @TempDir lateinit var root: Path
 
-    private fun run(id: String, notes: String) = loadRun(Files.createDirectories(root.resolve("messaging/$id")).also {
-        Files.writeString(it.resolve("run.json"), completeManifest("""{"id":"$id","study":"messaging","notes":$notes}"""))
+    private fun run(id: String, notes: String, params: String = "{}") = loadRun(Files.createDirectories(root.resolve("messaging/$id")).also {
+        Files.writeString(it.resolve("run.json"), completeManifest("""{"id":"$id","study":"messaging","notes":$notes,"params":$params}"""))
     })
 
     @Test
@@ -125,5 +125,8 @@ class MessagingTest {
         assertEquals("Kafka 4.4.0 (KRaft) and Chronicle Queue 2026.4", listOf(now).messagingVersions())
         assertEquals("Kafka 4.4.0 (KRaft) and Chronicle Queue 2026.4", listOf(now, older).messagingVersions(), "a run that recorded none adds none")
         assertTrue(listOf(older).messagingVersions().contains("did not record"), "no version is guessed from prose")
+        val external = run("20260101T000000Z-h1-cccccc", """{"versions":{"kafka":"4.4.0","chronicle":"2026.4"}}""", """{"bootstrap-servers":"k1:9092"}""")
+        assertEquals("Kafka clients 4.4.0 against the user's cluster and Chronicle Queue 2026.4", listOf(external).messagingVersions(),
+            "against a user's cluster the version is the clients', and its mode is not ours to name")
     }
 }
