@@ -260,7 +260,12 @@ private class Found(val runs: List<RecordedRun>, val unreadable: Map<String, Str
 /** Every readable run of [study] under [folder]; unreadable ones are kept by folder name, and said in [skipped]. */
 private fun runsUnder(folder: Path, study: String, skipped: MutableList<String>): Found {
     if (!folder.isDirectory()) return Found(emptyList(), emptyMap())
-    val manifests = Files.walk(folder).use { paths -> paths.filter { it.name == "run.json" }.toList() }
+    // links followed: a folder of links to runs gathered from elsewhere is a folder of runs
+    val manifests = try {
+        Files.walk(folder, java.nio.file.FileVisitOption.FOLLOW_LINKS).use { paths -> paths.filter { it.name == "run.json" }.toList() }
+    } catch (e: java.io.UncheckedIOException) {
+        throw RunFormatException("cannot read the runs under $folder: ${e.cause?.message ?: e.message} (a link that leads back into the folder?)")
+    }
     val runs = mutableListOf<RecordedRun>()
     val unreadable = mutableMapOf<String, String>()
     for (m in manifests) {

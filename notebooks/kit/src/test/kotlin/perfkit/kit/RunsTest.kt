@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir
 import java.nio.file.Files
 import java.nio.file.Path
 import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
 import kotlin.test.assertFalse
 import kotlin.test.assertTrue
 
@@ -199,6 +200,19 @@ class RunsTest {
         assertEquals(listOf(id1), findRuns("queues", id1, root).map { it.id })
         assertEquals(listOf(id1, id2), findRuns("queues", root.resolve("runs").toString(), root).map { it.id })
         assertEquals(listOf(id2), findRuns("queues", root.resolve("runs/queues/$id2").toString(), root).map { it.id })
+    }
+
+    @Test
+    fun `a folder of links to runs reads the runs they lead to`() {
+        // e.g. runs from two hosts gathered by linking, not copying
+        val a = run("runs", id1); val b = run("elsewhere", id2)
+        val gathered = Files.createDirectories(root.resolve("gathered"))
+        Files.createSymbolicLink(gathered.resolve(id1), a)
+        Files.createSymbolicLink(gathered.resolve("from-b"), b.parent)
+        assertEquals(listOf(id1, id2), findRuns("queues", gathered.toString(), root).map { it.id }.sorted())
+        Files.createSymbolicLink(gathered.resolve("again"), gathered)
+        val loop = assertFailsWith<RunFormatException> { findRuns("queues", gathered.toString(), root) }
+        assertTrue(loop.message!!.contains("leads back"), loop.message)
     }
 
     @Test
