@@ -72,13 +72,13 @@ class ProfilerTest {
             @Override public String name() { return "app/fork1"; }
             @Override public boolean alive() { return true; }
             @Override public void tell(String line) { told.add(line); }
-            @Override public String pathFor(Path local) { return "/tmp/part-1/work/profiles/" + local.getFileName(); }
+            @Override public String pathFor(Path local) { return "/srv/perfkit-part-1/profiles/" + local.getFileName(); }
             @Override public void fetch(Path local) { fetched.add(runDir.relativize(local).toString()); }
         });
         profiler.phase("measure");
         assertEquals(List.of(), fetched, "nothing to fetch while the window is open");
         profiler.phase("between");
-        assertEquals(List.of(Profile.prepare(), Profile.start("/tmp/part-1/work/profiles/app_fork1.w1.jfr"), Profile.stop()), told);
+        assertEquals(List.of(Profile.prepare(), Profile.start("/srv/perfkit-part-1/profiles/app_fork1.w1.jfr"), Profile.stop()), told);
         assertEquals(List.of("profiles/app_fork1.w1.jfr"), fetched, "fetched as the window closed, into the run's own path");
         Files.createDirectories(runDir.resolve("profiles"));
         Files.writeString(runDir.resolve("profiles/app_fork1.w1.jfr"), "came home");
