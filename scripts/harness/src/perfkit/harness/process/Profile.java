@@ -9,8 +9,8 @@ import java.nio.file.Path;
  * A JVM under test recording itself with JDK Flight Recorder while its parent says it is measured: the parent writes
  * {@code perfkit-profile start <file>} and {@code perfkit-profile stop} to its stdin ({@link Profiler}), and
  * {@link ChildProcess} hands those lines here. JFR's "profile" settings: method samples every 10 ms (20 ms for
- * native), allocation samples, GC pauses, monitor waits over 10 ms, socket and file I/O over 10 ms. A JVM that exits while
- * recording writes what it has on its way out.
+ * native), allocation samples, GC pauses, monitor waits over 10 ms, socket I/O over 10 ms; less what describes the
+ * machine rather than the work ({@link #PRIVATE_EVENTS}). A JVM that exits while recording writes what it has on its way out.
  */
 public final class Profile {
     static final String LINE = "perfkit-profile ";
@@ -53,10 +53,25 @@ public final class Profile {
 
     private static volatile boolean failed;
 
+    /**
+     * Events of JFR's "profile" settings a run must not carry, since runs are shared and published: they describe the
+     * machine, not the JVM's work (every process on it with its command line, this JVM's environment variables, system
+     * properties and command line, the paths of the files and native libraries it touched). Nothing the kit reads.
+     */
+    static final java.util.List<String> PRIVATE_EVENTS = java.util.List.of("jdk.SystemProcess", "jdk.InitialEnvironmentVariable",
+            "jdk.InitialSystemProperty", "jdk.JVMInformation", "jdk.NativeLibrary", "jdk.FileRead", "jdk.FileWrite", "jdk.FileForce");
+
+    /** JFR's "profile" settings without {@link #PRIVATE_EVENTS}. */
+    static java.util.Map<String, String> settings() throws java.io.IOException, java.text.ParseException {
+        java.util.Map<String, String> s = new java.util.HashMap<>(Configuration.getConfiguration("profile").getSettings());
+        for (String event : PRIVATE_EVENTS) s.put(event + "#enabled", "false");
+        return s;
+    }
+
     private static synchronized void begin(Path file) throws Exception {
         if (recording != null) end(); // a window the parent never closed ends where the next begins
         if (file.getParent() != null) java.nio.file.Files.createDirectories(file.getParent()); // a placed JVM's folder there has none yet
-        Recording r = new Recording(Configuration.getConfiguration("profile"));
+        Recording r = new Recording(settings());
         r.setName("perfkit");
         r.setToDisk(true);
         r.setDestination(file); // written when the recording stops, or when this JVM exits first

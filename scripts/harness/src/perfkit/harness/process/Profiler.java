@@ -34,6 +34,8 @@ public final class Profiler {
     private final Map<String, Integer> windows = new HashMap<>();
     private final List<RunFile> asked = new ArrayList<>();
     private boolean measuring;
+    /** A plain twin is being measured: windows opened now record nothing ({@link #hold}). */
+    private boolean held;
 
     private record Open(Path file, long startMs) {}
 
@@ -72,14 +74,15 @@ public final class Profiler {
 
     /**
      * Profiles the JVMs {@code supervisor} starts over the windows {@code timeSeries} marks, each labelled by
-     * {@code labels}; listed by {@code onFinish}, after they stop.
+     * {@code labels}; listed by {@code onFinish}, after they stop. Returns the profiler, to {@link #hold} it.
      */
-    public static void attach(Path runDir, Consumer<RunFile> addFile, java.util.function.Function<String, Label> labels, Supervisor supervisor,
+    public static Profiler attach(Path runDir, Consumer<RunFile> addFile, java.util.function.Function<String, Label> labels, Supervisor supervisor,
                               TimeSeries timeSeries, Consumer<Runnable> onFinish) {
         Profiler p = new Profiler(runDir, addFile, labels);
         supervisor.onJvm(p::jvm);
         timeSeries.onPhase(p::phase);
         onFinish.accept(p::close);
+        return p;
     }
 
     /** A JVM under test has started; one that starts inside a window (a fork of a running step) joins it. */
@@ -92,7 +95,16 @@ public final class Profiler {
         } catch (IOException stopping) {
             return; // it exited at once
         }
-        if (measuring) begin(c);
+        if (measuring && !held) begin(c);
+    }
+
+    /**
+     * While held, no window records: the plain twin of a recorded measurement runs with every JVM under test as it
+     * is, only not recording. Holding closes any window that is open; letting go records from the next measured phase.
+     */
+    public synchronized void hold(boolean on) {
+        held = on;
+        if (on) for (Target c : List.copyOf(open.keySet())) end(c);
     }
 
     /** The time series entered {@code phase}: a window opens on entering a measured phase and closes on leaving it. */
@@ -102,8 +114,8 @@ public final class Profiler {
         measuring = now;
         jvms.removeIf(c -> !c.alive() && !open.containsKey(c));
         for (Target c : List.copyOf(jvms)) {
-            if (now) begin(c);
-            else end(c);
+            if (!now) end(c);
+            else if (!held) begin(c);
         }
     }
 

@@ -47,6 +47,8 @@ public final class Run {
     private final List<Runnable> cleanups = new CopyOnWriteArrayList<>();
     private final CountDownLatch shuttingDown = new CountDownLatch(1);
     private volatile int signalExitCode; // 130 after Ctrl-C, 143 after SIGTERM
+    /** With --profile: what records the JVMs under test; null without. */
+    private Profiler profiler;
 
     private Run(String study, Map<String, String> params, Path dir, Class<?> mainClass) throws IOException {
         this.study = study;
@@ -71,7 +73,8 @@ public final class Run {
         Signals.watch(code -> run.signalExitCode = code);
         run.manifest.write();
         run.supervisor.startReaper();
-        if (Cli.PROFILE.in(run.params)) Profiler.attach(run.dir, run.manifest::addFile, run.forks::labelOf, run.supervisor, run.timeSeries, run::onFinish);
+        if (Cli.PROFILE.in(run.params))
+            run.profiler = Profiler.attach(run.dir, run.manifest::addFile, run.forks::labelOf, run.supervisor, run.timeSeries, run::onFinish);
         run.timeSeries.watchProcess("proc:" + study, ProcessHandle.current().pid());
         run.timeSeries.onRate(run.progress::rate);
         run.progress.onUnit(o -> run.manifest.progress(o.unit(), o.done(), o.total(), o.done() < o.total() ? o.endsAt() : null));
@@ -169,6 +172,20 @@ public final class Run {
 
     /** The run's forks: each repetition in a fresh JVM, here or on another host (--place). */
     public Forks forks() { return forks; }
+
+    /** Whether the JVMs under test record themselves ({@code --profile}). */
+    public boolean profiling() { return profiler != null; }
+
+    /** Runs {@code body} with the recordings held ({@link Profiler#hold}): the plain twin of a recorded measurement. */
+    public <T> T unrecorded(java.util.concurrent.Callable<T> body) throws Exception {
+        if (profiler == null) return body.call();
+        profiler.hold(true);
+        try {
+            return body.call();
+        } finally {
+            profiler.hold(false);
+        }
+    }
 
     /** One repetition in a fresh JVM, to its end: its result (see {@link Forks}); its CPU and ticks go into the time series as {@code series}. */
     public <T extends Record> T fork(String series, List<String> jvmArgs, Record spec, double plannedSeconds, Class<T> resultType) throws Exception {

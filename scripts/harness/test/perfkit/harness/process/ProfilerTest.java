@@ -114,6 +114,29 @@ class ProfilerTest {
         }
     }
 
+    /** The plain twin of a recorded measurement: the same JVM, told nothing while held, and recorded again after. */
+    @Test
+    void aHeldProfilerRecordsNoWindowAndClosesTheOpenOne() throws Exception {
+        List<String> told = new ArrayList<>();
+        Profiler profiler = new Profiler(runDir, f -> { });
+        profiler.jvm(new Profiler.Target() {
+            @Override public String name() { return "kafka-broker"; }
+            @Override public boolean alive() { return true; }
+            @Override public void tell(String line) { told.add(line); }
+        });
+        profiler.phase("measure");
+        profiler.hold(true);
+        assertEquals(List.of(Profile.prepare(), Profile.start(runDir.resolve("profiles/kafka-broker.w1.jfr")), Profile.stop()), told,
+                "holding closes the window that was open");
+        profiler.phase("between");
+        profiler.phase("measure");
+        profiler.phase("between");
+        assertEquals(3, told.size(), "a window while held records nothing");
+        profiler.hold(false);
+        profiler.phase("measure");
+        assertEquals(Profile.start(runDir.resolve("profiles/kafka-broker.w2.jfr")), told.get(3), "recorded again from the next window");
+    }
+
     /** The child's side, in this JVM: the commands start and stop a JFR recording whose file holds method samples. */
     @Test
     void theCommandsRecordThisJvmBetweenStartAndStop() throws Exception {
@@ -127,5 +150,10 @@ class ProfilerTest {
         assertTrue(Files.size(file) > 0, "written when the recording stopped (" + h + ")");
         long samples = RecordingFile.readAllEvents(file).stream().filter(e -> e.getEventType().getName().equals("jdk.ExecutionSample")).count();
         assertTrue(samples > 10, samples + " method samples in 0.7 s");
+        // a run is published: the recording names no process, environment variable, property or path of this machine
+        List<String> names = RecordingFile.readAllEvents(file).stream().map(e -> e.getEventType().getName()).distinct().toList();
+        for (String event : Profile.PRIVATE_EVENTS) assertFalse(names.contains(event), event + " in " + names);
+        assertTrue(names.contains("jdk.GarbageCollection") || names.contains("jdk.ObjectAllocationSample") || names.contains("jdk.CPULoad"),
+                "the rest of the profile settings still record: " + names);
     }
 }

@@ -1,0 +1,37 @@
+package perfkit.harness.run;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What {@code --profile} costs: one measurement made twice in a row, once recorded and once plain, in pairs, with
+ * which goes first alternating so a drift of the host favours neither. The plain one runs with the run's recordings
+ * held ({@link Run#unrecorded}): the same JVMs, only not recording.
+ */
+public final class ProfilingCost {
+    private ProfilingCost() {}
+
+    /** One pair's two readings of the same measurement. */
+    public record Pair<T>(int pair, T recorded, T plain) {}
+
+    /** A measurement made once recorded and once plain; {@code pair} counts from 1, for names. */
+    @FunctionalInterface
+    public interface Measurement<T> {
+        T measure(boolean recorded, int pair) throws Exception;
+    }
+
+    /** {@code pairs} pairs of {@code m}: the recorded one first in odd pairs, the plain one first in even pairs. */
+    public static <T> List<Pair<T>> pairs(Run run, int pairs, Measurement<T> m) throws Exception {
+        List<Pair<T>> out = new ArrayList<>();
+        for (int pair = 1; pair <= pairs; pair++) {
+            int k = pair;
+            T recorded = null, plain = null;
+            for (boolean rec : pair % 2 == 1 ? new boolean[]{true, false} : new boolean[]{false, true}) {
+                if (rec) recorded = m.measure(true, k);
+                else plain = run.unrecorded(() -> m.measure(false, k));
+            }
+            out.add(new Pair<>(pair, recorded, plain));
+        }
+        return out;
+    }
+}
