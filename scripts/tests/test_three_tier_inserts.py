@@ -133,6 +133,8 @@ def test_durability_settings_are_in_the_manifest(quick_run):
     assert s["inserts/cassandra/relaxed"]["commitlog_sync"] == "periodic"
     assert s["inserts/cassandra/relaxed"]["commitlog_sync_period"] == "10000ms"
     assert "lost writes" in notes["durability"] and "1.28" in notes["original"]
+    # both drivers' versions as their jars say, the Cassandra driver's read in its own class loader
+    assert re.search(r"PostgreSQL JDBC \d+\.\d+\.\d+ .*Apache Cassandra Java driver \d+\.\d+\.\d+ ", notes["writers"]), notes["writers"]
     by_cell = {r["cell"]: r["settings"] for r in read_csv(quick_run / "inserts.csv")}
     assert "synchronous_commit=off" in by_cell["inserts/postgres/relaxed"] and "commitlog_sync=batch" in by_cell["inserts/cassandra/strict"]
 

@@ -107,10 +107,7 @@ final class Inserts implements Rounds.Round {
     public void describe(ObjectNode notes) {
         ObjectNode n = notes.putObject("inserts");
         n.put("cells", "inserts/<store>/<durability>; each fork starts fresh databases: a private PostgreSQL cluster or an embedded Cassandra node per cell");
-        n.put("writers", o.writers() + " writer threads, each inserting one row per statement with a prepared statement and waiting for "
-                + "its acknowledgement (closed loop); PostgreSQL JDBC " + perfkit.harness.os.Library.version(org.postgresql.Driver.class) + " with autocommit (one insert per commit, a connection per writer); "
-                + "Apache Cassandra Java driver 4.19.2 (one session, a prepared statement per writer, consistency LOCAL_ONE, the driver's default), "
-                + "loaded in a class loader of its own in the writer JVM because its Netty 4.1 clashes with Spring Boot 4's Netty 4.2");
+        n.put("writers", writersNote("(its version read once its classes load)"));
         n.put("row", "id bigint primary key, customer text, item text, quantity int, price double; a fresh table per cell");
         n.put("warmup", "the writers insert from the start; after at least --warmup s the window opens once the insert rate has been steady "
                 + "for 5 s (within 10%, no trend), at most --server-warmup-max s (warmup_s, warmup_settled in inserts.csv): a database still "
@@ -148,6 +145,14 @@ final class Inserts implements Rounds.Round {
         n.putObject("settings");
     }
 
+    /** The writers in words, with the drivers' versions as their jars say: the Cassandra driver's is read from its own class loader. */
+    private String writersNote(String cassandraDriver) {
+        return o.writers() + " writer threads, each inserting one row per statement with a prepared statement and waiting for "
+                + "its acknowledgement (closed loop); PostgreSQL JDBC " + perfkit.harness.os.Library.version(org.postgresql.Driver.class) + " with autocommit (one insert per commit, a connection per writer); "
+                + "Apache Cassandra Java driver " + cassandraDriver + " (one session, a prepared statement per writer, consistency LOCAL_ONE, the driver's default), "
+                + "loaded in a class loader of its own in the writer JVM because its Netty 4.1 clashes with Spring Boot 4's Netty 4.2";
+    }
+
     // ---- run --------------------------------------------------------------------------------------
 
     @Override
@@ -156,6 +161,7 @@ final class Inserts implements Rounds.Round {
         if (stores.contains("cassandra")) {
             run.progress().phase("building the Cassandra scripts", 20);
             cassandraScripts = EmbeddedCassandra.Scripts.prepare(run, !usersCassandra);
+            ((ObjectNode) run.notes().get("inserts")).put("writers", writersNote(CqlBridge.driverVersion(cassandraScripts.clientClasspath())));
         }
         // a user's database that does not answer fails the run in one line, before anything is measured
         if (usersPostgres && stores.contains("postgres")) checkUsersPostgres();

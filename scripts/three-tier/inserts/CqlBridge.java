@@ -44,6 +44,15 @@ final class CqlBridge implements AutoCloseable {
         return loader;
     }
 
+    /** The driver's release, read from its jar in its own class loader ("?" when it cannot be told). */
+    static String driverVersion(String classpath) {
+        try {
+            return perfkit.harness.os.Library.version(loader(classpath).loadClass("com.datastax.oss.driver.api.core.CqlSession"));
+        } catch (Exception e) {
+            return "?";
+        }
+    }
+
     /**
      * TLS to a user's cluster (--cassandra-truststore, --cassandra-keystore): the stores' paths and passwords, which
      * reach a writer fork in its spec over stdin; empty strings for no keystore. Null where the connection is plain.
