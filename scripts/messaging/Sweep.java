@@ -11,6 +11,7 @@ import perfkit.harness.run.Forks;
 import perfkit.harness.os.Library;
 import perfkit.harness.os.Lists;
 import perfkit.harness.os.Loopback;
+import perfkit.harness.run.ProfilingCost;
 import perfkit.harness.run.Run;
 import perfkit.harness.record.RunFile;
 import perfkit.harness.measure.StepVerdict;
@@ -150,12 +151,14 @@ final class Sweep {
             // repetitions interleaved across cells, so a drift of the host touches every cell alike
             for (int k = 1; k <= repetitions; k++) for (Cell cell : cells) searches.add(new Search(cell, k));
             List<String> summary = new ArrayList<>();
+            // with --profile, what recording costs is measured after the searches, in steps the budget keeps for it
+            double costSeconds = run.profiling() ? 2.0 * repetitions * (o.warmup().minSeconds() + o.measure() + STEP_OVERHEAD_SECONDS) : 0;
             // the searches share what is left of --budget: the plan is that budget, whatever the calibration took of it
-            run.progress().plan("search", searches.size(), Math.max(o.budget() - s.elapsed(), 1));
+            run.progress().plan("search", searches.size(), Math.max(o.budget() - costSeconds - s.elapsed(), 1));
             for (int i = 0; i < searches.size(); i++) {
                 Search search = searches.get(i);
                 // each remaining search gets an equal share of the remaining budget, so the last cell is measured too
-                double share = (o.budget() - s.elapsed()) / (searches.size() - i);
+                double share = (o.budget() - costSeconds - s.elapsed()) / (searches.size() - i);
                 CapacitySearch.Result r = s.sweepCell(search, share);
                 Integer missed = r.firstNotMet();
                 capacity.write(Table.row().set("cell", search.cell().name()).set("system", search.cell().system()).set("policy", search.cell().policy())
@@ -167,8 +170,35 @@ final class Sweep {
                         r.capacity() == null ? "-" : r.capacity() + " instance(s)", s.slo, r.status().label, r.stopReason()));
                 run.progress().unitDone();
             }
+            if (run.profiling()) s.profilingCost(cells.get(0));
             run.progress().clear();
             summary.forEach(System.err::println);
+        }
+    }
+
+    /**
+     * With --profile: what recording costs, as one step of {@code cell} (one chain at the run's rate, on a broker of its
+     * own) run in --repetitions pairs, recorded and plain ({@link ProfilingCost}): the CPU of services, driver and
+     * broker per message delivered (the offered rate is fixed, so throughput cannot show a cost) and p99.9.
+     */
+    private void profilingCost(Cell cell) throws Exception {
+        run.notes().put("profilingCost", "one " + cell.name() + " chain at " + rate + " msg/s on a broker of its own, run in " + o.repetitions()
+                + " pair(s) of steps, one recorded and one plain, alternating which goes first; profiling.csv holds CPU per message and p99.9 of both");
+        try (Broker broker = broker(cell);
+             Table t = new Table(run, "profiling.csv", "what --profile cost: one chain of one cell at the run's rate, recorded and plain in pairs: CPU "
+                     + "of services, driver and broker per message delivered, and p99.9", "cell", "pair", "instances", "rate_per_chain",
+                     "profiled_cpu_us_per_msg", "plain_cpu_us_per_msg", "profiled_over_plain", "profiled_p99_9_ms", "plain_p99_9_ms", "valid")) {
+            for (ProfilingCost.Pair<Measured> p : ProfilingCost.pairs(run, o.repetitions(), (recorded, pair) -> {
+                String side = (recorded ? "profiled" : "plain") + "-p" + pair;
+                run.progress().say("what --profile costs: " + cell.name() + ", one chain, " + side);
+                return measureStep(cell, cell.name() + "/n1/profiling-" + side, 1, broker.access(), rate, measure, "-prof-" + side);
+            })) {
+                double a = p.recorded().cpuUsPerMsg(), b = p.plain().cpuUsPerMsg();
+                t.write(Table.row().set("cell", cell.name()).set("pair", p.pair()).set("instances", 1).set("rate_per_chain", rate)
+                        .set("profiled_cpu_us_per_msg", a).set("plain_cpu_us_per_msg", b).set("profiled_over_plain", a / b)
+                        .set("profiled_p99_9_ms", ms(p.recorded().e2e(), 99.9)).set("plain_p99_9_ms", ms(p.plain().e2e(), 99.9))
+                        .set("valid", p.recorded().verdict().valid() && p.plain().verdict().valid()));
+            }
         }
     }
 
@@ -415,6 +445,9 @@ final class Sweep {
                     double brokerPct, double systemPct, double stealPct, int cores, StepVerdict verdict) {
         /** CPU of the processes under test (services, driver, and the broker), in % of one core. */
         double testedCpuPct() { return r.appCpuPct() + (Double.isNaN(brokerPct) ? 0 : brokerPct); }
+
+        /** CPU time of the processes under test per message delivered end to end, µs; NaN when none was delivered. */
+        double cpuUsPerMsg() { return delivered > 0 ? testedCpuPct() / 100 * 1e6 / delivered : Double.NaN; }
     }
 
     private StepVerdict step(Search search, int n, KafkaAccess access) throws Exception {
@@ -441,7 +474,7 @@ final class Sweep {
                 .set("cpu_broker_pct", m.brokerPct()).set("cpu_app_pct", r.appCpuPct()).set("cpu_driver_pct", r.driverCpuPct())
                 .set("cpu_system_pct", m.systemPct()).set("steal_pct", m.stealPct())
                 // CPU time of the processes under test (services + driver JVM, and the broker) per message delivered end to end
-                .set("cpu_us_per_msg", m.delivered() > 0 ? m.testedCpuPct() / 100 * 1e6 / m.delivered() : Double.NaN)
+                .set("cpu_us_per_msg", m.cpuUsPerMsg())
                 .set("warmup_s", r.warmupSeconds()).set("warmup_ended_ms", r.warmupEndedAtMs()).set("warmup_settled", r.warmupSettled())
                 .set("saturated", v.saturated()).set("verdict", v.status().label).set("valid", v.valid()).set("invalid_reason", v.valid() ? "" : v.reason())
                 .set("meets_slo", v.meets()));

@@ -132,7 +132,7 @@ public class Queues {
         boolean calibrate = o.calibrates();
         ScriptJvm minimal = calibrate ? ScriptJvm.prepare(RunLayout.kitRoot().resolve(MINIMAL_SCRIPT), "perfkit.queues.Minimal1P1C",
                 "the minimal 1P1C program", run.dir().resolve("logs")).on(Cli.JAVA.in(run.typed())) : null;
-        Cell costCell = o.profilingCostCell(Cli.PROFILE.in(run.typed()));
+        Cell costCell = o.profilingCostCell(run.profiling());
         if (costCell != null) run.notes().put("profilingCost", "each fork of " + costCell.name() + " has a plain twin, the same spec in a JVM "
                 + "that records nothing, run next to it; profiling.csv holds both rates per fork");
         if (calibrate) run.notes().put("calibration", "each 1-consumer cell's forks alternate with a minimal program of the same topology ("

@@ -19,18 +19,21 @@ from support import descendants
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-# the options of each study's shared quick run: enough cells for every test that reads it, and no more
+# the options of each study's shared quick run: enough cells for every test that reads it, and no more; --profile on
+# the studies whose tests check that every JVM under test records its windows and that recording's cost is measured
+# (workflow's is checked in a run of its own: a recording starting with a drain shifts its first commits, which a
+# test of the shared run reads)
 QUICK = {
     # every variant and quick strategy with tiny windows; the notebooks' test of a new run copies it into data/runs
     "queues": ["--quick", "--warmup", "0.5", "--measure", "1", "--tag", "e2e"],
     # the warm-up rule's limit cut to 3 s (quick mode's is 8): a test checks that it is recorded, not that it settled
-    "messaging": ["--quick", "--warmup", "1", "--warmup-max", "3", "--measure", "2", "--drain-timeout", "10"],
+    "messaging": ["--quick", "--warmup", "1", "--warmup-max", "3", "--measure", "2", "--drain-timeout", "10", "--profile"],
     # --min-drain 2 grows the no-op and timer backlogs above --jobs at the calibrated rate, and leaves the fixed jobs' (20 jobs/s a thread)
     "workflow": ["--quick", "--jobs", "300", "--calibration-jobs", "300", "--acquire-sizes", "32", "--instances", "1", "--locks", "off", "--min-drain", "2"],
     # all three rounds; open steps at half the saturation throughput, so the chain's compare step runs
     # the servers' warm-up by rule is cut at 3 s: a quick run's never settles anyway (its JIT window alone is 10 s)
     "three-tier": ["--quick", "--warmup", "1", "--measure", "2", "--server-warmup-max", "3", "--open-rates", "0.5", "--durability", "strict,relaxed",
-                   "--chains", "sync,async,mixed,webflux"],
+                   "--chains", "sync,async,mixed,webflux", "--profile"],
 }
 
 # dir: the run's folder; cmdlines: (pid, command line) -> command line of every process seen in its tree while it ran
@@ -41,8 +44,9 @@ _made = {}
 # seconds each run may take: about four times what it took on a clean clone of a 2-core machine on 2026-11-28 (the
 # suite prints each shared run's time: queues 0.6 min, messaging 0.9, workflow 0.6, three-tier 3.5), so a hung run
 # fails within minutes rather than taking most of CI's 90; three-tier runs three rounds (four chains, two
-# durabilities, open steps) in one
-TIMEOUT = {"queues": 180, "messaging": 240, "workflow": 180, "three-tier": 900}
+# durabilities, open steps) in one. With --profile (2026-11-29) messaging measures a pair of steps more: 2.2 min
+# beside another shared run on the other worker
+TIMEOUT = {"queues": 180, "messaging": 420, "workflow": 180, "three-tier": 900}
 
 
 def shared_quick_run(tmp_path_factory, study):

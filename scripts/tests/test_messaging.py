@@ -15,7 +15,8 @@ import pytest
 from conftest import assert_refused, ROOT, free_port, port_open, assert_failed_run_with_one_line, leftovers, bench, decode_hlog, interrupt_run, manifest, read_csv, run_dir_of, validate, validate_notes
 from shared_runs import QUICK as SHARED, shared_quick_run
 
-QUICK = SHARED["messaging"]
+# the shared run's options for runs of a test's own, which measure something else than what recording costs
+QUICK = [a for a in SHARED["messaging"] if a != "--profile"]
 
 
 def broker_address(m):
@@ -143,6 +144,31 @@ def test_cpu_is_measured_per_process(quick_sweep):
             assert r["cpu_broker_pct"] == ""
         if int(r["window_delivered"]) > 0:
             assert float(r["cpu_us_per_msg"]) > 0
+
+
+def recorded_during(m, window):
+    """The JVMs (the manifest's series) whose recordings overlap window."""
+    return {p["series"] for p in m["files"] if p["kind"] == "profile" and p["window"]["startMs"] < window["endMs"] and window["startMs"] < p["window"]["endMs"]}
+
+
+def test_profile_records_every_jvm_under_test_and_measures_its_cost_beside_a_plain_twin(quick_sweep):
+    """--profile (the shared run has it): each step's JVM and the broker record their measured windows; what recording
+    costs is one chain of the first cell run recorded and plain, compared by CPU per message, and the plain step is
+    in no recording, the broker's included (the run holds recordings while it runs)."""
+    m = manifest(quick_sweep)
+    profiles = [f for f in m["files"] if f["kind"] == "profile"]
+    assert {r["cell"] for r in read_csv(quick_sweep / "sweep.csv")} <= {p["series"] for p in profiles}, "every step's JVM recorded itself"
+    assert all((quick_sweep / p["path"]).stat().st_size > 0 for p in profiles)
+    [cost] = read_csv(quick_sweep / "profiling.csv")
+    assert (cost["cell"], cost["pair"], cost["instances"], cost["rate_per_chain"]) == (CELLS[0], "1", "1", "1000")
+    a, b = float(cost["profiled_cpu_us_per_msg"]), float(cost["plain_cpu_us_per_msg"])
+    assert a > 0 and b > 0 and float(cost["profiled_over_plain"]) == pytest.approx(a / b)
+    step = {side: f"{CELLS[0]}/n1/profiling-{side}-p1" for side in ("profiled", "plain")}
+    window = {side: latency_files(m, s, "e2e")[0]["window"] for side, s in step.items()}
+    assert {"kafka-broker", step["profiled"]} <= recorded_during(m, window["profiled"])
+    assert recorded_during(m, window["plain"]) == set(), "the plain twin records nothing"
+    assert "pair" in m["notes"]["profilingCost"]
+    validate_notes(quick_sweep)
 
 
 def test_the_embedded_brokers_login_is_on_no_command_line_and_in_no_file(tmp_path_factory):

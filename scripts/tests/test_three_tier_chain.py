@@ -80,6 +80,25 @@ def test_every_hlog_decodes(quick_run):
         assert intervals >= 1 and merged.get_total_count() > 0, f
 
 
+def test_profile_records_every_tier_and_measures_its_cost_at_the_common_rate(quick_run):
+    """--profile (the shared run has it): what recording costs is the first chain of fork 1 at the common rate, run
+    recorded and plain, compared by the tiers' CPU per 1000 requests; its three tiers record the recorded step, and
+    the plain step is in no recording."""
+    run_dir, _, _ = quick_run
+    m = manifest(run_dir)
+    [cost] = read_csv(run_dir / "profiling.csv")
+    assert cost["cell"] == CELLS[0], "fork 1 measures the chains in the order given"
+    assert float(cost["rate_rps"]) == m["notes"]["chain"]["compareRates"]["1"] and cost["pair"] == "1"
+    a, b = float(cost["profiled_cpu_ms_per_1k"]), float(cost["plain_cpu_ms_per_1k"])
+    assert a > 0 and b > 0 and float(cost["profiled_over_plain"]) == pytest.approx(a / b)
+    hlogs = {f["series"].split("/")[-1]: f["window"] for f in m["files"] if f["kind"] == "hlog" and f["cell"] == cost["cell"]
+             and f["series"].split("/")[-1] in ("profiled-p1", "plain-p1")}
+    recorded = {side: {p["series"] for p in m["files"] if p["kind"] == "profile" and p["window"]["startMs"] < w["endMs"] and w["startMs"] < p["window"]["endMs"]}
+                for side, w in hlogs.items()}
+    assert len(recorded["profiled-p1"]) >= 3, f"every tier recorded itself: {recorded}"
+    assert recorded["plain-p1"] == set(), "the plain twin records nothing"
+
+
 def test_a_row_in_postgres_per_answered_request(quick_run):
     run_dir, _, _ = quick_run
     rows = {r["cell"]: r for r in read_csv(run_dir / "chain.csv")}

@@ -124,8 +124,18 @@ def test_database_and_engines_are_gone_after_the_run(each_job_type):
 
 
 def test_two_engines_share_the_backlog_with_the_lock_on_at_each_poll(tmp_path):
+    """... and, with --profile, every engine records its drain, and what recording costs is the calibration's no-op
+    drain run recorded and plain, whose plain engine records nothing."""
     run = run_dir_of(bench("run", "workflow", *QUICK, "--job-types", "noop", "--threads", "8", "--instances", "2", "--locks", "on",
-                           "--lock-poll-ms", "100,500", "--queue-size", "100", "--out", str(tmp_path), timeout=600))
+                           "--lock-poll-ms", "100,500", "--queue-size", "100", "--profile", "--out", str(tmp_path), timeout=600))
+    m = manifest(run)
+    [cost] = read_csv(run / "profiling.csv")
+    assert cost["cell"] == "noop-k1-a32-lockoff" and cost["pair"] == "1"
+    a, b = float(cost["profiled_jobs_per_s"]), float(cost["plain_jobs_per_s"])
+    assert a > 0 and b > 0 and float(cost["profiled_over_plain"]) == pytest.approx(a / b)
+    profiled = [(f["cell"], f["series"]) for f in m["files"] if f["kind"] == "profile"]
+    assert len([c for c, _ in profiled if c in {r["cell"] for r in read_csv(run / "throughput.csv")}]) == 4, "each cell's two engines recorded their drain"
+    assert f"profiling-{cost['cell']}-profiled-p1" in {c for c, _ in profiled} and not [c for c, _ in profiled if c and "-plain-" in c], profiled
     rows = read_csv(run / "throughput.csv")
     # the poll is a factor: one lock-on cell per value, each named and recorded apart
     assert sorted(r["lock_poll_ms"] for r in rows) == ["100", "500"], rows

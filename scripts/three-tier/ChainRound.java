@@ -197,9 +197,14 @@ final class ChainRound implements Rounds.Round {
             ObjectNode rates = notes.has("compareRates") ? (ObjectNode) notes.get("compareRates") : notes.putObject("compareRates");
             rates.put(String.valueOf(fork), Double.isNaN(rate) ? null : (Double) Math.rint(rate));
             if (Double.isNaN(rate)) run.progress().say("chain fork " + fork + ": no variant answered, so no common rate to compare at");
-            else for (String variant : order)
-                http.openStep("chain/" + variant, fork, entry(tiers.get(variant)), Math.rint(rate), "compare", watch(tiers.get(variant), db),
-                        servers(tiers.get(variant)), Double.NaN);
+            else {
+                for (String variant : order)
+                    http.openStep("chain/" + variant, fork, entry(tiers.get(variant)), Math.rint(rate), "compare", watch(tiers.get(variant), db),
+                            servers(tiers.get(variant)), Double.NaN);
+                // every tier a JVM under test, at a rate each variant carries with headroom
+                String first = order.get(0);
+                http.profilingCost("chain/" + first, fork, entry(tiers.get(first)), Math.rint(rate), watch(tiers.get(first), db), servers(tiers.get(first)));
+            }
             for (String variant : order) {
                 Map<String, JsonNode> byTier = new LinkedHashMap<>();
                 for (String t : TIERS) byTier.put(t, info(tiers.get(variant).get(t)));

@@ -155,12 +155,26 @@ final class HttpRound implements AutoCloseable {
         OpenStep.Result r = OpenStep.run(run, new OpenStep.Spec(cell, series, fork, url, HttpLoad.Target.of(url).pathAndQuery(), rate, o.warmup(),
                 o.measure(), o.sloMs(), latencyHintMs, checked(watch), Map.of(), servers,
                 "three-tier " + cell + ", open model at " + OpenStep.rateLabel(rate) + " req/s (" + purpose + "), fork " + fork));
-        double sutPct = 0;
-        for (var e : r.phase().path("cpuPct").properties()) if (!e.getKey().equals("driver") && e.getValue().isNumber()) sutPct += e.getValue().asDouble();
-        Double sutPer1k = r.responses() == 0 ? null : sutPct / 100 * r.seconds() * 1000 / r.responses() * 1000; // CPU ms per 1000 answered requests
-        open.write(r.row().set("round", round(cell)).set("variant", variant(cell)).set("purpose", purpose).set(cpu(r.phase())).set("sut_cpu_ms_per_1k", sutPer1k));
+        open.write(r.row().set("round", round(cell)).set("variant", variant(cell)).set("purpose", purpose).set(cpu(r.phase())).set("sut_cpu_ms_per_1k", r.sutCpuMsPer1k()));
         return r;
     }
+
+    /**
+     * With --profile, once per run (the first HTTP cell with a rate it carried): what recording cost, {@code cell}'s open
+     * step at {@code rate} run again in --forks pairs, recorded and plain ({@link OpenStep#profilingCost}).
+     */
+    void profilingCost(String cell, int fork, String url, double rate, Map<String, Long> watch, Map<String, JvmActivity.Listener> servers) throws Exception {
+        if (!run.profiling() || costMeasured || !(rate >= 1)) return;
+        costMeasured = true;
+        OpenStep.profilingCost(run, new OpenStep.Spec(cell, cell + "/r" + OpenStep.rateLabel(rate), fork, url, HttpLoad.Target.of(url).pathAndQuery(), rate,
+                o.warmup(), o.measure(), o.sloMs(), Double.NaN, checked(watch), Map.of(), servers,
+                "three-tier " + cell + ", open model at " + OpenStep.rateLabel(rate) + " req/s, fork " + fork), o.forks());
+    }
+
+    /** Whether what --profile costs was measured (a run whose HTTP cells carried no rate has no measure of it). */
+    boolean costMeasured() { return costMeasured; }
+
+    private boolean costMeasured;
 
     private void capacityRow(String cell, int fork, CapacitySearch.Result r) throws IOException {
         capacity.write(RateCapacity.row(cell, fork, o.sloMs(), r).set("round", round(cell)).set("variant", variant(cell)));

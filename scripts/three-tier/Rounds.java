@@ -75,6 +75,9 @@ final class Rounds {
         } finally {
             if (http != null) http.close();
         }
+        if (run.profiling() && (http == null || !http.costMeasured()))
+            notes.put("profilingCost", http == null ? "not measured: what recording costs is measured on an HTTP round (templates or chain)"
+                    : "not measured: no HTTP cell carried a rate to measure it at (--open-rates none, or no rate met the SLO)");
         run.writeManifest();
     }
 }

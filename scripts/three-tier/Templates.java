@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import perfkit.harness.http.HttpService;
+import perfkit.harness.measure.CapacitySearch;
 import perfkit.harness.measure.JvmActivity;
 import perfkit.harness.run.Run;
 import perfkit.harness.os.Ssh;
@@ -124,7 +125,9 @@ final class Templates implements Rounds.Round {
                 for (String engine : order) {
                     String cell = "templates/" + engine, url = app.url() + "/page/" + engine;
                     double sat = http.saturation(cell, fork, url, o.templateUsers(), watch, servers);
-                    http.capacity(cell, fork, url, sat, watch, servers);
+                    CapacitySearch.Result cap = http.capacity(cell, fork, url, sat, watch, servers);
+                    // at half the highest rate met, as the chain round compares at (a run of both rounds measures it there, where every tier is a JVM under test)
+                    if (!o.rounds().contains("chain") && cap != null && cap.lastMet() != null) http.profilingCost(cell, fork, url, cap.lastMet() / 2.0, watch, servers);
                 }
             } finally {
                 app.stop(run);

@@ -64,6 +64,8 @@ final class RunPlan {
     private String target;
     /** The step with the highest rate of calls to the external service, and its latency there. */
     private double peakBackendRate = -1;
+    /** With --profile: whether what recording costs has been measured yet (once per run). */
+    private boolean costMeasured;
     private Peers peers;
     /** The driver's closed-model throughput per cell, fork and N, for the peers' comparison. */
     private final Map<String, Double> closedRps = new java.util.HashMap<>();
@@ -136,7 +138,9 @@ final class RunPlan {
         // a dozen steps, at most --budget), and per fork each stack's warm-up by rule (some 40 s)
         double closedSeconds = o.closedModel() ? o.users().size() * (Math.max(o.stepSeconds(), 1) + 4) : 0;
         double openSeconds = o.openModel() ? Math.min(o.budget(), 12 * (o.warmup() + o.measure() + 8)) : 0;
-        run.progress().plan("cell", cells.size() * o.forks(), o.forks() * (cells.size() * (closedSeconds + openSeconds) + 40.0 * cells.size()));
+        // with --profile, one cell's open step is run again in --forks pairs to measure what recording costs
+        double costSeconds = run.profiling() && target.isEmpty() ? 2.0 * o.forks() * (o.warmup() + o.measure() + 8) : 0;
+        run.progress().plan("cell", cells.size() * o.forks(), o.forks() * (cells.size() * (closedSeconds + openSeconds) + 40.0 * cells.size()) + costSeconds);
         if (!target.isEmpty()) {
             for (int fork = 1; fork <= o.forks(); fork++) {
                 ServerWarmup.warm(run, "target", fork, List.of(target), Map.of(), warmupRule(16));
@@ -162,7 +166,8 @@ final class RunPlan {
                         HttpService app = apps.get(stack);
                         for (int c : rotated(calls, fork - 1)) {
                             closedSweep(cell(stack, c), stack, c, fork, app);
-                            openModel(cell(stack, c), stack, c, fork, app);
+                            CapacitySearch.Result res = openModel(cell(stack, c), stack, c, fork, app);
+                            if (run.profiling() && !costMeasured) costMeasured = profilingCost(cell(stack, c), c, fork, app, res);
                             run.progress().unitDone();
                         }
                         if (fork == 1) {
@@ -178,6 +183,8 @@ final class RunPlan {
             }
             backend.stop(run);
             checkBackend(notes);
+            if (run.profiling() && !costMeasured)
+                notes.put("profilingCost", "not measured: no cell met its SLO at any rate tried" + (o.openModel() ? "" : " (no open model was run)"));
         }
         peers.close();
         closed.close();
@@ -422,8 +429,8 @@ final class RunPlan {
     // ---- open model -------------------------------------------------------------------------------------
 
     /** Fixed rates, each its own step, or the capacity search; either way a capacity bracket per cell and fork. */
-    private void openModel(String cell, String stack, int calls, int fork, HttpService app) throws Exception {
-        if (!o.openModel()) return;
+    private CapacitySearch.Result openModel(String cell, String stack, int calls, int fork, HttpService app) throws Exception {
+        if (!o.openModel()) return null;
         double[] hint = {app == null ? OpenStep.probeLatencyMs(target, 20) : Math.max(1, calls) * (double) o.backendDelayMs()};
         RateCapacity.Trial trial = rate -> {
             OpenStep.Result r = openStep(cell, stack, calls, fork, app, rate, hint[0]);
@@ -441,6 +448,22 @@ final class RunPlan {
         }
         capacity.write(RateCapacity.row(cell, fork, slo(calls), res).set("stack", stack).set("calls", calls));
         run.progress().say(cell + " fork " + fork + ": capacity at p99 <= " + slo(calls) + " ms: " + RateCapacity.describe(res) + "; " + res.stopReason());
+        return res;
+    }
+
+    /**
+     * With --profile, once per run (the first cell that met its SLO at some rate): what recording cost, at half the
+     * highest rate the cell met it at, where the app has headroom and its CPU per request is not the queueing at the
+     * knee. False when the cell met it at no rate (or ran no open model): the next cell is tried.
+     */
+    private boolean profilingCost(String cell, int calls, int fork, HttpService app, CapacitySearch.Result res) throws Exception {
+        Integer met = res == null ? null : res.capacity();
+        if (met == null) return false;
+        double rate = Math.max(1, met / 2);
+        OpenStep.profilingCost(run, new OpenStep.Spec(cell, cell + "/r" + OpenStep.rateLabel(rate), fork, url(app), path(app, calls), rate, o.warmup(),
+                o.measure(), slo(calls), Math.max(1, calls) * (double) o.backendDelayMs(), watch(app), probes(), servers(app),
+                "web-reactive " + cell + ", open model at " + OpenStep.rateLabel(rate) + " req/s, fork " + fork), o.forks());
+        return true;
     }
 
     private OpenStep.Result openStep(String cell, String stack, int calls, int fork, HttpService app, double rate, double latencyHintMs) throws Exception {
@@ -452,9 +475,8 @@ final class RunPlan {
         Double appCpu = r.cpu("app"), beCpu = r.cpu("backend");
         // CPU milliseconds per 1000 answered requests, over the phase's edges
         Double appPer1k = appCpu == null || r.responses() == 0 ? null : appCpu / 100 * r.seconds() * 1000 / r.responses() * 1000;
-        Double sutPer1k = appPer1k == null ? null : (appCpu + (beCpu == null ? 0 : beCpu)) / 100 * r.seconds() * 1000 / r.responses() * 1000;
         open.write(r.row().set("stack", stack).set("calls", calls).set("backend_p50_ms", num(be, "p50Ms")).set("backend_p99_ms", num(be, "p99Ms"))
-                .set("cpu_app_pct", appCpu).set("cpu_backend_pct", beCpu).set("app_cpu_ms_per_1k", appPer1k).set("sut_cpu_ms_per_1k", sutPer1k));
+                .set("cpu_app_pct", appCpu).set("cpu_backend_pct", beCpu).set("app_cpu_ms_per_1k", appPer1k).set("sut_cpu_ms_per_1k", r.sutCpuMsPer1k()));
         if (r.verdict().valid()) notePeak(cell, OpenStep.rateLabel(rate) + " req/s", fork, be, r.seconds());
         return r;
     }

@@ -18,6 +18,7 @@ import perfkit.harness.cli.Params;
 import perfkit.harness.db.PrivatePostgres;
 import perfkit.harness.remote.RemoteJvm;
 import perfkit.harness.db.RemotePostgres;
+import perfkit.harness.run.ProfilingCost;
 import perfkit.harness.run.Run;
 import perfkit.harness.os.Ssh;
 import perfkit.harness.run.Study;
@@ -219,7 +220,7 @@ public class Workflow {
         Calibration cal = o.threads() != null ? new Calibration(o.threads(), Double.NaN)
                 : calibrate(run, o, db, o.acquireSizes().get(0), Collections.max(o.instances()), columns);
         int threads = cal.threads(), queue = o.queueSizeFor(threads);
-        if (Cli.PROFILE.in(run.typed())) profilingCost(run, o, db, o.acquireSizes().get(0));
+        if (run.profiling()) profilingCost(run, o, db, o.acquireSizes().get(0));
         try (Table cells = new Table(run, "throughput.csv", "one row per cell: drain time, committed jobs/s overall and steady, "
                 + "% of the theoretical maximum, exact-once checks, CPU of engines, database and machine, and the bottleneck", columns);
              Table engines = new Table(run, "engines.csv", "jobs each engine instance committed per cell, its CPU and how busy its threads were",
@@ -253,7 +254,7 @@ public class Workflow {
     /**
      * What {@code --profile} costs: the calibration's no-op drain (one engine, nothing but the engine's own work: where a
      * recording costs most; the fixed jobs sleep) run in pairs, once recorded and once plain (its engine's spec says
-     * profiled: false), which goes first alternating; as many pairs as --repetitions. profiling.csv holds both rates.
+     * profiled: false), which goes first alternating ({@link ProfilingCost}); as many pairs as --repetitions. profiling.csv holds both rates.
      */
     static void profilingCost(Run run, Options o, Database db, int acquire) throws Exception {
         String cell = "noop-k1-a" + acquire + "-lockoff";
@@ -261,18 +262,17 @@ public class Workflow {
                 + "recorded and one plain, alternating which goes first; profiling.csv holds both rates per pair");
         try (Table t = new Table(run, "profiling.csv", "what --profile cost: the no-op drain with and without a recording, in pairs",
                 "cell", "pair", "profiled_jobs_per_s", "plain_jobs_per_s", "profiled_over_plain")) {
-            for (int pair = 1; pair <= o.repetitions(); pair++) {
-                Cell.Outcome profiled = null, plain = null;
-                for (boolean recorded : pair % 2 == 1 ? new boolean[]{true, false} : new boolean[]{false, true}) {
-                    Cell.Outcome d = new Cell(run, o, db, 100_000 + 2 * pair + (recorded ? 0 : 1), "profiling-" + cell + "-" + (recorded ? "profiled" : "plain") + "-p" + pair,
-                            pair, "noop", 1, acquire, "off", null, CALIBRATION_THREADS, o.queueSizeFor(CALIBRATION_THREADS), o.calibrationJobs(), recorded).drain();
-                    if (!d.reasons().isEmpty()) throw new IllegalStateException("a profiling-cost drain failed its checks: " + String.join("; ", d.reasons()));
-                    if (recorded) profiled = d; else plain = d;
-                }
+            for (ProfilingCost.Pair<Cell.Outcome> pr : ProfilingCost.pairs(run, o.repetitions(), (recorded, pair) -> {
+                Cell.Outcome d = new Cell(run, o, db, 100_000 + 2 * pair + (recorded ? 0 : 1), "profiling-" + cell + "-" + (recorded ? "profiled" : "plain") + "-p" + pair,
+                        pair, "noop", 1, acquire, "off", null, CALIBRATION_THREADS, o.queueSizeFor(CALIBRATION_THREADS), o.calibrationJobs(), recorded).drain();
+                if (!d.reasons().isEmpty()) throw new IllegalStateException("a profiling-cost drain failed its checks: " + String.join("; ", d.reasons()));
+                return d;
+            })) {
+                Cell.Outcome profiled = pr.recorded(), plain = pr.plain();
                 // one measure for both drains of a pair: steady when both had one, else overall for both
                 boolean steady = !Double.isNaN(profiled.steady()) && !Double.isNaN(plain.steady());
                 double p = steady ? profiled.steady() : profiled.rate(), q = steady ? plain.steady() : plain.rate();
-                t.write(Table.row().set("cell", cell).set("pair", pair).set("profiled_jobs_per_s", p).set("plain_jobs_per_s", q).set("profiled_over_plain", p / q));
+                t.write(Table.row().set("cell", cell).set("pair", pr.pair()).set("profiled_jobs_per_s", p).set("plain_jobs_per_s", q).set("profiled_over_plain", p / q));
             }
         }
     }

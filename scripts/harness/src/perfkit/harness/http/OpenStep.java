@@ -3,6 +3,7 @@ package perfkit.harness.http;
 import perfkit.harness.measure.JvmActivity;
 import perfkit.harness.os.OpenFiles;
 import perfkit.harness.record.Manifest;
+import perfkit.harness.run.ProfilingCost;
 import perfkit.harness.run.Run;
 import perfkit.harness.measure.StepVerdict;
 import perfkit.harness.run.Table;
@@ -45,7 +46,12 @@ public final class OpenStep {
      */
     public record Spec(String cell, String series, int fork, String url, String path, double rate, double warmupSeconds, double measureSeconds,
                        double sloMs, double latencyHintMs, Map<String, Long> watch, Map<String, String> probes,
-                       Map<String, JvmActivity.Listener> servers, String description) {}
+                       Map<String, JvmActivity.Listener> servers, String description) {
+        /** The same step under another series and description. */
+        public Spec as(String series, String description) {
+            return new Spec(cell, series, fork, url, path, rate, warmupSeconds, measureSeconds, sloMs, latencyHintMs, watch, probes, servers, description);
+        }
+    }
 
     /** One percentile summary in ms, as the driver reports it; NaN when absent. */
     public record Latency(double mean, double p50, double p90, double p95, double p99, double p999, double max) {
@@ -69,6 +75,21 @@ public final class OpenStep {
         public Double cpu(String name) {
             JsonNode v = phase.path("cpuPct").path(name);
             return v.isNumber() ? v.asDouble() : null;
+        }
+
+        /**
+         * CPU milliseconds the servers under test (every watched process but the load driver) spent per 1000 answered
+         * requests over the window; null when none was sampled or nothing was answered.
+         */
+        public Double sutCpuMsPer1k() {
+            double pct = 0;
+            boolean any = false;
+            for (var e : phase.path("cpuPct").properties()) {
+                if (e.getKey().equals("driver") || !e.getValue().isNumber()) continue;
+                pct += e.getValue().asDouble();
+                any = true;
+            }
+            return !any || responses == 0 ? null : pct / 100 * seconds * 1000 / responses * 1000;
         }
 
         /**
@@ -150,6 +171,33 @@ public final class OpenStep {
                         + "%d errors%s: %s%s", spec.cell(), spec.fork(), rateLabel(spec.rate()), latency.p99(), lateness.p99(), errors,
                 r.warm() ? "" : String.format(Locale.ROOT, ", JIT %.0f ms/s", jit), v.status().label, v.reason().isEmpty() ? "" : " (" + v.reason() + ")"));
         return r;
+    }
+
+    /**
+     * What {@code --profile} costs at one offered rate: {@code spec}'s step run recorded and plain in {@code pairs}
+     * pairs ({@link ProfilingCost}), each under a series of its own ({@code <series>/profiled-p1}, {@code /plain-p1}),
+     * compared by the CPU the servers under test spent per 1000 answered requests (the offered rate is the same on both
+     * sides, so throughput cannot show a cost) and by p99. One row per pair in profiling.csv; a pair with an invalid
+     * step says so in {@code valid}.
+     */
+    public static void profilingCost(Run run, Spec spec, int pairs) throws Exception {
+        run.notes().put("profilingCost", "the open-model step of " + spec.cell() + " at " + rateLabel(spec.rate()) + " req/s (fork " + spec.fork()
+                + ") run in " + pairs + " pair(s), one recorded and one plain, alternating which goes first; profiling.csv holds the servers' CPU per "
+                + "1000 requests and p99 of both");
+        try (Table t = new Table(run, "profiling.csv", "what --profile cost: one open-model step at a fixed rate, recorded and plain in pairs: "
+                + "CPU of the servers under test per 1000 answered requests, and p99", "cell", "fork", "pair", "rate_rps", "profiled_cpu_ms_per_1k",
+                "plain_cpu_ms_per_1k", "profiled_over_plain", "profiled_p99_ms", "plain_p99_ms", "valid")) {
+            for (ProfilingCost.Pair<Result> p : ProfilingCost.pairs(run, pairs, (recorded, pair) -> {
+                String side = (recorded ? "profiled" : "plain") + "-p" + pair;
+                return run(run, spec.as(spec.series() + "/" + side, spec.description() + " (--profile cost: " + side + ")"));
+            })) {
+                Double a = p.recorded().sutCpuMsPer1k(), b = p.plain().sutCpuMsPer1k();
+                t.write(Table.row().set("cell", spec.cell()).set("fork", spec.fork()).set("pair", p.pair()).set("rate_rps", spec.rate())
+                        .set("profiled_cpu_ms_per_1k", a).set("plain_cpu_ms_per_1k", b).set("profiled_over_plain", a == null || b == null ? null : a / b)
+                        .set("profiled_p99_ms", nan(p.recorded().latency().p99())).set("plain_p99_ms", nan(p.plain().latency().p99()))
+                        .set("valid", p.recorded().verdict().valid() && p.plain().verdict().valid()));
+            }
+        }
     }
 
     /** The step whose load driver failed: invalid, with the driver's own words as the reason, and nothing measured. */

@@ -61,7 +61,7 @@ val DataRow<*>.capacityInstances: Long? get() = (opt("capacity_instances") as? N
 val DataRow<*>.capacityMsgsPerS: Double? get() = num(opt("capacity_msgs_per_s"))
 /** `capacity_status` (string, no unit): messaging capacity.csv. */
 val DataRow<*>.capacityStatus: String? get() = opt("capacity_status") as? String
-/** `cell` (string, no unit): messaging calibration.csv; messaging capacity.csv; messaging sweep.csv; overhead jmh.csv; and 18 more. */
+/** `cell` (string, no unit): messaging calibration.csv; messaging capacity.csv; messaging profiling.csv; messaging sweep.csv; and 21 more. */
 val DataRow<*>.cell: String? get() = opt("cell") as? String
 /** `chosen` (boolean, no unit): messaging calibration.csv. */
 val DataRow<*>.chosen: Boolean? get() = opt("chosen") as? Boolean
@@ -167,7 +167,7 @@ val DataRow<*>.firstMissedMsgsPerS: Double? get() = num(opt("first_missed_msgs_p
 val DataRow<*>.firstMissedRps: Long? get() = (opt("first_missed_rps") as? Number)?.toLong()
 /** `fits` (boolean, no unit): messaging calibration.csv. */
 val DataRow<*>.fits: Boolean? get() = opt("fits") as? Boolean
-/** `fork` (integer, no unit): overhead jmh.csv; queues calibration.csv; queues consumers.csv; queues profiling.csv; and 10 more. */
+/** `fork` (integer, no unit): overhead jmh.csv; queues calibration.csv; queues consumers.csv; queues profiling.csv; and 12 more. */
 val DataRow<*>.fork: Long? get() = (opt("fork") as? Number)?.toLong()
 /** `gc_ms_per_s` (number, ms/s): three-tier open.csv; three-tier saturation.csv; web-reactive closed.csv; web-reactive open.csv. */
 val DataRow<*>.gcMsPerS: Double? get() = num(opt("gc_ms_per_s"))
@@ -183,7 +183,7 @@ val DataRow<*>.hop1P999Ms: Double? get() = num(opt("hop1_p99_9_ms"))
 val DataRow<*>.inserts: Long? get() = (opt("inserts") as? Number)?.toLong()
 /** `instance` (integer, no unit): workflow engines.csv. */
 val DataRow<*>.instance: Long? get() = (opt("instance") as? Number)?.toLong()
-/** `instances` (integer, count): messaging sweep.csv; workflow calibration.csv; workflow throughput.csv. */
+/** `instances` (integer, count): messaging profiling.csv; messaging sweep.csv; workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.instances: Long? get() = (opt("instances") as? Number)?.toLong()
 /** `interval` (string, no unit): the kit's summaries: what the interval is (95% t, a range, Fieller). */
 val DataRow<*>.interval: String? get() = opt("interval") as? String
@@ -281,16 +281,24 @@ val DataRow<*>.p999UncorrectedMs: Double? get() = num(opt("p99_9_uncorrected_ms"
 val DataRow<*>.p99Ms: Double? get() = num(opt("p99_ms"))
 /** `p99_uncorrected_ms` (number, ms): messaging sweep.csv. */
 val DataRow<*>.p99UncorrectedMs: Double? get() = num(opt("p99_uncorrected_ms"))
-/** `pair` (integer, no unit): workflow profiling.csv. */
+/** `pair` (integer, no unit): messaging profiling.csv; three-tier profiling.csv; web-reactive profiling.csv; workflow profiling.csv. */
 val DataRow<*>.pair: Long? get() = (opt("pair") as? Number)?.toLong()
 /** `pct_of_max` (number, %): workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.pctOfMax: Double? get() = num(opt("pct_of_max"))
 /** `phase` (string, no unit): timeseries.csv: setup, warmup, measure, drain or between. */
 val DataRow<*>.phase: String? get() = opt("phase") as? String
+/** `plain_cpu_ms_per_1k` (number, ms/1k req): three-tier profiling.csv; web-reactive profiling.csv. */
+val DataRow<*>.plainCpuMsPer1k: Double? get() = num(opt("plain_cpu_ms_per_1k"))
+/** `plain_cpu_us_per_msg` (number, us/msg): messaging profiling.csv. */
+val DataRow<*>.plainCpuUsPerMsg: Double? get() = num(opt("plain_cpu_us_per_msg"))
 /** `plain_events_per_s` (number, events/s): queues profiling.csv. */
 val DataRow<*>.plainEventsPerS: Double? get() = num(opt("plain_events_per_s"))
 /** `plain_jobs_per_s` (number, jobs/s): workflow profiling.csv. */
 val DataRow<*>.plainJobsPerS: Double? get() = num(opt("plain_jobs_per_s"))
+/** `plain_p99_9_ms` (number, ms): messaging profiling.csv. */
+val DataRow<*>.plainP999Ms: Double? get() = num(opt("plain_p99_9_ms"))
+/** `plain_p99_ms` (number, ms): three-tier profiling.csv; web-reactive profiling.csv. */
+val DataRow<*>.plainP99Ms: Double? get() = num(opt("plain_p99_ms"))
 /** `policy` (string, no unit): messaging capacity.csv; messaging sweep.csv. */
 val DataRow<*>.policy: String? get() = opt("policy") as? String
 /** `pooled_runs` (integer, count): the kit's summaries: how many runs a group pooled. */
@@ -301,21 +309,29 @@ val DataRow<*>.produced: Long? get() = (opt("produced") as? Number)?.toLong()
 val DataRow<*>.producedTotal: Long? get() = (opt("produced_total") as? Number)?.toLong()
 /** `producer_bytes_per_event` (number, bytes/event): queues throughput.csv. */
 val DataRow<*>.producerBytesPerEvent: Double? get() = num(opt("producer_bytes_per_event"))
+/** `profiled_cpu_ms_per_1k` (number, ms/1k req): three-tier profiling.csv; web-reactive profiling.csv. */
+val DataRow<*>.profiledCpuMsPer1k: Double? get() = num(opt("profiled_cpu_ms_per_1k"))
+/** `profiled_cpu_us_per_msg` (number, us/msg): messaging profiling.csv. */
+val DataRow<*>.profiledCpuUsPerMsg: Double? get() = num(opt("profiled_cpu_us_per_msg"))
 /** `profiled_events_per_s` (number, events/s): queues profiling.csv. */
 val DataRow<*>.profiledEventsPerS: Double? get() = num(opt("profiled_events_per_s"))
 /** `profiled_jobs_per_s` (number, jobs/s): workflow profiling.csv. */
 val DataRow<*>.profiledJobsPerS: Double? get() = num(opt("profiled_jobs_per_s"))
-/** `profiled_over_plain` (number, ratio): queues profiling.csv; workflow profiling.csv. */
+/** `profiled_over_plain` (number, ratio): messaging profiling.csv; queues profiling.csv; three-tier profiling.csv; web-reactive profiling.csv; and 1 more. */
 val DataRow<*>.profiledOverPlain: Double? get() = num(opt("profiled_over_plain"))
+/** `profiled_p99_9_ms` (number, ms): messaging profiling.csv. */
+val DataRow<*>.profiledP999Ms: Double? get() = num(opt("profiled_p99_9_ms"))
+/** `profiled_p99_ms` (number, ms): three-tier profiling.csv; web-reactive profiling.csv. */
+val DataRow<*>.profiledP99Ms: Double? get() = num(opt("profiled_p99_ms"))
 /** `purpose` (string, no unit): three-tier open.csv. */
 val DataRow<*>.purpose: String? get() = opt("purpose") as? String
 /** `queue_size` (integer, count): workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.queueSize: Long? get() = (opt("queue_size") as? Number)?.toLong()
 /** `queued_mean` (number, count): workflow calibration.csv; workflow throughput.csv. */
 val DataRow<*>.queuedMean: Double? get() = num(opt("queued_mean"))
-/** `rate_per_chain` (integer, msg/s): messaging calibration.csv; messaging capacity.csv; messaging sweep.csv. */
+/** `rate_per_chain` (integer, msg/s): messaging calibration.csv; messaging capacity.csv; messaging profiling.csv; messaging sweep.csv. */
 val DataRow<*>.ratePerChain: Long? get() = (opt("rate_per_chain") as? Number)?.toLong()
-/** `rate_rps` (number, req/s): three-tier open.csv; web-reactive open.csv. */
+/** `rate_rps` (number, req/s): three-tier open.csv; three-tier profiling.csv; web-reactive open.csv; web-reactive profiling.csv. */
 val DataRow<*>.rateRps: Double? get() = num(opt("rate_rps"))
 /** `ratio` (number, ratio): the kit's compare table: one group over the other. */
 val DataRow<*>.ratio: Double? get() = num(opt("ratio"))
@@ -391,7 +407,7 @@ val DataRow<*>.tps: Double? get() = num(opt("tps"))
 val DataRow<*>.uncorrectedP99Ms: Double? get() = num(opt("uncorrected_p99_ms"))
 /** `users` (integer, count): three-tier saturation.csv; web-reactive closed.csv; web-reactive peers.csv. */
 val DataRow<*>.users: Long? get() = (opt("users") as? Number)?.toLong()
-/** `valid` (boolean, no unit): messaging sweep.csv; three-tier chain.csv; three-tier inserts.csv; three-tier open.csv; and 5 more. */
+/** `valid` (boolean, no unit): messaging profiling.csv; messaging sweep.csv; three-tier chain.csv; three-tier inserts.csv; and 8 more. */
 val DataRow<*>.valid: Boolean? get() = opt("valid") as? Boolean
 /** `value` (number, no unit): timeseries.csv: the metric's value in that second. */
 val DataRow<*>.value: Double? get() = num(opt("value"))

@@ -3,6 +3,7 @@ package perfkit.kit
 import jdk.jfr.consumer.RecordedEvent
 import jdk.jfr.consumer.RecordingFile
 import org.jetbrains.kotlinx.dataframe.AnyFrame
+import org.jetbrains.kotlinx.dataframe.DataRow
 import org.jetbrains.kotlinx.dataframe.api.dataFrameOf
 import org.jetbrains.kotlinx.dataframe.api.rows
 import org.jetbrains.kotlinx.dataframe.api.toColumn
@@ -21,7 +22,8 @@ import java.nio.file.Path
 
 /**
  * One JVM (or the JVMs of one side, merged) over measured windows: where its threads ran ([stacks]: folded method
- * samples, outermost frame first, joined by `;`), what it allocated, how long GC paused it, and how long its threads
+ * samples, outermost frame first, joined by `;`), where they sat in native code ([nativeStacks]: JFR samples those
+ * apart, every 20 ms, and most are waits: a park, an epoll, a socket read), what it allocated, how long GC paused it, and how long its threads
  * waited to enter a monitor, parked (a pool's idle threads park too), or read and wrote sockets (JFR's "profile"
  * settings record those waits from 10 ms or 20 ms on, so short ones are not in these totals).
  */
@@ -29,8 +31,10 @@ data class JvmProfile(
     val name: String, val windows: Set<Window>, val stacks: Map<String, Long>,
     val allocatedBytes: Double, val gcPauses: Int, val gcPauseMs: Double,
     val monitorWaitMs: Double, val parkMs: Double, val socketReadMs: Double, val socketWriteMs: Double,
+    val nativeStacks: Map<String, Long> = emptyMap(),
 ) {
     val samples: Long get() = stacks.values.sum()
+    val nativeSamples: Long get() = nativeStacks.values.sum()
 
     /**
      * The wall time covered: the union of the windows, so time several JVMs were recorded in counts once (each JVM's
@@ -53,13 +57,18 @@ data class JvmProfile(
     operator fun plus(other: JvmProfile) = JvmProfile(name, windows + other.windows,
         (stacks.keys + other.stacks.keys).associateWith { (stacks[it] ?: 0) + (other.stacks[it] ?: 0) },
         allocatedBytes + other.allocatedBytes, gcPauses + other.gcPauses, gcPauseMs + other.gcPauseMs,
-        monitorWaitMs + other.monitorWaitMs, parkMs + other.parkMs, socketReadMs + other.socketReadMs, socketWriteMs + other.socketWriteMs)
+        monitorWaitMs + other.monitorWaitMs, parkMs + other.parkMs, socketReadMs + other.socketReadMs, socketWriteMs + other.socketWriteMs,
+        (nativeStacks.keys + other.nativeStacks.keys).associateWith { (nativeStacks[it] ?: 0) + (other.nativeStacks[it] ?: 0) })
 
-    /** Each method's share of the samples: on top of the stack (self) and anywhere on it (total), most self first. */
-    fun frameShares(): Map<String, Pair<Double, Double>> {
-        val all = samples.toDouble().takeIf { it > 0 } ?: return emptyMap()
+    /**
+     * Each method's share of the samples: on top of the stack (self) and anywhere on it (total), most self first; of
+     * the method samples, or with [native] of the native ones (self: the native method a thread sat in).
+     */
+    fun frameShares(native: Boolean = false): Map<String, Pair<Double, Double>> {
+        val folded = if (native) nativeStacks else stacks
+        val all = folded.values.sum().toDouble().takeIf { it > 0 } ?: return emptyMap()
         val self = HashMap<String, Long>(); val total = HashMap<String, Long>()
-        for ((stack, n) in stacks) {
+        for ((stack, n) in folded) {
             val frames = stack.split(';')
             self.merge(frames.last(), n, Long::plus)
             for (f in frames.toSet()) total.merge(f, n, Long::plus)
@@ -81,7 +90,7 @@ private fun frameName(typeName: String, method: String) = typeName.substringAfte
  * Stacks are cut to their innermost [maxDepth] frames, the depth JFR records by default.
  */
 fun readProfile(file: Path, name: String = file.fileName.toString(), window: Window? = null, maxDepth: Int = 64): JvmProfile {
-    val stacks = HashMap<String, Long>()
+    val stacks = HashMap<String, Long>(); val nativeStacks = HashMap<String, Long>()
     var allocated = 0.0; var pauses = 0; var pauseMs = 0.0; var monitorMs = 0.0; var parkMs = 0.0; var readMs = 0.0; var writeMs = 0.0
     var first = Long.MAX_VALUE; var last = Long.MIN_VALUE
     fun ms(e: RecordedEvent) = e.duration.toNanos() / 1e6
@@ -92,9 +101,9 @@ fun readProfile(file: Path, name: String = file.fileName.toString(), window: Win
             if (window != null && (at < window.startMs || at >= window.endMs)) continue
             first = minOf(first, at); last = maxOf(last, e.endTime.toEpochMilli())
             when (e.eventType.name) {
-                "jdk.ExecutionSample" -> e.stackTrace?.frames?.take(maxDepth)?.takeIf { it.isNotEmpty() }?.let { frames ->
+                "jdk.ExecutionSample", "jdk.NativeMethodSample" -> e.stackTrace?.frames?.take(maxDepth)?.takeIf { it.isNotEmpty() }?.let { frames ->
                     val folded = frames.asReversed().joinToString(";") { f -> frameName(f.method.type.name, f.method.name) }
-                    stacks.merge(folded, 1L, Long::plus)
+                    (if (e.eventType.name == "jdk.ExecutionSample") stacks else nativeStacks).merge(folded, 1L, Long::plus)
                 }
                 "jdk.ObjectAllocationSample" -> allocated += e.getLong("weight")
                 "jdk.GarbageCollection" -> { pauses++; pauseMs += e.getDuration("sumOfPauses").toNanos() / 1e6 }
@@ -106,7 +115,7 @@ fun readProfile(file: Path, name: String = file.fileName.toString(), window: Win
         }
     }
     val covered = window ?: Window(minOf(first, last), last)
-    return JvmProfile(name, setOf(covered), stacks, allocated, pauses, pauseMs, monitorMs, parkMs, readMs, writeMs)
+    return JvmProfile(name, setOf(covered), stacks, allocated, pauses, pauseMs, monitorMs, parkMs, readMs, writeMs, nativeStacks)
 }
 
 /**
@@ -146,22 +155,28 @@ const val MIN_FRAME_SAMPLES = 100
 /**
  * Where the time went on each side of a comparison, for a post: the [methods] whose own share of the samples (self
  * time) differs most between [a] and [b], with their total share, then allocation, GC pauses and waits. Frames are
- * ranked only when each side has [minSamples] method samples or more.
+ * ranked only when each side has [minSamples] method samples or more; when one has fewer (threads that wait rather
+ * than run: JFR samples only those it finds running Java), the native methods threads sat in are ranked instead,
+ * when each side has [minSamples] native samples.
  */
 fun whereTimeWent(a: JvmProfile, b: JvmProfile, methods: Int = 2, minSamples: Int = MIN_FRAME_SAMPLES): Markdown {
-    val sa = a.frameShares(); val sb = b.frameShares()
     val few = listOf(a, b).filter { it.samples < minSamples }
+    val native = few.isNotEmpty() && a.nativeSamples >= minSamples && b.nativeSamples >= minSamples
+    val sa = a.frameShares(native); val sb = b.frameShares(native)
     // by self time: a caller's total share is never below its callee's, so ranking by total would name thread roots
-    val differ = if (few.isNotEmpty()) emptyList() else (sa.keys + sb.keys).map { m -> m to ((sa[m]?.first ?: 0.0) - (sb[m]?.first ?: 0.0)) }
+    val differ = if (few.isNotEmpty() && !native) emptyList() else (sa.keys + sb.keys).map { m -> m to ((sa[m]?.first ?: 0.0) - (sb[m]?.first ?: 0.0)) }
         .sortedByDescending { kotlin.math.abs(it.second) }.take(methods)
     fun pct(v: Double?) = formatNumber(100 * (v ?: 0.0), 2) + "%"
     fun row(what: String, f: (JvmProfile) -> String) = "| $what | ${f(a)} | ${f(b)} |"
     val unranked = if (few.isEmpty()) emptyList() else listOf("| methods | too few samples to rank (under $minSamples on " +
-        few.joinToString(" and ") { mdText(it.name, atLineStart = false) } + "): a longer window or more forks | |")
-    return md((listOf("| | ${mdText(a.name, atLineStart = false)} | ${mdText(b.name, atLineStart = false)} |", "|---|---|---|") +
-        differ.map { (m, _) -> "| `${m.replace("`", "'")}` (share of samples: self / total) | ${pct(sa[m]?.first)} / ${pct(sa[m]?.second)} | " +
-            "${pct(sb[m]?.first)} / ${pct(sb[m]?.second)} |" } + unranked + listOf(
+        few.joinToString(" and ") { mdText(it.name, atLineStart = false) } + ")" +
+        (if (native) ": its threads wait rather than run, so the native methods they sat in are ranked" else ": a longer window or more forks") + " | |")
+    val share = if (native) "share of native samples" else "share of samples"
+    return md((listOf("| | ${mdText(a.name, atLineStart = false)} | ${mdText(b.name, atLineStart = false)} |", "|---|---|---|") + unranked +
+        differ.map { (m, _) -> "| `${m.replace("`", "'")}` ($share: self / total) | ${pct(sa[m]?.first)} / ${pct(sa[m]?.second)} | " +
+            "${pct(sb[m]?.first)} / ${pct(sb[m]?.second)} |" } + listOf(
         row("method samples") { formatNumber(it.samples.toDouble()) },
+        row("native samples (a wait or a native call)") { formatNumber(it.nativeSamples.toDouble()) },
         row("allocation (MB/s)") { formatNumber(it.allocationMBps, 3) },
         row("GC pauses (count, total ms)") { "${it.gcPauses}, ${formatNumber(it.gcPauseMs, 3)}" },
         row("waiting to enter a monitor (ms)") { formatNumber(it.monitorWaitMs, 3) },
@@ -207,7 +222,11 @@ fun flameGraph(p: JvmProfile, title: String = "Where ${p.name}'s threads ran", m
  * one, or that a run made with `--profile` wrote none.
  */
 fun List<RecordedRun>.whereTimeWent(cellA: String, cellB: String, jvmA: (String) -> Boolean = { true }, jvmB: (String) -> Boolean = { true },
-                                    steps: (String) -> Boolean = { true }): Markdown = whereTimeWent(cellA, listOf(cellA), cellB, listOf(cellB), jvmA, jvmB, steps)
+                                    steps: (String) -> Boolean = { true }): Markdown {
+    // a cell these runs never measured (neither asked for nor named by a file) is said so, not blamed on the recording
+    fun measured(cell: String) = if (any { r -> cell in r.variants || r.files.any { it.cell == cell } }) listOf(cell) else emptyList()
+    return whereTimeWent(cellA, measured(cellA), cellB, measured(cellB), jvmA, jvmB, steps)
+}
 
 /** The same where each side is several cells ([cellsA], [cellsB]: a load's repetitions), named [nameA] and [nameB]. */
 fun List<RecordedRun>.whereTimeWent(nameA: String, cellsA: Collection<String>, nameB: String, cellsB: Collection<String>,
@@ -227,28 +246,63 @@ fun List<RecordedRun>.whereTimeWent(nameA: String, cellsA: Collection<String>, n
 }
 
 /**
- * What `--profile` cost (profiling.csv: a measurement made recorded and plain, in pairs run back to back: queues' forks
- * of one cell beside plain twins of the same spec, workflow's no-op drains), per label and cell: pairs, both means in
- * the study's own rate ([unit]: events/s, jobs/s) and profiled/plain with its interval over the pairs' own ratios.
- * verdict: "no cost seen" when the interval holds 1, "profiling costs throughput" when it lies below, "profiled reads
- * high" above (or "range only" under 3 pairs). Runs made without `--profile` have none and are left out.
+ * What one side of a profiling.csv pair reads: a rate where the study measures at full speed (queues' forks, workflow's
+ * no-op drains: a cost shows as less throughput), or CPU per unit of work where it offers a fixed load (messaging's
+ * chain, the HTTP studies' open step: a cost shows as more CPU, the rate being the same on both sides).
+ */
+private enum class CostReading(val unit: String, val higherIsBetter: Boolean, val profiled: (DataRow<*>) -> Double?, val plain: (DataRow<*>) -> Double?) {
+    EVENTS("events/s", true, { it.profiledEventsPerS }, { it.plainEventsPerS }),
+    JOBS("jobs/s", true, { it.profiledJobsPerS }, { it.plainJobsPerS }),
+    CPU_PER_MSG("CPU µs/msg", false, { it.profiledCpuUsPerMsg }, { it.plainCpuUsPerMsg }),
+    CPU_PER_1K("CPU ms/1k req", false, { it.profiledCpuMsPer1k }, { it.plainCpuMsPer1k });
+
+    companion object {
+        fun of(rows: List<DataRow<*>>): CostReading? = entries.firstOrNull { r -> rows.any { r.profiled(it) != null } }
+    }
+}
+
+/**
+ * What `--profile` cost (profiling.csv: one measurement made recorded and plain, in pairs run back to back: queues'
+ * forks of one cell beside plain twins of the same spec, workflow's no-op drains, messaging's one-chain step and the
+ * HTTP studies' open step at a fixed rate), per label and cell: valid pairs, both means in the study's own reading
+ * ([unit]: events/s, jobs/s, or CPU per message or per 1000 requests) and profiled/plain with its interval over the
+ * pairs' own ratios. verdict: "no cost seen" when the interval holds 1; where a rate is read, "profiling costs
+ * throughput" below 1 and "profiled reads high" above; where CPU per unit is read, "profiling costs CPU" above 1 and
+ * "profiled reads low" below; "range only" under 3 pairs. Pairs with an invalid step are left out; runs made without
+ * `--profile` have none.
  */
 fun profilingCost(runs: List<RecordedRun>): AnyFrame {
     val rows = runs.filter { r -> r.has("profiling.csv") }.flatMap { run ->
-        run.table("profiling.csv").rows().groupBy { it["cell"] as String }.map { (cell, rs) ->
-            val events = rs.any { it.profiledEventsPerS != null }
-            val profiled = rs.mapNotNull { it.profiledEventsPerS ?: it.profiledJobsPerS }
-            val plain = rs.mapNotNull { it.plainEventsPerS ?: it.plainJobsPerS }
-            val e = meanInterval(rs.mapNotNull { it.profiledOverPlain })
+        run.table("profiling.csv").rows().filter { it.valid != false }.groupBy { it["cell"] as String }.mapNotNull { (cell, rs) ->
+            val reading = CostReading.of(rs) ?: return@mapNotNull null
+            val ratios = rs.mapNotNull { it.profiledOverPlain }.filter { it.isFinite() }.ifEmpty { return@mapNotNull null }
+            val e = meanInterval(ratios)
+            val costly = if (reading.higherIsBetter) e.high < 1 else e.low > 1
+            val flattering = if (reading.higherIsBetter) e.low > 1 else e.high < 1
             val verdict = when {
                 e.range -> "range only (${e.n} pair(s))"
-                e.high < 1 -> "profiling costs throughput"
-                e.low > 1 -> "profiled reads high"
+                costly -> if (reading.higherIsBetter) "profiling costs throughput" else "profiling costs CPU"
+                flattering -> if (reading.higherIsBetter) "profiled reads high" else "profiled reads low"
                 else -> "no cost seen"
             }
-            listOf(run.label, cell, e.n, profiled.average(), plain.average(), if (events) "events/s" else "jobs/s", e.mean, e.low, e.high, e.interval, verdict)
+            listOf(run.label, cell, e.n, rs.mapNotNull(reading.profiled).average(), rs.mapNotNull(reading.plain).average(), reading.unit,
+                e.mean, e.low, e.high, e.interval, verdict)
         }
     }
-    val names = listOf("label", "cell", "pairs", "profiled_per_s", "plain_per_s", "unit", "profiled_over_plain", "ci_low", "ci_high", "interval", "verdict")
+    val names = listOf("label", "cell", "pairs", "profiled", "plain", "unit", "profiled_over_plain", "ci_low", "ci_high", "interval", "verdict")
     return dataFrameOf(names.mapIndexed { i, n -> rows.map<List<Any?>, Any?> { it[i] }.toColumn(n) })
+}
+
+/**
+ * One paragraph for a post: what `--profile` cost in these runs ([profilingCost]) as a table, or why it was not
+ * measured (the run's notes.profilingCost); empty when no run was made with `--profile`.
+ */
+fun List<RecordedRun>.profilingCostSection(): Markdown {
+    val cost = profilingCost(this)
+    if (cost.rowsCount() > 0) return Markdown("\n\n**What `--profile` cost:** one measurement recorded and plain, in pairs run back to back " +
+        "(which goes first alternating); profiled/plain with its 95% interval over the pairs.\n\n") + cost.toMarkdown()
+    val why = filter { r -> r.param("profile") == "true" }.mapNotNull { r ->
+        if (r.has("profiling.csv")) "${r.label}'s pairs each had an invalid step, so they say nothing of the cost" else r.note("profilingCost")
+    }.distinct()
+    return if (why.isEmpty()) Markdown("") else Markdown("\n\n**What `--profile` cost:** ${mdText(why.joinToString("; "), atLineStart = false)}.")
 }

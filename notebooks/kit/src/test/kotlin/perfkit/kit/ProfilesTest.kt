@@ -3,6 +3,8 @@ package perfkit.kit
 import jdk.jfr.Configuration
 import jdk.jfr.Recording
 import org.jetbrains.letsPlot.intern.toSpec
+import org.jetbrains.kotlinx.dataframe.api.rows
+import org.jetbrains.kotlinx.dataframe.api.single
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.io.TempDir
 import java.nio.file.Files
@@ -77,7 +79,7 @@ class ProfilesTest {
         Files.createDirectories(dir.resolve("profiles"))
         val a = recorded(dir.resolve("profiles/abq-1_fork_1.w1.jfr"), 400)
         val b = recorded(dir.resolve("profiles/abq-3_fork_1.w1.jfr"), 400)
-        Files.writeString(dir.resolve("run.json"), completeManifest("""{"files":[
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"variants":["abq-1","abq-3","abq-5"],"files":[
             {"path":"latency/abq-1.hlog","kind":"hlog","cell":"abq-1","series":"abq-1","fork":1,"timing":"corrected","window":{"startMs":${a.startMs},"endMs":${a.endMs}}},
             {"path":"latency/abq-3.hlog","kind":"hlog","cell":"abq-3","series":"abq-3","fork":1,"timing":"corrected","window":{"startMs":${b.startMs},"endMs":${b.endMs}}},
             {"path":"profiles/abq-1_fork_1.w1.jfr","kind":"profile","series":"abq-1 fork 1","window":{"startMs":${a.startMs},"endMs":${a.endMs}}},
@@ -100,6 +102,9 @@ class ProfilesTest {
         // a side the runs never measured is said to be missing, not blamed on the recording
         val oneSided = runs.whereTimeWent("lock on", emptyList(), "lock off", listOf("abq-1")).text
         assertTrue(oneSided.contains("measured no lock on") && !oneSided.contains("--profile"), oneSided)
+        // and so is a single cell neither asked for nor named by any file
+        val unknown = runs.whereTimeWent("abq-7", "abq-1").text
+        assertTrue(unknown.contains("measured no abq-7") && !unknown.contains("--profile"), unknown)
     }
 
     @Test
@@ -124,5 +129,56 @@ class ProfilesTest {
         assertFalse(isClosedStep("mvc/1call/r3200"))
         assertFalse(isClosedStep("mvc/1call/driver"))
         assertFalse(isClosedStep("mvc/1call/n"))
+    }
+
+    @Test
+    fun `a side whose threads wait rather than run is shown by the native methods they sat in`() {
+        val file = root.resolve("waiting.jfr")
+        val child = ProcessBuilder("sleep", "5").start()
+        // a thread blocked reading a pipe that stays silent: in native code for the whole recording, never running Java
+        val reader = Thread { child.inputStream.read() }.apply { isDaemon = true; start() }
+        val w = try { recorded(file, 1500) } finally { child.destroyForcibly(); reader.join(5000) }
+        val p = readProfile(file, "spinning", w)
+        assertTrue(p.nativeSamples >= 20, "${p.nativeSamples} native samples in 1.5 s at one per 20 ms")
+        assertTrue(p.frameShares(native = true).keys.any { it.endsWith(".readBytes") }, p.frameShares(native = true).keys.take(10).toString())
+        assertFalse(p.frameShares().keys.any { it.endsWith(".readBytes") }, "a native wait is no method sample")
+        val waiting = p.copy(name = "waiting", stacks = emptyMap())
+        val table = whereTimeWent(waiting, p, methods = 4, minSamples = 20).text
+        assertTrue(table.contains("share of native samples") && table.contains("readBytes") && table.contains("native methods they sat in"), table)
+        val neither = whereTimeWent(waiting, p.copy(nativeStacks = emptyMap()), methods = 4, minSamples = 20).text
+        assertFalse(neither.contains("readBytes"), "no ranking when a side has too few native samples as well: $neither")
+    }
+
+    /** A messaging run made with --profile: its profiling.csv of (profiled, plain, valid) CPU per message, or only its note. */
+    private fun costRun(id: String, pairs: List<Triple<Double, Double, Boolean>>?, note: String = "measured"): RecordedRun {
+        val dir = Files.createDirectories(root.resolve("runs/messaging/$id"))
+        Files.writeString(dir.resolve("sweep.csv"), "cell\nkafka/original/n1\n")
+        val files = mutableListOf("""{"path":"sweep.csv","kind":"table","description":"test"}""")
+        if (pairs != null) {
+            Files.writeString(dir.resolve("profiling.csv"), "cell,pair,profiled_cpu_us_per_msg,plain_cpu_us_per_msg,profiled_over_plain,valid\n" +
+                pairs.mapIndexed { i, (p, q, ok) -> "kafka/original,${i + 1},$p,$q,${p / q},$ok" }.joinToString("\n") + "\n")
+            files += """{"path":"profiling.csv","kind":"table","description":"test"}"""
+        }
+        Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"messaging","runId":"$id","mode":"sweep","params":{"profile":"true"},
+            "notes":{"profilingCost":"$note"},"files":[${files.joinToString(",")}]}"""))
+        return loadRun(dir)
+    }
+
+    @Test
+    fun `where a fixed load is offered, profiling costs CPU per message, and a pair with an invalid step is left out`() {
+        val costly = profilingCost(listOf(costRun("20261129T000000Z-h1-0a0a0a",
+            listOf(Triple(110.0, 100.0, true), Triple(112.0, 101.0, true), Triple(109.0, 99.0, true), Triple(10.0, 100.0, false))))).rows().single()
+        assertEquals("profiling costs CPU", costly["verdict"], "more CPU per message recorded: a cost, the other way round from a rate")
+        assertEquals(3, costly["pairs"], "the invalid pair is not counted")
+        assertEquals("CPU µs/msg", costly["unit"])
+        assertEquals(110.33, costly["profiled"] as Double, 0.01)
+        val cheaper = profilingCost(listOf(costRun("20261129T000000Z-h1-0b0b0b",
+            listOf(Triple(90.0, 100.0, true), Triple(91.0, 101.0, true), Triple(89.0, 99.0, true))))).rows().single()
+        assertEquals("profiled reads low", cheaper["verdict"])
+        val invalid = listOf(costRun("20261129T000000Z-h1-0c0c0c", listOf(Triple(1.0, 2.0, false))))
+        assertEquals(0, profilingCost(invalid).rowsCount())
+        assertTrue(invalid.profilingCostSection().text.contains("each had an invalid step"), invalid.profilingCostSection().text)
+        val unmeasured = listOf(costRun("20261129T000000Z-h1-0d0d0d", null, note = "not measured: no cell met its SLO at any rate tried"))
+        assertTrue(unmeasured.profilingCostSection().text.contains("not measured: no cell met its SLO"), unmeasured.profilingCostSection().text)
     }
 }

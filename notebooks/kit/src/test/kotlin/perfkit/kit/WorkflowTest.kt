@@ -35,7 +35,7 @@ class WorkflowTest {
         assertEquals("noop-k1-a32-lockoff", cost["cell"])
         assertEquals("jobs/s", cost["unit"])
         assertEquals(3, cost["pairs"])
-        assertEquals(181.0, cost["profiled_per_s"] as Double, 0.01)
+        assertEquals(181.0, cost["profiled"] as Double, 0.01)
         assertEquals("profiling costs throughput", cost["verdict"])
     }
 
