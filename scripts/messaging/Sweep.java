@@ -151,8 +151,14 @@ final class Sweep {
             // repetitions interleaved across cells, so a drift of the host touches every cell alike
             for (int k = 1; k <= repetitions; k++) for (Cell cell : cells) searches.add(new Search(cell, k));
             List<String> summary = new ArrayList<>();
-            // with --profile, what recording costs is measured after the searches, in steps the budget keeps for it
-            double costSeconds = run.profiling() ? 2.0 * repetitions * (o.warmup().minSeconds() + o.measure() + STEP_OVERHEAD_SECONDS) : 0;
+            // with --profile, what recording costs is measured after the searches, in steps the budget keeps for it: a
+            // warm-up step and the pairs, planned as the searches plan a step, on a broker of their own; never more
+            // than half of what is left, or the searches would be starved for it
+            double costSeconds = run.profiling() ? (2.0 * repetitions + 2) * (o.warmup().minSeconds() + o.measure() + STEP_OVERHEAD_SECONDS) : 0;
+            boolean measureCost = run.profiling() && costSeconds <= (o.budget() - s.elapsed()) / 2;
+            if (!measureCost) costSeconds = 0;
+            if (run.profiling() && !measureCost) run.notes().put("profilingCost", "not measured: --budget leaves no room for its "
+                    + (2 * repetitions + 1) + " steps beside the capacity searches");
             // the searches share what is left of --budget: the plan is that budget, whatever the calibration took of it
             run.progress().plan("search", searches.size(), Math.max(o.budget() - costSeconds - s.elapsed(), 1));
             for (int i = 0; i < searches.size(); i++) {
@@ -170,7 +176,7 @@ final class Sweep {
                         r.capacity() == null ? "-" : r.capacity() + " instance(s)", s.slo, r.status().label, r.stopReason()));
                 run.progress().unitDone();
             }
-            if (run.profiling()) s.profilingCost(cells.get(0));
+            if (measureCost) s.profilingCost(cells.get(0));
             run.progress().clear();
             summary.forEach(System.err::println);
         }
@@ -178,16 +184,20 @@ final class Sweep {
 
     /**
      * With --profile: what recording costs, as one step of {@code cell} (one chain at the run's rate, on a broker of its
-     * own) run in --repetitions pairs, recorded and plain ({@link ProfilingCost}): the CPU of services, driver and
-     * broker per message delivered (the offered rate is fixed, so throughput cannot show a cost) and p99.9.
+     * own for Kafka) run in --repetitions pairs, recorded and plain ({@link ProfilingCost}): the CPU of the processes
+     * under test per message delivered (the offered rate is fixed, so throughput cannot show a cost) and p99.9. A step
+     * of the same shape goes first, unrecorded and discarded, so neither side of the first pair meets a broker just started.
      */
     private void profilingCost(Cell cell) throws Exception {
-        run.notes().put("profilingCost", "one " + cell.name() + " chain at " + rate + " msg/s on a broker of its own, run in " + o.repetitions()
-                + " pair(s) of steps, one recorded and one plain, alternating which goes first; profiling.csv holds CPU per message and p99.9 of both");
+        String where = !cell.system().equals("kafka") ? "" : o.embeddedBroker() ? " on a broker of its own" : " on the cluster of --bootstrap-servers";
+        run.notes().put("profilingCost", "one " + cell.name() + " chain at " + rate + " msg/s" + where + ", after one discarded step of the same shape, run in "
+                + o.repetitions() + " pair(s) of steps, one recorded and one plain, alternating which goes first; profiling.csv holds CPU per message and p99.9 of both");
         try (Broker broker = broker(cell);
              Table t = new Table(run, "profiling.csv", "what --profile cost: one chain of one cell at the run's rate, recorded and plain in pairs: CPU "
                      + "of services, driver and broker per message delivered, and p99.9", "cell", "pair", "instances", "rate_per_chain",
                      "profiled_cpu_us_per_msg", "plain_cpu_us_per_msg", "profiled_over_plain", "profiled_p99_9_ms", "plain_p99_9_ms", "valid")) {
+            run.progress().say("what --profile costs: " + cell.name() + ", one chain, a warm-up step first");
+            run.unrecorded(() -> measureStep(cell, cell.name() + "/n1/profiling-warmup", 1, broker.access(), rate, measure, "-prof-warmup"));
             for (ProfilingCost.Pair<Measured> p : ProfilingCost.pairs(run, o.repetitions(), (recorded, pair) -> {
                 String side = (recorded ? "profiled" : "plain") + "-p" + pair;
                 run.progress().say("what --profile costs: " + cell.name() + ", one chain, " + side);

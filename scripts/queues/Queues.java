@@ -133,6 +133,8 @@ public class Queues {
         ScriptJvm minimal = calibrate ? ScriptJvm.prepare(RunLayout.kitRoot().resolve(MINIMAL_SCRIPT), "perfkit.queues.Minimal1P1C",
                 "the minimal 1P1C program", run.dir().resolve("logs")).on(Cli.JAVA.in(run.typed())) : null;
         Cell costCell = o.profilingCostCell(run.profiling());
+        if (run.profiling() && costCell == null) run.notes().put("profilingCost", "not measured: a plain twin is run at full speed, where a cost "
+                + "shows as fewer events per second; at a fixed --rate it would need a CPU reading these forks do not take");
         if (costCell != null) run.notes().put("profilingCost", "each fork of " + costCell.name() + " has a plain twin, the same spec in a JVM "
                 + "that records nothing, run next to it; profiling.csv holds both rates per fork");
         if (calibrate) run.notes().put("calibration", "each 1-consumer cell's forks alternate with a minimal program of the same topology ("

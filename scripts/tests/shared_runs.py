@@ -19,10 +19,10 @@ from support import descendants
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-# the options of each study's shared quick run: enough cells for every test that reads it, and no more; --profile on
-# the studies whose tests check that every JVM under test records its windows and that recording's cost is measured
-# (workflow's is checked in a run of its own: a recording starting with a drain shifts its first commits, which a
-# test of the shared run reads)
+# the options of each study's shared quick run: enough cells for every test that reads it, and no more. Messaging's is
+# made with --profile, which its tests check; the other studies check it in small runs of their own (recording every
+# JVM of three-tier's four chains doubled that run, and a recording that starts with a drain shifts the first commits
+# a workflow test reads)
 QUICK = {
     # every variant and quick strategy with tiny windows; the notebooks' test of a new run copies it into data/runs
     "queues": ["--quick", "--warmup", "0.5", "--measure", "1", "--tag", "e2e"],
@@ -33,7 +33,7 @@ QUICK = {
     # all three rounds; open steps at half the saturation throughput, so the chain's compare step runs
     # the servers' warm-up by rule is cut at 3 s: a quick run's never settles anyway (its JIT window alone is 10 s)
     "three-tier": ["--quick", "--warmup", "1", "--measure", "2", "--server-warmup-max", "3", "--open-rates", "0.5", "--durability", "strict,relaxed",
-                   "--chains", "sync,async,mixed,webflux", "--profile"],
+                   "--chains", "sync,async,mixed,webflux"],
 }
 
 # dir: the run's folder; cmdlines: (pid, command line) -> command line of every process seen in its tree while it ran

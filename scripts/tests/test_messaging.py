@@ -153,8 +153,9 @@ def recorded_during(m, window):
 
 def test_profile_records_every_jvm_under_test_and_measures_its_cost_beside_a_plain_twin(quick_sweep):
     """--profile (the shared run has it): each step's JVM and the broker record their measured windows; what recording
-    costs is one chain of the first cell run recorded and plain, compared by CPU per message, and the plain step is
-    in no recording, the broker's included (the run holds recordings while it runs)."""
+    costs is one chain of the first cell run recorded and plain (after a discarded step that warms its broker),
+    compared by CPU per message, and the plain step is in no recording, the broker's included (the run holds
+    recordings while it runs)."""
     m = manifest(quick_sweep)
     profiles = [f for f in m["files"] if f["kind"] == "profile"]
     assert {r["cell"] for r in read_csv(quick_sweep / "sweep.csv")} <= {p["series"] for p in profiles}, "every step's JVM recorded itself"
@@ -163,10 +164,11 @@ def test_profile_records_every_jvm_under_test_and_measures_its_cost_beside_a_pla
     assert (cost["cell"], cost["pair"], cost["instances"], cost["rate_per_chain"]) == (CELLS[0], "1", "1", "1000")
     a, b = float(cost["profiled_cpu_us_per_msg"]), float(cost["plain_cpu_us_per_msg"])
     assert a > 0 and b > 0 and float(cost["profiled_over_plain"]) == pytest.approx(a / b)
-    step = {side: f"{CELLS[0]}/n1/profiling-{side}-p1" for side in ("profiled", "plain")}
+    step = {side: f"{CELLS[0]}/n1/profiling-{side}" for side in ("profiled-p1", "plain-p1", "warmup")}
     window = {side: latency_files(m, s, "e2e")[0]["window"] for side, s in step.items()}
-    assert {"kafka-broker", step["profiled"]} <= recorded_during(m, window["profiled"])
-    assert recorded_during(m, window["plain"]) == set(), "the plain twin records nothing"
+    assert {"kafka-broker", step["profiled-p1"]} <= recorded_during(m, window["profiled-p1"])
+    assert recorded_during(m, window["plain-p1"]) == set(), "the plain twin records nothing"
+    assert recorded_during(m, window["warmup"]) == set(), "the discarded step that warms the broker first records nothing"
     assert "pair" in m["notes"]["profilingCost"]
     validate_notes(quick_sweep)
 

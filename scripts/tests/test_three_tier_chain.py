@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import port_open, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, validate, validate_notes
+from conftest import port_open, perfkit_schemas, bench, decode_hlog, interrupt_run, leftovers, manifest, read_csv, run_dir_of, validate, validate_notes
 from shared_runs import cmdlines_of_tree, shared_quick_run
 
 VARIANTS = ["sync", "async", "mixed", "webflux"]
@@ -80,23 +80,24 @@ def test_every_hlog_decodes(quick_run):
         assert intervals >= 1 and merged.get_total_count() > 0, f
 
 
-def test_profile_records_every_tier_and_measures_its_cost_at_the_common_rate(quick_run):
-    """--profile (the shared run has it): what recording costs is the first chain of fork 1 at the common rate, run
+def test_profile_records_every_tier_and_measures_its_cost_at_the_common_rate(tmp_path):
+    """--profile, in a run of one chain: what recording costs is the chain's open step at the common rate, run
     recorded and plain, compared by the tiers' CPU per 1000 requests; its three tiers record the recorded step, and
     the plain step is in no recording."""
-    run_dir, _, _ = quick_run
+    run_dir = run_dir_of(bench("run", "three-tier", *BASE, "--chains", "sync", "--profile", "--out", str(tmp_path), timeout=600))
     m = manifest(run_dir)
     [cost] = read_csv(run_dir / "profiling.csv")
-    assert cost["cell"] == CELLS[0], "fork 1 measures the chains in the order given"
-    assert float(cost["rate_rps"]) == m["notes"]["chain"]["compareRates"]["1"] and cost["pair"] == "1"
+    assert cost["cell"] == "chain/sync" and cost["pair"] == "1"
+    assert float(cost["rate_rps"]) == m["notes"]["chain"]["compareRates"]["1"]
     a, b = float(cost["profiled_cpu_ms_per_1k"]), float(cost["plain_cpu_ms_per_1k"])
     assert a > 0 and b > 0 and float(cost["profiled_over_plain"]) == pytest.approx(a / b)
     hlogs = {f["series"].split("/")[-1]: f["window"] for f in m["files"] if f["kind"] == "hlog" and f["cell"] == cost["cell"]
              and f["series"].split("/")[-1] in ("profiled-p1", "plain-p1")}
     recorded = {side: {p["series"] for p in m["files"] if p["kind"] == "profile" and p["window"]["startMs"] < w["endMs"] and w["startMs"] < p["window"]["endMs"]}
                 for side, w in hlogs.items()}
-    assert len(recorded["profiled-p1"]) >= 3, f"every tier recorded itself: {recorded}"
+    assert {f"chain-sync-{tier}/fork1" for tier in "abc"} <= recorded["profiled-p1"], f"each tier recorded it: {recorded}"
     assert recorded["plain-p1"] == set(), "the plain twin records nothing"
+    assert leftovers(run_dir) == []
 
 
 def test_a_row_in_postgres_per_answered_request(quick_run):

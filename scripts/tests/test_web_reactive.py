@@ -18,8 +18,7 @@ STEP_SECONDS = 1  # at the 100 ms delay: 1-call cells repeat 10 times (--step-se
 REPEATS = {1: 10, 2: 5}
 CELLS = ["mvc/1call", "mvc/2call", "webflux/1call", "webflux/2call"]
 QUICK = ["--quick", "--variants", "mvc,webflux", "--users", ",".join(map(str, USERS)), "--rates", ",".join(map(str, RATES)),
-         "--warmup", "2", "--measure", "2", "--server-warmup-max", "3", "--step-seconds", str(STEP_SECONDS),  # a quick warm-up never settles (its JIT window is 10 s)
-         "--profile"]
+         "--warmup", "2", "--measure", "2", "--server-warmup-max", "3", "--step-seconds", str(STEP_SECONDS)]  # a quick warm-up never settles (its JIT window is 10 s)
 
 
 def peer_rows(run_dir, tool):
@@ -137,9 +136,7 @@ def test_every_hlog_decodes_and_holds_its_step(quick_run):
     assert all(f["series"] and f["cell"] in CELLS and f["timing"] for f in hlogs), hlogs
     saturation = [f for f in hlogs if f["series"].endswith("/saturation")]
     assert len(saturation) == (2 * len(peer_rows(quick_run, "wrk")) if (quick_run / "peers.csv").exists() else 0)
-    # --profile's pair of steps at one rate (test_profile_...) are series of their own too
-    cost = [f for f in hlogs if f["series"].split("/")[-1].startswith(("profiled-", "plain-"))]
-    hlogs = [f for f in hlogs if f not in saturation and f not in cost and not f["series"].endswith("/driver-lateness")]
+    hlogs = [f for f in hlogs if f not in saturation and not f["series"].endswith("/driver-lateness")]
     assert len(hlogs) == 2 * len(CELLS) * (len(USERS) + len(RATES))
     for f in hlogs:
         merged, intervals = decode_hlog(quick_run / f["path"])
@@ -148,26 +145,6 @@ def test_every_hlog_decodes_and_holds_its_step(quick_run):
         assert f["series"] == f"{f['cell']}/{step}"
         if step.startswith("n"):
             assert merged.get_total_count() == int(closed[(f["cell"], step[1:])]["responses"]) == int(step[1:]) * REPEATS[int(f["cell"][-5])]
-
-
-def test_profile_records_the_servers_and_measures_its_cost_at_a_rate_the_cell_met(quick_run):
-    """--profile: the app and the external service record each measured window; what recording costs is the first
-    cell that met its SLO, at half the highest rate it met, run recorded and plain, compared by the servers' CPU per
-    1000 requests; the plain step is in no recording."""
-    m = manifest(quick_run)
-    [cost] = read_csv(quick_run / "profiling.csv")
-    capacity = {(r["cell"], r["fork"]): r for r in read_csv(quick_run / "capacity.csv")}
-    met = capacity[(cost["cell"], "1")]["last_met_rps"]
-    assert met and float(cost["rate_rps"]) == max(1, int(float(met)) // 2) and cost["pair"] == "1"
-    a, b = float(cost["profiled_cpu_ms_per_1k"]), float(cost["plain_cpu_ms_per_1k"])
-    assert a > 0 and b > 0 and float(cost["profiled_over_plain"]) == pytest.approx(a / b)
-    rate = cost["rate_rps"].removesuffix(".0")
-    window = {side: next(f["window"] for f in m["files"] if f["kind"] == "hlog" and f["series"] == f"{cost['cell']}/r{rate}/{side}-p1")
-              for side in ("profiled", "plain")}
-    recorded = {side: {p["series"] for p in m["files"] if p["kind"] == "profile" and p["window"]["startMs"] < w["endMs"] and w["startMs"] < p["window"]["endMs"]}
-                for side, w in window.items()}
-    assert "backend" in recorded["profiled"] and len(recorded["profiled"]) >= 2, recorded
-    assert recorded["plain"] == set(), "the plain twin records nothing"
 
 
 def test_driver_yaml_is_kept_and_avoids_hyperfoils_pitfalls(quick_run):
@@ -257,7 +234,8 @@ def test_every_service_reports_its_jit_and_gc_time(quick_run):
 
 def test_the_run_names_no_folder_of_this_machine(quick_run):
     """Runs are shared and published: the manifest's file list and the load logs carry no absolute paths (siege's
-    config reads relative to the run; the driver's SLF4J no longer lists local jars)."""
+    config reads relative to the run; the driver's SLF4J no longer lists local jars); --profile's recordings are
+    checked in test_profile_records_the_servers_and_measures_its_cost_at_a_rate_the_cell_met."""
     files = json.dumps(manifest(quick_run)["files"])
     assert str(quick_run) not in files and os.path.expanduser("~") + "/" not in files
     for log in (quick_run / "load").glob("*.log"):
@@ -304,6 +282,35 @@ def test_the_post_says_so_when_no_closed_step_was_warm(quick_run, tmp_path):
     assert text.count("was measured on warm servers without heavy steal, so there is nothing to plot") == 1, text
     assert f"{len(rows)} step(s) measured while a server's JIT still compiled are left out" in text
     assert "no measured closed-model step" in text and "**cannot tell here**" in text
+
+
+def test_profile_records_the_servers_and_measures_its_cost_at_a_rate_the_cell_met(tmp_path):
+    """--profile, in a run of one cell: the app and the external service record each measured window; what recording
+    costs is the cell's open step at half the highest rate it met, run recorded and plain, compared by the servers'
+    CPU per 1000 requests; the plain step is in no recording, and no recording names a folder of this machine (no
+    recording's destination, JVM command line, system property or environment)."""
+    run = run_dir_of(bench("run", "web-reactive", "--quick", "--variants", "mvc", "--calls", "1", "--users", "10", "--rates", "100,200",
+                           "--warmup", "2", "--measure", "2", "--server-warmup-max", "3", "--step-seconds", "1", "--peers", "off", "--profile",
+                           "--out", str(tmp_path), timeout=600))
+    m = manifest(run)
+    [cost] = read_csv(run / "profiling.csv")
+    capacity = {(r["cell"], r["fork"]): r for r in read_csv(run / "capacity.csv")}
+    met = capacity[(cost["cell"], "1")]["last_met_rps"]
+    assert cost["cell"] == "mvc/1call" and met and float(cost["rate_rps"]) == max(1, int(float(met)) // 2) and cost["pair"] == "1"
+    a, b = float(cost["profiled_cpu_ms_per_1k"]), float(cost["plain_cpu_ms_per_1k"])
+    assert a > 0 and b > 0 and float(cost["profiled_over_plain"]) == pytest.approx(a / b)
+    rate = cost["rate_rps"].removesuffix(".0")
+    window = {side: next(f["window"] for f in m["files"] if f["kind"] == "hlog" and f["series"] == f"mvc/1call/r{rate}/{side}-p1")
+              for side in ("profiled", "plain")}
+    recorded = {side: {p["series"] for p in m["files"] if p["kind"] == "profile" and p["window"]["startMs"] < w["endMs"] and w["startMs"] < p["window"]["endMs"]}
+                for side, w in window.items()}
+    assert {"mvc/fork1", "backend"} <= recorded["profiled"], f"the measured app and the external service recorded it: {recorded}"
+    assert recorded["plain"] == set(), "the plain twin records nothing"
+    recordings = list((run / "profiles").glob("*.jfr"))
+    assert len(recordings) >= 2 * len([r for r in read_csv(run / "open.csv")]), "each open step's window, by both servers"
+    for f in recordings:
+        data = f.read_bytes()
+        assert str(run).encode() not in data and os.path.expanduser("~/.m2").encode() not in data, f.name
 
 
 def test_nothing_is_left_after_a_completed_run(quick_run):

@@ -142,6 +142,7 @@ final class RunPlan {
         double costSeconds = run.profiling() && target.isEmpty() ? 2.0 * o.forks() * (o.warmup() + o.measure() + 8) : 0;
         run.progress().plan("cell", cells.size() * o.forks(), o.forks() * (cells.size() * (closedSeconds + openSeconds) + 40.0 * cells.size()) + costSeconds);
         if (!target.isEmpty()) {
+            if (run.profiling()) notes.put("profilingCost", "not measured: --target-url's server is not a JVM this run started, so nothing records it");
             for (int fork = 1; fork <= o.forks(); fork++) {
                 ServerWarmup.warm(run, "target", fork, List.of(target), Map.of(), warmupRule(16));
                 closedSweep("target", "target", 0, fork, null);
@@ -184,7 +185,8 @@ final class RunPlan {
             backend.stop(run);
             checkBackend(notes);
             if (run.profiling() && !costMeasured)
-                notes.put("profilingCost", "not measured: no cell met its SLO at any rate tried" + (o.openModel() ? "" : " (no open model was run)"));
+                notes.put("profilingCost", "not measured: " + (o.openModel() ? "no cell met its SLO at any rate tried"
+                        : "it is measured on an open-model step at a rate a cell met, and --models ran none"));
         }
         peers.close();
         closed.close();
@@ -476,7 +478,7 @@ final class RunPlan {
         // CPU milliseconds per 1000 answered requests, over the phase's edges
         Double appPer1k = appCpu == null || r.responses() == 0 ? null : appCpu / 100 * r.seconds() * 1000 / r.responses() * 1000;
         open.write(r.row().set("stack", stack).set("calls", calls).set("backend_p50_ms", num(be, "p50Ms")).set("backend_p99_ms", num(be, "p99Ms"))
-                .set("cpu_app_pct", appCpu).set("cpu_backend_pct", beCpu).set("app_cpu_ms_per_1k", appPer1k).set("sut_cpu_ms_per_1k", r.sutCpuMsPer1k()));
+                .set("cpu_app_pct", appCpu).set("cpu_backend_pct", beCpu).set("app_cpu_ms_per_1k", appPer1k).set("sut_cpu_ms_per_1k", appPer1k == null ? null : r.sutCpuMsPer1k()));
         if (r.verdict().valid()) notePeak(cell, OpenStep.rateLabel(rate) + " req/s", fork, be, r.seconds());
         return r;
     }

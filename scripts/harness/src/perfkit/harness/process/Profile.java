@@ -56,10 +56,12 @@ public final class Profile {
     /**
      * Events of JFR's "profile" settings a run must not carry, since runs are shared and published: they describe the
      * machine, not the JVM's work (every process on it with its command line, this JVM's environment variables, system
-     * properties and command line, the paths of the files and native libraries it touched). Nothing the kit reads.
+     * properties and command line, the paths of the files and native libraries it touched, of the recording itself, and
+     * of the processes it started: jdk.ProcessStart, JDK 22 on). Nothing the kit reads.
      */
     static final java.util.List<String> PRIVATE_EVENTS = java.util.List.of("jdk.SystemProcess", "jdk.InitialEnvironmentVariable",
-            "jdk.InitialSystemProperty", "jdk.JVMInformation", "jdk.NativeLibrary", "jdk.FileRead", "jdk.FileWrite", "jdk.FileForce");
+            "jdk.InitialSystemProperty", "jdk.JVMInformation", "jdk.NativeLibrary", "jdk.FileRead", "jdk.FileWrite", "jdk.FileForce",
+            "jdk.ActiveRecording", "jdk.ProcessStart");
 
     /** JFR's "profile" settings without {@link #PRIVATE_EVENTS}. */
     static java.util.Map<String, String> settings() throws java.io.IOException, java.text.ParseException {

@@ -153,6 +153,9 @@ class ProfilerTest {
         // a run is published: the recording names no process, environment variable, property or path of this machine
         List<String> names = RecordingFile.readAllEvents(file).stream().map(e -> e.getEventType().getName()).distinct().toList();
         for (String event : Profile.PRIVATE_EVENTS) assertFalse(names.contains(event), event + " in " + names);
+        byte[] bytes = Files.readAllBytes(file);
+        for (String folder : List.of(runDir.toString(), System.getProperty("user.home") + "/", System.getProperty("java.home")))
+            assertFalse(new String(bytes, StandardCharsets.ISO_8859_1).contains(folder), "the recording names " + folder);
         assertTrue(names.contains("jdk.GarbageCollection") || names.contains("jdk.ObjectAllocationSample") || names.contains("jdk.CPULoad"),
                 "the rest of the profile settings still record: " + names);
     }

@@ -367,6 +367,7 @@ fun List<Group>.summaryJson(): String {
         "reference" to runs.all { it.isReference },
         "title" to compareTitle(),
         "titleMarkdown" to mdText(compareTitle()), // the publisher's heading: group names are data
+        "ended" to endedDay(runs),
     ) + scaleFields(runs))
 }
 

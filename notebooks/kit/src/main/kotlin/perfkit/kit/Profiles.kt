@@ -302,7 +302,9 @@ fun List<RecordedRun>.profilingCostSection(): Markdown {
     if (cost.rowsCount() > 0) return Markdown("\n\n**What `--profile` cost:** one measurement recorded and plain, in pairs run back to back " +
         "(which goes first alternating); profiled/plain with its 95% interval over the pairs.\n\n") + cost.toMarkdown()
     val why = filter { r -> r.param("profile") == "true" }.mapNotNull { r ->
-        if (r.has("profiling.csv")) "${r.label}'s pairs each had an invalid step, so they say nothing of the cost" else r.note("profilingCost")
+        if (!r.has("profiling.csv")) r.note("profilingCost")
+        else if (r.table("profiling.csv").rows().any { it.valid != false }) "${r.label}'s pairs had no reading to compare (the CPU was not sampled, or nothing was delivered)"
+        else "${r.label}'s pairs each had an invalid step, so they say nothing of the cost"
     }.distinct()
     return if (why.isEmpty()) Markdown("") else Markdown("\n\n**What `--profile` cost:** ${mdText(why.joinToString("; "), atLineStart = false)}.")
 }

@@ -346,10 +346,12 @@ class RunsSummary(val runs: List<RecordedRun>, val skipped: List<String> = (runs
         "hosts" to runs.map { "${it.hostname} (${it.cores} cores, ${it.cpuModel})" }.distinct(),
         "jdks" to runs.map { it.jdk }.distinct(),
         "reference" to runs.all { it.isReference },
-        // a post is dated by its data, not by the day it was published: the day the newest run ended
-        "ended" to runs.map { it.endedAt.ifBlank { it.startedAt } }.filter { it.length >= 10 }.maxOrNull()?.take(10),
+        "ended" to endedDay(runs),
     ) + scaleFields(runs))
 }
+
+/** A post is dated by its data, not by the day it was published: the day the newest of [runs] ended (null: none says). */
+internal fun endedDay(runs: List<RecordedRun>): String? = runs.map { it.endedAt.ifBlank { it.startedAt } }.filter { it.length >= 10 }.maxOrNull()?.take(10)
 
 /**
  * How much a post's runs can say, for the line under its title: `scale` is "quick" when any run was quick,

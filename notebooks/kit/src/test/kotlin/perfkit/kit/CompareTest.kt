@@ -197,6 +197,9 @@ class CompareTest {
         assertEquals(emptyList(), fingerprintDiff(groups).factors)
         assertEquals("Side by side: queues, tag=a vs tag=b (on one host (h1), no recorded difference)", groups.compareTitle())
         assertEquals("6.18.44", kernelRelease("6.18.44-fc-v669"))
+        // the post is dated by its data (the day its newest run ended), not by the day it is published
+        val ended = groups.flatMap { it.runs }.maxOf { it.endedAt }.take(10)
+        assertEquals(ended, com.fasterxml.jackson.databind.ObjectMapper().readTree(groups.summaryJson()).path("ended").asText())
     }
 
     @Test

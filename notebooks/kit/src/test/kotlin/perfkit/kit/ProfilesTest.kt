@@ -156,7 +156,9 @@ class ProfilesTest {
         val files = mutableListOf("""{"path":"sweep.csv","kind":"table","description":"test"}""")
         if (pairs != null) {
             Files.writeString(dir.resolve("profiling.csv"), "cell,pair,profiled_cpu_us_per_msg,plain_cpu_us_per_msg,profiled_over_plain,valid\n" +
-                pairs.mapIndexed { i, (p, q, ok) -> "kafka/original,${i + 1},$p,$q,${p / q},$ok" }.joinToString("\n") + "\n")
+                // a number the run could not read is an empty field, as the harness writes NaN
+                pairs.mapIndexed { i, (p, q, ok) -> "kafka/original,${i + 1}," + listOf(p, q, p / q).joinToString(",") { if (it.isNaN()) "" else "$it" } + ",$ok" }
+                    .joinToString("\n") + "\n")
             files += """{"path":"profiling.csv","kind":"table","description":"test"}"""
         }
         Files.writeString(dir.resolve("run.json"), completeManifest("""{"study":"messaging","runId":"$id","mode":"sweep","params":{"profile":"true"},
@@ -178,6 +180,8 @@ class ProfilesTest {
         val invalid = listOf(costRun("20261129T000000Z-h1-0c0c0c", listOf(Triple(1.0, 2.0, false))))
         assertEquals(0, profilingCost(invalid).rowsCount())
         assertTrue(invalid.profilingCostSection().text.contains("each had an invalid step"), invalid.profilingCostSection().text)
+        val unread = listOf(costRun("20261129T000000Z-h1-0e0e0e", listOf(Triple(Double.NaN, 2.0, true))))
+        assertTrue(unread.profilingCostSection().text.contains("no reading to compare"), unread.profilingCostSection().text)
         val unmeasured = listOf(costRun("20261129T000000Z-h1-0d0d0d", null, note = "not measured: no cell met its SLO at any rate tried"))
         assertTrue(unmeasured.profilingCostSection().text.contains("not measured: no cell met its SLO"), unmeasured.profilingCostSection().text)
     }
