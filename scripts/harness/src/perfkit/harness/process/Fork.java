@@ -54,6 +54,7 @@ public final class Fork {
             JvmActivity.reportEverySecond(); // its JIT and GC time, as the servers under test report theirs: warmth can be judged
             Runtime.getRuntime().addShutdownHook(new Thread(fork::closeLogs, "perfkit-fork-shutdown"));
             body.run(fork);
+            Profile.finish();
             fork.closeLogs();
             System.out.println(ForkProtocol.result(fork.result));
             System.out.flush();

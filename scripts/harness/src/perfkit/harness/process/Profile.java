@@ -70,7 +70,21 @@ public final class Profile {
         return s;
     }
 
+    /** The fork has done its work ({@link #finish}): a window asked for after that would record its exit, not its work. */
+    static volatile boolean finished;
+
+    /**
+     * Ends the open recording, if any, and records no more: a fork calls it when its work is done, before it hands over
+     * its result and exits. Its parent's stop may reach it only after it began to exit, and a recording stopped
+     * then races JFR's own exit hook over the file (seen as an empty file from a fork on a busy host).
+     */
+    public static synchronized void finish() {
+        finished = true;
+        end();
+    }
+
     private static synchronized void begin(Path file) throws Exception {
+        if (finished) return; // the parent lists no recording it cannot find, and says so
         if (recording != null) end(); // a window the parent never closed ends where the next begins
         if (file.getParent() != null) java.nio.file.Files.createDirectories(file.getParent()); // a placed JVM's folder there has none yet
         Recording r = new Recording(settings());

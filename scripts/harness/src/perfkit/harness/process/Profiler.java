@@ -131,7 +131,7 @@ public final class Profiler {
             else without.add(f.series());
         }
         if (!without.isEmpty()) System.err.println("perfkit: --profile kept no recording of " + String.join(", ", without)
-                + " (its JVM could not profile itself, or was killed before it wrote one)");
+                + " (its JVM could not profile itself, had ended its work before the window opened, or was killed before it wrote one)");
         asked.clear();
     }
 

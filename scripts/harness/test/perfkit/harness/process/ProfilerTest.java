@@ -159,4 +159,20 @@ class ProfilerTest {
         assertTrue(names.contains("jdk.GarbageCollection") || names.contains("jdk.ObjectAllocationSample") || names.contains("jdk.CPULoad"),
                 "the rest of the profile settings still record: " + names);
     }
+
+    /** A fork that has done its work ends its own recording, whole, before it exits; a window asked for later records nothing. */
+    @Test
+    void aFinishedForkEndsItsRecordingAndStartsNoOther() throws Exception {
+        Path file = runDir.resolve("fork.jfr"), late = runDir.resolve("late.jfr");
+        assertTrue(Profile.command(Profile.start(file)));
+        try {
+            Profile.finish();
+            assertTrue(Files.size(file) > 0, "written when the fork finished, not left to its exit");
+            assertTrue(Profile.command(Profile.start(late)));
+            assertTrue(Profile.command(Profile.stop()));
+            assertFalse(Files.exists(late), "a window opened after the work ended records nothing");
+        } finally {
+            Profile.finished = false; // one JVM runs every test of this class
+        }
+    }
 }
