@@ -6,6 +6,10 @@ On two cores the suite cannot take less wall time than half its CPU time: the li
 where a faster suite has to come from. A placed test host's processes (nethosts.py), which no test waits for, are
 counted from their sshd when the host is removed, on a line of their own. Not counted: what a kill test leaves
 behind, if anything (the kill tests fail then).
+
+The other half of the gap between the wall time and half the CPU: the seconds a worker waited for the machine before
+a test began (`waited_s`: for the other worker's test to end before an `alone` one, or for an `alone` one to end),
+summed, with the tests that waited longest.
 """
 import collections
 import sys
@@ -14,6 +18,7 @@ import xml.etree.ElementTree as ET
 by_file = collections.Counter()
 shared = {}
 hosts = collections.Counter()  # placed test hosts' processes, under their own sshds
+waited = {}  # file::test -> seconds its worker waited for the machine before it began
 for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
     for prop in case.iter("property"):
         name, value = prop.get("name"), prop.get("value")
@@ -24,6 +29,8 @@ for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
             shared[name.split(":", 1)[1]] = (cpu, wall)
         elif name.startswith("placed_host:"):
             hosts[name.split(":", 1)[1]] += float(value)
+        elif name == "waited_s":
+            waited[case.get("classname", "?").rsplit(".", 1)[-1] + "::" + case.get("name", "?")] = float(value)
 if by_file or shared:
     total = sum(by_file.values()) + sum(cpu for cpu, _ in shared.values()) + sum(hosts.values())
     lines = [(f"shared {study} run", cpu) for study, (cpu, _) in shared.items()] + list(by_file.items())
@@ -37,3 +44,7 @@ if by_file or shared:
     if shared:
         print("shared runs (made once, read by many tests): " + ", ".join(
             f"{study} {cpu / 60:.1f} min CPU in {wall / 60:.1f} min" for study, (cpu, wall) in sorted(shared.items())))
+if waited:
+    longest = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in sorted(waited.items(), key=lambda w: -w[1])[:3] if seconds >= 1)
+    print(f"waiting for the machine (before or behind an `alone` test): {sum(waited.values()) / 60:.1f} min of worker time; "
+          f"longest: {longest or 'none over a second'}")

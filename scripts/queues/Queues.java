@@ -13,6 +13,7 @@ import perfkit.harness.cli.Params;
 import perfkit.harness.os.Ssh;
 import perfkit.harness.remote.RemoteJvm;
 import perfkit.harness.run.Forks;
+import perfkit.harness.run.ProfilingCost;
 import perfkit.harness.run.Run;
 import perfkit.harness.record.RunLayout;
 import perfkit.harness.run.ScriptJvm;
@@ -162,12 +163,13 @@ public class Queues {
                     // the minimal program goes first on even forks, so drift on the host favours neither
                     Minimal.Result before = calibration != null && cell.hasMinimal() && fork % 2 == 0
                             ? Minimal.run(run, minimal, o.forksHost(), cell, fork, jvmArgs, warmup, measure, o.capacity()) : null;
-                    // the plain twin of a profiled fork goes first on odd forks, so drift on the host favours neither
-                    boolean twin = cell == costCell;
-                    Double plainBefore = twin && fork % 2 == 1 ? plainFork(run, o, cell, fork, jvmArgs) : null;
-                    QueuesFork.Result r = run.forks().on(o.where(), cell.name() + "/fork" + fork, jvmArgs, o.spec(cell, fork, true), warmup + measure,
-                            phase -> {}, QueuesFork.Result.class).result();
-                    Double plain = plainBefore != null ? plainBefore : twin ? plainFork(run, o, cell, fork, jvmArgs) : null;
+                    // the cost cell's fork has a plain twin; which goes first alternates by fork, so drift on the host favours neither
+                    Cell measured = cell;
+                    int f = fork;
+                    ProfilingCost.Pair<QueuesFork.Result> pair = cell == costCell
+                            ? ProfilingCost.pair(run, fork, (recorded, k) -> fork(run, o, measured, f, jvmArgs, recorded)) : null;
+                    QueuesFork.Result r = pair != null ? pair.recorded() : fork(run, o, cell, fork, jvmArgs, true);
+                    Double plain = pair != null ? pair.plain().eventsPerSecond() : null;
                     if (plain != null) {
                         profiling.write(Table.row().set("cell", cell.name()).set("variant", cell.variant()).set("wait_strategy", cell.waitStrategy())
                                 .set("fork", fork).set("profiled_events_per_s", r.eventsPerSecond()).set("plain_events_per_s", plain)
@@ -206,10 +208,10 @@ public class Queues {
         printSummary(run, perCell);
     }
 
-    /** The plain twin of a profiled fork: the same spec, left out of --profile; its events per second. */
-    private static Double plainFork(Run run, Options o, Cell cell, int fork, List<String> jvmArgs) throws Exception {
-        return run.forks().on(o.where(), cell.name() + "/fork" + fork + "/plain", jvmArgs, o.spec(cell, fork, false), o.warmup() + o.measure(),
-                phase -> {}, QueuesFork.Result.class).result().eventsPerSecond();
+    /** One fork of {@code cell}; unprofiled, it is the plain twin of the profiled one: the same spec, left out of --profile. */
+    private static QueuesFork.Result fork(Run run, Options o, Cell cell, int fork, List<String> jvmArgs, boolean profiled) throws Exception {
+        return run.forks().on(o.where(), cell.name() + "/fork" + fork + (profiled ? "" : "/plain"), jvmArgs, o.spec(cell, fork, profiled),
+                o.warmup() + o.measure(), phase -> {}, QueuesFork.Result.class).result();
     }
 
     static final String MINIMAL_SCRIPT = "scripts/queues/Minimal1P1C.java";

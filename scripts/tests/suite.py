@@ -4,7 +4,8 @@
 test of both trees.
 
 Each test's CPU seconds (its own process's and those of the processes it started and waited for: the runs, their
-forks and servers) go into the JUnit XML as the test's property `cpu_s`; ./bench test sums them per file. On two
+forks and servers) go into the JUnit XML as the test's property `cpu_s`; ./bench test sums them per file. The
+seconds its worker waited for the machine before it began (below) go in as `waited_s`. On two
 cores the suite cannot take less wall time than half its CPU time, so that is the list to read before a test
 is made cheaper.
 
@@ -27,6 +28,7 @@ import contextlib
 import fcntl
 import os
 import resource
+import time
 
 import pytest
 
@@ -109,6 +111,9 @@ def cpu_seconds():
 
 
 CPU_AT_START = pytest.StashKey[float]()
+# seconds a test's worker waited for the machine before the test began: for the other worker's test to end before an
+# `alone` one, or for an `alone` one to end; the suite's wall time beyond half its CPU time is largely this
+WAITED_S = pytest.StashKey[float]()
 # shared runs made during the current test, as (study, CPU seconds, wall seconds): charged to a line of their own,
 # not to the test that happened to ask first
 _shared_runs = []
@@ -141,6 +146,7 @@ def pytest_runtest_makereport(item, call):
         props = outcome.get_result().user_properties
         shared = sum(cpu for _, cpu, _ in _shared_runs)
         props.append(("cpu_s", round(cpu_seconds() - item.stash[CPU_AT_START] - shared, 1)))
+        props.append(("waited_s", round(item.stash.get(WAITED_S, 0.0), 1)))
         props.extend((f"shared_run:{study}", f"{cpu:.1f},{wall:.1f}") for study, cpu, wall in _shared_runs)
         props.extend((f"placed_host:{name}", f"{cpu:.1f}") for name, cpu in _placed_hosts)
         _shared_runs.clear()
@@ -154,12 +160,15 @@ def machine_shared(item):
         yield
         return
     gate, machine = base / "machine.gate", base / "machine.lock"
+    asked = time.monotonic()
     if item.get_closest_marker("alone"):
         # the gate, held while waiting, stops the other worker from starting its next test meanwhile
         with file_lock(gate), file_lock(machine):
+            item.stash[WAITED_S] = time.monotonic() - asked
             yield
     else:
         with file_lock(gate, fcntl.LOCK_SH):
             pass  # wait while an `alone` test waits or runs
         with file_lock(machine, fcntl.LOCK_SH):
+            item.stash[WAITED_S] = time.monotonic() - asked
             yield

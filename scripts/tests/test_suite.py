@@ -1,6 +1,7 @@
 """The suite's own machinery on two xdist workers (scripts/tests/suite.py, as ./bench test runs it): a test marked
 `alone` overlaps no other test, a shared run is made once per session, not once per worker, and each test's CPU,
-its children's included, reaches the JUnit XML, with shared runs on lines of their own; and on one worker the
+its children's included, reaches the JUnit XML, with shared runs on lines of their own, and so does the time its
+worker waited for the machine; and on one worker the
 cheapest files run first and a broken contract, or five failures, stop the session."""
 import json
 import os
@@ -84,6 +85,9 @@ def test_alone_tests_overlap_no_other_and_a_shared_run_is_made_once_per_session(
     cpu = {f'{case.get("classname")}.{case.get("name")}': float(prop.get("value"))
            for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase") for prop in case.iter("property") if prop.get("name") == "cpu_s"}
     assert len(cpu) == 10 and all(v >= 0 for v in cpu.values()), cpu
+    waited = [float(prop.get("value")) for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
+              for prop in case.iter("property") if prop.get("name") == "waited_s"]
+    assert len(waited) == 10 and all(w >= 0 for w in waited), waited
     assert cpu["tests.test_others.test_busy"] >= 0.9 and cpu["tests.test_others.test_other_0"] < 0.5, cpu
     summary = subprocess.run([sys.executable, str(ROOT / "env/setup/test_cpu.py"), str(tmp_path / "junit.xml")],
                              capture_output=True, text=True, check=True).stdout
@@ -136,3 +140,17 @@ def test_placed_hosts_cpu_has_a_line_of_its_own(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     assert out.startswith("pytest CPU: 3.0 min in all") and "placed test hosts 1.5" in out and "test_placement 0.5" in out, out
     assert "placed test hosts (processes under their own sshds, no test's child): pk-app 0.5 min, pk-db 1.0 min" in out, out
+
+
+def test_the_time_workers_waited_for_the_machine_is_summed_with_the_longest_waits(tmp_path):
+    """Beside the CPU, the seconds each test's worker waited for the machine (`waited_s`): summed, the longest named."""
+    (tmp_path / "junit.xml").write_text("""<testsuites><testsuite name="pytest" tests="3">
+<testcase classname="scripts.tests.test_web_reactive" name="alone_one"><properties><property name="cpu_s" value="60"/>
+<property name="waited_s" value="90.0"/></properties></testcase>
+<testcase classname="scripts.tests.test_queues" name="b"><properties><property name="cpu_s" value="6"/><property name="waited_s" value="30.0"/></properties></testcase>
+<testcase classname="scripts.tests.test_queues" name="c"><properties><property name="cpu_s" value="6"/><property name="waited_s" value="0.2"/></properties></testcase>
+</testsuite></testsuites>""")
+    out = subprocess.run([sys.executable, str(ROOT / "env/setup/test_cpu.py"), str(tmp_path / "junit.xml")],
+                         capture_output=True, text=True, check=True).stdout
+    assert ("waiting for the machine (before or behind an `alone` test): 2.0 min of worker time; "
+            "longest: test_web_reactive::alone_one 90 s, test_queues::b 30 s\n") in out, out

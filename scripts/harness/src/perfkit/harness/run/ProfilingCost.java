@@ -23,15 +23,20 @@ public final class ProfilingCost {
     /** {@code pairs} pairs of {@code m}: the recorded one first in odd pairs, the plain one first in even pairs. */
     public static <T> List<Pair<T>> pairs(Run run, int pairs, Measurement<T> m) throws Exception {
         List<Pair<T>> out = new ArrayList<>();
-        for (int pair = 1; pair <= pairs; pair++) {
-            int k = pair;
-            T recorded = null, plain = null;
-            for (boolean rec : pair % 2 == 1 ? new boolean[]{true, false} : new boolean[]{false, true}) {
-                if (rec) recorded = m.measure(true, k);
-                else plain = run.unrecorded(() -> m.measure(false, k));
-            }
-            out.add(new Pair<>(pair, recorded, plain));
-        }
+        for (int pair = 1; pair <= pairs; pair++) out.add(pair(run, pair, m));
         return out;
+    }
+
+    /**
+     * Pair number {@code pair} of {@code m} alone, for a study that makes its pairs among other work (queues: one per
+     * fork of its cell, between the other cells' forks): the same order as in {@link #pairs}.
+     */
+    public static <T> Pair<T> pair(Run run, int pair, Measurement<T> m) throws Exception {
+        T recorded = null, plain = null;
+        for (boolean rec : pair % 2 == 1 ? new boolean[]{true, false} : new boolean[]{false, true}) {
+            if (rec) recorded = m.measure(true, pair);
+            else plain = run.unrecorded(() -> m.measure(false, pair));
+        }
+        return new Pair<>(pair, recorded, plain);
     }
 }
