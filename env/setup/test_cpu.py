@@ -7,9 +7,11 @@ where a faster suite has to come from. A placed test host's processes (nethosts.
 counted from their sshd when the host is removed, on a line of their own. Not counted: what a kill test leaves
 behind, if anything (the kill tests fail then).
 
-The other half of the gap between the wall time and half the CPU: the seconds a worker waited for the machine before
-a test began (`waited_s`: for the other worker's test to end before an `alone` one, or for an `alone` one to end),
-summed, with the tests that waited longest.
+Part of the gap between the wall time and half the CPU: the seconds a worker waited for the machine before a test
+began (`waited_s`: for the other worker's test to end before an `alone` one, or for an `alone` one to end), summed,
+with the tests that waited longest. The other worker ran meanwhile, so the wall time grows by about half of it; the
+rest of the gap is idle time inside tests (a warm-up, a kill's wait, a shared run another worker is making) and the
+tail where one worker has finished.
 """
 import collections
 import sys

@@ -146,7 +146,8 @@ def pytest_runtest_makereport(item, call):
         props = outcome.get_result().user_properties
         shared = sum(cpu for _, cpu, _ in _shared_runs)
         props.append(("cpu_s", round(cpu_seconds() - item.stash[CPU_AT_START] - shared, 1)))
-        props.append(("waited_s", round(item.stash.get(WAITED_S, 0.0), 1)))
+        if WAITED_S in item.stash:  # one worker (--workers 1) has no machine to wait for
+            props.append(("waited_s", round(item.stash[WAITED_S], 1)))
         props.extend((f"shared_run:{study}", f"{cpu:.1f},{wall:.1f}") for study, cpu, wall in _shared_runs)
         props.extend((f"placed_host:{name}", f"{cpu:.1f}") for name, cpu in _placed_hosts)
         _shared_runs.clear()

@@ -360,12 +360,15 @@ def test_two_driver_hosts_share_the_load_and_their_results_add_up_exactly(lan, t
     phase = next(p for p in merged["phases"] if p["name"] == name)
     shares = [next(p for p in o["phases"] if p["name"] == name) for o in own]
     assert phase["requests"] == sum(s["requests"] for s in shares) and all(s["requests"] > 0 for s in shares)
-    plans = [(run / f"{stem}.d{i}.yaml").read_text() for i in (1, 2)]
-    assert all(p.count("usersPerSec: 50.0") >= 1 and "usersPerSec: 100.0" not in p for p in plans), "half of 100 req/s on each host"
+    for i in (1, 2):
+        measured = (run / f"{stem}.d{i}.yaml").read_text().split(f"- {name}:\n", 1)[1]
+        assert measured.split("\n- ", 1)[0].count("usersPerSec: 50.0\n") == 1 and "duration: 2000ms" in measured, "half of 100 req/s on each host, 2 s"
     (step,) = read_csv(run / "open.csv")
-    # on a saturated box the driver may fall short of its schedule (out of sessions while the app is slow): never a met step
     if abs(phase["requests"] - 200) > 4:
-        assert phase["requests"] < 200 and not (step["valid"] == "true" and step["meets_slo"] == "true"), (phase["requests"], step)
+        # a saturated box may leave the driver short of its schedule (out of sessions while the app is slow): only
+        # where the run shows it fell behind, and never as a met step
+        behind = phase["sessionLimitExceeded"] or phase["blockedTimeNs"] > 0 or "driver" in step["invalid_reason"] or step["verdict"] == "missed"
+        assert phase["requests"] < 200 and behind and not (step["valid"] == "true" and step["meets_slo"] == "true"), (phase, step)
     assert "driverStartMs" not in phase, "the merged hlogs are on this host's clock"
     starts = [p["startMs"] for p in shares]   # each on its own host's clock, which the test hosts share with this machine
     assert max(starts) - min(starts) < 300, f"both hosts measured side by side, not one after the other: {starts}"

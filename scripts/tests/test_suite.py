@@ -88,6 +88,7 @@ def test_alone_tests_overlap_no_other_and_a_shared_run_is_made_once_per_session(
     waited = [float(prop.get("value")) for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
               for prop in case.iter("property") if prop.get("name") == "waited_s"]
     assert len(waited) == 10 and all(w >= 0 for w in waited), waited
+    assert sum(waited) > 0.1, f"an alone test and the other worker's tests, started together, waited for each other: {waited}"
     assert cpu["tests.test_others.test_busy"] >= 0.9 and cpu["tests.test_others.test_other_0"] < 0.5, cpu
     summary = subprocess.run([sys.executable, str(ROOT / "env/setup/test_cpu.py"), str(tmp_path / "junit.xml")],
                              capture_output=True, text=True, check=True).stdout

@@ -80,7 +80,11 @@ public final class Profile {
      */
     public static synchronized void finish() {
         finished = true;
-        end();
+        try {
+            end();
+        } catch (RuntimeException | LinkageError e) { // the fork's result stands without its recording
+            System.err.println("perfkit: JVM " + ProcessHandle.current().pid() + " could not end its recording: " + e);
+        }
     }
 
     private static synchronized void begin(Path file) throws Exception {
